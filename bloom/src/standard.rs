@@ -1,0 +1,638 @@
+//! The standard Bloom filter: k probes over one bit array.
+
+use std::fmt;
+use std::io::{Read, Write};
+
+use filterlab_core::format::{FrameReader, FrameWriter, Header};
+use filterlab_core::memory::{DEFAULT_MEMORY_LIMIT, check_memory, zeroed_words};
+use filterlab_core::theory::{
+    bloom_estimate_items, bloom_fpp_classic, bloom_fpp_exact, bloom_fpp_given_fill,
+};
+use filterlab_core::{
+    Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Merge, Persist, Probes,
+};
+
+use crate::sizing::{BloomSizing, HashChoice, SizingProblem, check_fpp, check_hashes, check_items};
+
+/// Everything that decides which bits a key sets: two filters with equal
+/// configurations can be merged, and a file is only accepted by
+/// [`Persist::read_from_expecting`] when its configuration equals the caller's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BloomConfig {
+    /// Bits in the array.
+    pub num_bits: u64,
+    /// Probes per key.
+    pub num_hashes: u32,
+    /// The key hasher and its seed.
+    pub hasher: KeyHasher,
+}
+
+/// A standard Bloom filter: each key sets k bits chosen over the whole array.
+///
+/// Sized from an expected item count and a target FPP with an exact formula,
+/// so the FPP you configure is the FPP you get at that load. Nothing inserted
+/// is ever reported absent.
+///
+/// # Examples
+///
+/// ```
+/// use filterlab_bloom::{BloomFilter, Filter};
+///
+/// let mut seen = BloomFilter::with_fpp(0.01).expected_items(10_000).seed(7).build()?;
+/// assert!(seen.insert("order-1"));      // new
+/// assert!(!seen.insert("order-1"));     // already present
+/// assert!(seen.contains("order-1"));
+/// assert_eq!(seen.len(), 1);
+///
+/// // No false negatives; about 1% false positives at capacity.
+/// seen.extend((0..10_000u64).map(|i| i * 2));
+/// assert!((0..10_000u64).all(|i| seen.contains(&(i * 2))));
+/// let false_positives = (0..10_000u64).filter(|i| seen.contains(&(i * 2 + 1))).count();
+/// assert!(false_positives < 150);
+/// # Ok::<(), filterlab_bloom::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct BloomFilter {
+    bits: Vec<u64>,
+    num_bits: u64,
+    num_hashes: u32,
+    hasher: KeyHasher,
+    len: u64,
+    capacity: u64,
+    target_fpp: Option<f64>,
+}
+
+/// How a [`BloomBuilder`] sizes the array.
+#[derive(Clone, Copy, Debug)]
+enum Target {
+    Fpp(f64),
+    Bits(u64),
+}
+
+/// Configures a [`BloomFilter`]; made by [`BloomFilter::with_fpp`] or
+/// [`BloomFilter::with_bits`].
+#[derive(Clone, Debug)]
+#[must_use]
+pub struct BloomBuilder {
+    target: Target,
+    expected_items: Option<u64>,
+    num_hashes: Option<u32>,
+    hasher: KeyHasher,
+    power_of_two: bool,
+    max_memory: u64,
+}
+
+impl BloomBuilder {
+    /// The number of distinct items the filter must hold at the target FPP.
+    pub fn expected_items(mut self, items: u64) -> Self {
+        self.expected_items = Some(items);
+        self
+    }
+
+    /// An explicit number of hash probes (with [`BloomFilter::with_bits`]).
+    pub fn hashes(mut self, num_hashes: u32) -> Self {
+        self.num_hashes = Some(num_hashes);
+        self
+    }
+
+    /// The key hasher's seed (default 0). Filters with different seeds set
+    /// different bits and cannot be merged.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.hasher = KeyHasher::new(seed);
+        self
+    }
+
+    /// The key hasher.
+    pub fn hasher(mut self, hasher: KeyHasher) -> Self {
+        self.hasher = hasher;
+        self
+    }
+
+    /// Round the bit array up to a power of two, then use the smallest k that
+    /// still meets the target (as IBM Streams' BloomFilter operator does):
+    /// more memory, fewer probes per operation.
+    pub fn power_of_two(mut self, enabled: bool) -> Self {
+        self.power_of_two = enabled;
+        self
+    }
+
+    /// The most bytes the bit array may take (default 64 GiB).
+    pub fn max_memory(mut self, bytes: u64) -> Self {
+        self.max_memory = bytes;
+        self
+    }
+
+    /// The sizing this builder would allocate, without allocating.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidParameter`] for an FPP outside (0, 1), zero items,
+    /// zero bits or a hash count outside 1..=64; [`ErrorKind::TooLarge`] over
+    /// the memory limit.
+    pub fn sizing(&self) -> Result<BloomSizing, Error> {
+        match self.target {
+            Target::Fpp(fpp) => self.sizing_for_fpp(fpp),
+            Target::Bits(bits) => self.sizing_for_bits(bits),
+        }
+    }
+
+    fn sizing_for_fpp(&self, fpp: f64) -> Result<BloomSizing, Error> {
+        let max_bits = self.max_memory.saturating_mul(8);
+        check_fpp(fpp)?;
+        let items = self
+            .expected_items
+            .ok_or_else(|| Error::invalid("sizing by FPP needs expected_items(n)"))?;
+        check_items(items)?;
+        let fpp_of = |bits: u64, k: u32| bloom_fpp_exact(bits, k, items);
+        let problem = SizingProblem {
+            items,
+            fpp,
+            unit_bits: 64,
+            max_bits,
+            fpp_of: &fpp_of,
+        };
+        let (mut bits, mut k, mut achieved) = problem.smallest()?;
+        let mut choice = HashChoice::Optimal {
+            optimum: bits as f64 / items as f64 * std::f64::consts::LN_2,
+        };
+        if self.power_of_two {
+            bits = bits.checked_next_power_of_two().unwrap_or(u64::MAX);
+            check_memory(bits / 8, self.max_memory, "the power-of-two bit array")?;
+            (k, achieved) = problem.smallest_hashes(bits);
+            choice = HashChoice::SmallestMeetingTarget {
+                optimum: bits as f64 / items as f64 * std::f64::consts::LN_2,
+            };
+        }
+        if let Some(explicit) = self.num_hashes {
+            check_hashes(explicit)?;
+            k = explicit;
+            achieved = bloom_fpp_exact(bits, k, items);
+            choice = HashChoice::Explicit;
+        }
+        Ok(BloomSizing {
+            filter: "BloomFilter",
+            expected_items: items,
+            target_fpp: Some(fpp),
+            requested_bits: filterlab_core::theory::bloom_optimal_bits(items, fpp),
+            num_bits: bits,
+            num_hashes: k,
+            hash_choice: choice,
+            power_of_two: self.power_of_two,
+            fpp_at_capacity: achieved,
+            fpp_classic: bloom_fpp_classic(bits, k, items),
+            hash_bits_needed: problem.hash_bits_needed(),
+        })
+    }
+
+    fn sizing_for_bits(&self, requested: u64) -> Result<BloomSizing, Error> {
+        let max_bits = self.max_memory.saturating_mul(8);
+        if requested == 0 {
+            return Err(Error::invalid("a Bloom filter needs at least 1 bit"));
+        }
+        let bits = if self.power_of_two {
+            requested.checked_next_power_of_two().ok_or_else(|| {
+                Error::new(ErrorKind::TooLarge, "no power of two holds that many bits")
+            })?
+        } else {
+            requested
+        };
+        check_memory(
+            bits.div_ceil(64).saturating_mul(8),
+            self.max_memory,
+            "the bit array",
+        )?;
+        if let Some(items) = self.expected_items {
+            check_items(items)?;
+        }
+        let (k, choice) = match (self.num_hashes, self.expected_items) {
+            (Some(k), _) => {
+                check_hashes(k)?;
+                (k, HashChoice::Explicit)
+            }
+            (None, Some(items)) => {
+                let fpp_of = |bits: u64, k: u32| bloom_fpp_exact(bits, k, items);
+                let problem = SizingProblem {
+                    items,
+                    fpp: 0.5,
+                    unit_bits: 1,
+                    max_bits,
+                    fpp_of: &fpp_of,
+                };
+                let optimum = bits as f64 / items as f64 * std::f64::consts::LN_2;
+                (problem.best_hashes(bits).0, HashChoice::Optimal { optimum })
+            }
+            (None, None) => {
+                return Err(Error::invalid(
+                    "with_bits needs hashes(k) or expected_items(n)",
+                ));
+            }
+        };
+        // Without a stated load, the capacity is the load k is optimal for.
+        let items = self.expected_items.unwrap_or_else(|| {
+            ((bits as f64 * std::f64::consts::LN_2 / f64::from(k)).round() as u64).max(1)
+        });
+        let achieved = bloom_fpp_exact(bits, k, items);
+        Ok(BloomSizing {
+            filter: "BloomFilter",
+            expected_items: items,
+            target_fpp: None,
+            requested_bits: requested as f64,
+            num_bits: bits,
+            num_hashes: k,
+            hash_choice: choice,
+            power_of_two: self.power_of_two,
+            fpp_at_capacity: achieved,
+            fpp_classic: bloom_fpp_classic(bits, k, items),
+            hash_bits_needed: filterlab_core::theory::hash_bits_needed(items, achieved),
+        })
+    }
+
+    /// The configuration this builder would produce (for
+    /// [`Persist::read_from_expecting`]), without allocating.
+    ///
+    /// # Errors
+    ///
+    /// As [`sizing`](Self::sizing).
+    pub fn config(&self) -> Result<BloomConfig, Error> {
+        let sizing = self.sizing()?;
+        Ok(BloomConfig {
+            num_bits: sizing.num_bits,
+            num_hashes: sizing.num_hashes,
+            hasher: self.hasher,
+        })
+    }
+
+    /// Allocates the filter.
+    ///
+    /// # Errors
+    ///
+    /// As [`sizing`](Self::sizing); [`ErrorKind::TooLarge`] when the
+    /// allocator refuses the memory.
+    pub fn build(&self) -> Result<BloomFilter, Error> {
+        let sizing = self.sizing()?;
+        BloomFilter::from_sizing(&sizing, self.hasher)
+    }
+}
+
+impl BloomFilter {
+    /// A builder that sizes the filter for a target FPP; give it
+    /// [`expected_items`](BloomBuilder::expected_items).
+    pub fn with_fpp(fpp: f64) -> BloomBuilder {
+        Self::builder(Target::Fpp(fpp))
+    }
+
+    /// A builder for an explicit number of bits; give it
+    /// [`hashes`](BloomBuilder::hashes) or
+    /// [`expected_items`](BloomBuilder::expected_items) to choose k.
+    pub fn with_bits(num_bits: u64) -> BloomBuilder {
+        Self::builder(Target::Bits(num_bits))
+    }
+
+    fn builder(target: Target) -> BloomBuilder {
+        BloomBuilder {
+            target,
+            expected_items: None,
+            num_hashes: None,
+            hasher: KeyHasher::default(),
+            power_of_two: false,
+            max_memory: DEFAULT_MEMORY_LIMIT,
+        }
+    }
+
+    /// The sizing for `expected_items` items at `fpp`, without allocating:
+    /// the smallest whole-word bit array and k whose exact FPP at that load
+    /// meets the target.
+    ///
+    /// # Errors
+    ///
+    /// As [`BloomBuilder::sizing`].
+    pub fn params(expected_items: u64, fpp: f64) -> Result<BloomSizing, Error> {
+        Self::with_fpp(fpp).expected_items(expected_items).sizing()
+    }
+
+    fn from_sizing(sizing: &BloomSizing, hasher: KeyHasher) -> Result<Self, Error> {
+        let words = usize::try_from(sizing.num_bits.div_ceil(64))
+            .map_err(|_| Error::new(ErrorKind::TooLarge, "bit array exceeds the address space"))?;
+        Ok(Self {
+            bits: zeroed_words(words)?,
+            num_bits: sizing.num_bits,
+            num_hashes: sizing.num_hashes,
+            hasher,
+            len: 0,
+            capacity: sizing.expected_items,
+            target_fpp: sizing.target_fpp,
+        })
+    }
+
+    /// Adds `key`; returns `true` when it was not already reported present
+    /// (and counts it in `len`).
+    #[inline]
+    pub fn insert<K: Key + ?Sized>(&mut self, key: &K) -> bool {
+        self.insert_hash(self.hasher.hash(key))
+    }
+
+    /// Adds a pre-hashed key; see [`insert`](Self::insert).
+    #[inline]
+    pub fn insert_hash(&mut self, hash: u64) -> bool {
+        let mut probes = Probes::new(hash, self.num_bits);
+        let mut new = false;
+        for _ in 0..self.num_hashes {
+            let index = probes.next_index();
+            let word = &mut self.bits[(index >> 6) as usize];
+            let mask = 1u64 << (index & 63);
+            new |= *word & mask == 0;
+            *word |= mask;
+        }
+        self.len += u64::from(new);
+        new
+    }
+
+    /// Adds every key; returns how many were new.
+    pub fn extend<I>(&mut self, keys: I) -> usize
+    where
+        I: IntoIterator,
+        I::Item: Key,
+    {
+        keys.into_iter()
+            .map(|key| usize::from(self.insert(&key)))
+            .sum()
+    }
+
+    /// Whether a pre-hashed key may be present.
+    #[inline]
+    fn probe(&self, hash: u64) -> bool {
+        let mut probes = Probes::new(hash, self.num_bits);
+        (0..self.num_hashes).all(|_| {
+            let index = probes.next_index();
+            self.bits[(index >> 6) as usize] & (1u64 << (index & 63)) != 0
+        })
+    }
+
+    /// Bits in the array.
+    pub fn num_bits(&self) -> u64 {
+        self.num_bits
+    }
+
+    /// Probes per key.
+    pub fn num_hashes(&self) -> u32 {
+        self.num_hashes
+    }
+
+    /// The FPP target the filter was sized for, if any.
+    pub fn target_fpp(&self) -> Option<f64> {
+        self.target_fpp
+    }
+
+    /// Bits currently set.
+    pub fn set_bits(&self) -> u64 {
+        self.bits.iter().map(|w| u64::from(w.count_ones())).sum()
+    }
+
+    /// The fraction of bits set.
+    pub fn fill_ratio(&self) -> f64 {
+        self.set_bits() as f64 / self.num_bits as f64
+    }
+
+    /// The number of distinct items estimated from the set bits (Swamidass and
+    /// Baldi): meaningful after merges, when [`len`](Filter::len) is itself an
+    /// estimate. Infinite when every bit is set.
+    pub fn estimated_len(&self) -> f64 {
+        bloom_estimate_items(self.set_bits(), self.num_bits, self.num_hashes)
+    }
+
+    /// The exact FPP after `items` distinct inserts into this configuration
+    /// (Bose et al.).
+    pub fn theoretical_fpp(&self, items: u64) -> f64 {
+        bloom_fpp_exact(self.num_bits, self.num_hashes, items)
+    }
+
+    /// The classic estimate (1 − (1 − 1/m)^{kn})^k at `items`; slightly
+    /// optimistic, see [`theoretical_fpp`](Self::theoretical_fpp).
+    pub fn classic_fpp(&self, items: u64) -> f64 {
+        bloom_fpp_classic(self.num_bits, self.num_hashes, items)
+    }
+
+    /// This filter's configuration.
+    pub fn config(&self) -> BloomConfig {
+        BloomConfig {
+            num_bits: self.num_bits,
+            num_hashes: self.num_hashes,
+            hasher: self.hasher,
+        }
+    }
+
+    fn check_compatible(&self, other: &Self) -> Result<(), Error> {
+        if self.config() == other.config() {
+            Ok(())
+        } else {
+            Err(Error::new(
+                ErrorKind::Incompatible,
+                format!("cannot merge {:?} with {:?}", self.config(), other.config()),
+            ))
+        }
+    }
+
+    /// After a merge the exact counter is unknowable; the Swamidass–Baldi
+    /// estimate clamped to what the inputs allow takes its place.
+    fn estimate_len_within(&self, low: u64, high: u64) -> u64 {
+        let estimate = self.estimated_len();
+        let estimate = if estimate.is_finite() {
+            estimate.round() as u64
+        } else {
+            high
+        };
+        estimate.clamp(low, high)
+    }
+}
+
+impl Filter for BloomFilter {
+    fn hasher(&self) -> &KeyHasher {
+        &self.hasher
+    }
+
+    /// Never fails for a Bloom filter.
+    #[inline]
+    fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
+        Ok(BloomFilter::insert_hash(self, hash))
+    }
+
+    #[inline]
+    fn contains_hash(&self, hash: u64) -> bool {
+        self.probe(hash)
+    }
+
+    fn len(&self) -> usize {
+        usize::try_from(self.len).unwrap_or(usize::MAX)
+    }
+
+    fn clear(&mut self) {
+        self.bits.fill(0);
+        self.len = 0;
+    }
+
+    fn memory_usage(&self) -> usize {
+        self.bits.len() * 8
+    }
+
+    fn capacity(&self) -> Option<usize> {
+        usize::try_from(self.capacity).ok()
+    }
+
+    /// (X/m)^k for the X bits set now: exact for this instance.
+    fn expected_fpp(&self) -> f64 {
+        bloom_fpp_given_fill(self.set_bits(), self.num_bits, self.num_hashes)
+    }
+}
+
+impl Merge for BloomFilter {
+    /// Bitwise OR. `len` becomes the estimate from the merged bits, clamped
+    /// to [max(len_a, len_b), len_a + len_b].
+    fn union(&mut self, other: &Self) -> Result<(), Error> {
+        self.check_compatible(other)?;
+        for (mine, theirs) in self.bits.iter_mut().zip(&other.bits) {
+            *mine |= theirs;
+        }
+        self.len =
+            self.estimate_len_within(self.len.max(other.len), self.len.saturating_add(other.len));
+        Ok(())
+    }
+
+    /// Bitwise AND. `len` becomes the estimate from the remaining bits,
+    /// clamped to [0, min(len_a, len_b)].
+    fn intersect(&mut self, other: &Self) -> Result<(), Error> {
+        self.check_compatible(other)?;
+        for (mine, theirs) in self.bits.iter_mut().zip(&other.bits) {
+            *mine &= theirs;
+        }
+        self.len = self.estimate_len_within(0, self.len.min(other.len));
+        Ok(())
+    }
+}
+
+impl PartialEq for BloomFilter {
+    fn eq(&self, other: &Self) -> bool {
+        self.config() == other.config()
+            && self.len == other.len
+            && self.capacity == other.capacity
+            && self.target_fpp.map(f64::to_bits) == other.target_fpp.map(f64::to_bits)
+            && self.bits == other.bits
+    }
+}
+
+impl Eq for BloomFilter {}
+
+impl fmt::Debug for BloomFilter {
+    /// A summary; the bit array itself can be gigabytes.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BloomFilter")
+            .field("num_bits", &self.num_bits)
+            .field("num_hashes", &self.num_hashes)
+            .field("hasher", &self.hasher)
+            .field("len", &self.len)
+            .field("capacity", &self.capacity)
+            .field("target_fpp", &self.target_fpp)
+            .field("set_bits", &self.set_bits())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Header parameters, in order.
+const PARAM_NAMES: [&str; 4] = ["num_bits", "num_hashes", "capacity", "target_fpp"];
+
+impl Persist for BloomFilter {
+    type Config = BloomConfig;
+    const KIND: FilterKind = FilterKind::Bloom;
+
+    fn config(&self) -> BloomConfig {
+        BloomFilter::config(self)
+    }
+
+    fn header(&self) -> Header {
+        Header {
+            kind: FilterKind::Bloom,
+            hasher: self.hasher,
+            items: self.len,
+            params: vec![
+                self.num_bits,
+                u64::from(self.num_hashes),
+                self.capacity,
+                self.target_fpp.map_or(0, f64::to_bits),
+            ],
+            payload_len: self.bits.len() as u64 * 8,
+        }
+    }
+
+    fn write_payload<W: Write>(&self, out: &mut FrameWriter<W>) -> Result<(), Error> {
+        out.write_words(&self.bits)
+    }
+
+    fn config_from_header(header: &Header) -> Result<BloomConfig, Error> {
+        header.expect_params(PARAM_NAMES.len())?;
+        let num_bits = header.param(0, PARAM_NAMES[0])?;
+        let num_hashes = header.param(1, PARAM_NAMES[1])?;
+        let invalid = |what: String| Error::new(ErrorKind::InvalidHeader, what);
+        if num_bits == 0 {
+            return Err(invalid("zero bits".into()));
+        }
+        let num_hashes = u32::try_from(num_hashes)
+            .ok()
+            .filter(|k| check_hashes(*k).is_ok())
+            .ok_or_else(|| invalid(format!("{num_hashes} hashes")))?;
+        if header.param(2, PARAM_NAMES[2])? == 0 {
+            return Err(invalid("zero capacity".into()));
+        }
+        let target = header.param(3, PARAM_NAMES[3])?;
+        if target != 0 && check_fpp(f64::from_bits(target)).is_err() {
+            return Err(invalid(format!("target FPP {}", f64::from_bits(target))));
+        }
+        header.expect_payload_len(num_bits.div_ceil(64) * 8)?;
+        Ok(BloomConfig {
+            num_bits,
+            num_hashes,
+            hasher: header.hasher,
+        })
+    }
+
+    fn read_payload<R: Read>(
+        config: BloomConfig,
+        header: &Header,
+        input: &mut FrameReader<R>,
+    ) -> Result<Self, Error> {
+        let words = usize::try_from(config.num_bits.div_ceil(64))
+            .map_err(|_| Error::new(ErrorKind::TooLarge, "bit array exceeds the address space"))?;
+        let bits = input.read_words(words)?;
+        let tail = config.num_bits % 64;
+        if tail != 0 && bits.last().is_some_and(|last| last >> tail != 0) {
+            return Err(Error::new(
+                ErrorKind::InvalidHeader,
+                "bits set beyond the end of the array",
+            ));
+        }
+        let target = header.param(3, PARAM_NAMES[3])?;
+        Ok(Self {
+            bits,
+            num_bits: config.num_bits,
+            num_hashes: config.num_hashes,
+            hasher: config.hasher,
+            len: header.items,
+            capacity: header.param(2, PARAM_NAMES[2])?,
+            target_fpp: (target != 0).then(|| f64::from_bits(target)),
+        })
+    }
+}
+
+#[cfg(feature = "serde")]
+impl serde::Serialize for BloomFilter {
+    /// As the binary format (a byte string).
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        filterlab_core::serde_bytes::serialize(self, serializer)
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for BloomFilter {
+    /// From the binary format, validated like [`Persist::from_bytes`].
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        filterlab_core::serde_bytes::deserialize(deserializer)
+    }
+}

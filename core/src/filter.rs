@@ -1,0 +1,175 @@
+//! The traits every filter implements.
+
+use crate::{Error, Key, KeyHasher};
+
+/// Keys are hashed in batches of this many before a batched lookup.
+const BATCH: usize = 256;
+
+/// An approximate-membership filter over 64-bit key hashes.
+///
+/// The trait is object-safe: the harness holds `Box<dyn Filter>` and one
+/// conformance suite checks every implementation. Keys are hashed with the
+/// filter's own stable [`KeyHasher`]; the `*_hash` methods take hashes made
+/// by that hasher (or any uniformly distributed 64-bit hash, used
+/// consistently), so a caller can hash once and probe several filters.
+///
+/// # Examples
+///
+/// ```
+/// use filterlab_core::{Filter, KeyHasher};
+///
+/// /// Prints what any filter reports about itself.
+/// fn describe(filter: &dyn Filter) -> String {
+///     format!("{} items in {} bytes, expected FPP {:.2e}",
+///             filter.len(), filter.memory_usage(), filter.expected_fpp())
+/// }
+/// # let _ = describe;
+/// ```
+pub trait Filter {
+    /// The hasher this filter hashes keys with.
+    fn hasher(&self) -> &KeyHasher;
+
+    /// Adds a pre-hashed key.
+    ///
+    /// Returns `Ok(true)` when the filter did not already report the key as
+    /// present (RedisBloom's BF.ADD semantics), and counts it in
+    /// [`len`](Self::len).
+    ///
+    /// # Errors
+    ///
+    /// [`crate::ErrorKind::Full`] when the filter cannot take the key without
+    /// losing an item; the filter is then unchanged.
+    fn insert_hash(&mut self, hash: u64) -> Result<bool, Error>;
+
+    /// Whether a pre-hashed key may be present: never `false` for an inserted
+    /// key, `true` for a never-inserted key with the filter's FPP.
+    fn contains_hash(&self, hash: u64) -> bool;
+
+    /// Adds a batch of pre-hashed keys and returns how many were new.
+    ///
+    /// Filters override this to overlap the memory accesses of a batch.
+    ///
+    /// # Errors
+    ///
+    /// As [`insert_hash`](Self::insert_hash); keys before the failing one
+    /// stay inserted.
+    fn insert_hashes(&mut self, hashes: &[u64]) -> Result<usize, Error> {
+        let mut new = 0;
+        for &hash in hashes {
+            new += usize::from(self.insert_hash(hash)?);
+        }
+        Ok(new)
+    }
+
+    /// Looks up a batch of pre-hashed keys, writing one answer per hash into
+    /// `found` (which must be at least as long as `hashes`; extra entries are
+    /// left untouched).
+    ///
+    /// Filters override this to overlap the memory accesses of a batch.
+    fn contains_hashes(&self, hashes: &[u64], found: &mut [bool]) {
+        for (answer, &hash) in found.iter_mut().zip(hashes) {
+            *answer = self.contains_hash(hash);
+        }
+    }
+
+    /// The number of items counted as newly inserted: an exact count of
+    /// inserts that returned `true` (like RedisBloom's BF.CARD). It is never
+    /// more than the number of distinct keys inserted.
+    fn len(&self) -> usize;
+
+    /// Whether nothing has been inserted.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Removes every item, keeping the configuration.
+    fn clear(&mut self);
+
+    /// Bytes of the filter's own storage: what a user pays in memory.
+    fn memory_usage(&self) -> usize;
+
+    /// The number of items the configured FPP holds for; `None` when the
+    /// filter grows without bound.
+    fn capacity(&self) -> Option<usize>;
+
+    /// The FPP this filter's own theory predicts at its current load.
+    fn expected_fpp(&self) -> f64;
+
+    /// Whether `key` may be present.
+    fn contains<K: Key + ?Sized>(&self, key: &K) -> bool
+    where
+        Self: Sized,
+    {
+        self.contains_hash(self.hasher().hash(key))
+    }
+
+    /// Looks up many keys at once, hashing them in batches and using the
+    /// filter's batched lookup; one answer per key, in order.
+    fn contains_many<I>(&self, keys: I) -> Vec<bool>
+    where
+        I: IntoIterator,
+        I::Item: Key,
+        Self: Sized,
+    {
+        let hasher = *self.hasher();
+        let mut found = Vec::new();
+        let mut hashes = Vec::with_capacity(BATCH);
+        let mut keys = keys.into_iter().peekable();
+        while keys.peek().is_some() {
+            hashes.clear();
+            hashes.extend(keys.by_ref().take(BATCH).map(|key| hasher.hash(&key)));
+            let start = found.len();
+            found.resize(start + hashes.len(), false);
+            self.contains_hashes(&hashes, &mut found[start..]);
+        }
+        found
+    }
+}
+
+/// A filter that can delete items it holds.
+pub trait RemovableFilter: Filter {
+    /// Removes one occurrence of a pre-hashed key. Returns `Ok(false)` when
+    /// the key is not present.
+    ///
+    /// Only remove keys that were inserted: removing a key that merely tests
+    /// positive (a false positive) can remove another key's trace and cause
+    /// false negatives.
+    ///
+    /// # Errors
+    ///
+    /// Filter-specific, e.g. a saturated counter that cannot be decremented
+    /// safely; the filter is then unchanged.
+    fn remove_hash(&mut self, hash: u64) -> Result<bool, Error>;
+
+    /// Removes one occurrence of `key`; see [`remove_hash`](Self::remove_hash).
+    ///
+    /// # Errors
+    ///
+    /// As [`remove_hash`](Self::remove_hash).
+    fn remove<K: Key + ?Sized>(&mut self, key: &K) -> Result<bool, Error>
+    where
+        Self: Sized,
+    {
+        let hash = self.hasher().hash(key);
+        self.remove_hash(hash)
+    }
+}
+
+/// Filters of the same configuration that combine set-wise.
+pub trait Merge: Filter + Sized {
+    /// Makes `self` hold every key of `self` or `other`.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::ErrorKind::Incompatible`] unless both filters have the same
+    /// configuration (sizes, hash count, hasher and seed); `self` is then unchanged.
+    fn union(&mut self, other: &Self) -> Result<(), Error>;
+
+    /// Makes `self` answer `true` only where both `self` and `other` do. Keys
+    /// inserted into both stay present; the FPP is at most that of either.
+    ///
+    /// # Errors
+    ///
+    /// As [`union`](Self::union).
+    fn intersect(&mut self, other: &Self) -> Result<(), Error>;
+}

@@ -1,0 +1,484 @@
+//! The conformance suite every filter runs, and helpers for statistical tests.
+//!
+//! Enabled by the `testing` feature. A filter crate checks the whole contract
+//! in one line from its integration tests:
+//!
+//! ```ignore
+//! filterlab_core::testing::Conformance::new("BloomFilter", || small_bloom(1))
+//!     .with_variant(|| small_bloom(2))
+//!     .check_all_mergeable();
+//! ```
+//!
+//! The properties are proptest properties against a `HashSet` oracle:
+//! no false negatives (ever: after inserts, clear, a serialization round
+//! trip, a merge, removals of inserted keys only), exact `len` semantics,
+//! typed errors for corrupted, truncated and crafted bytes.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Debug;
+
+use proptest::collection::vec;
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestCaseError, TestRunner};
+
+use crate::format::{FilterKind, MAX_PARAMS, Persist};
+use crate::{ErrorKind, Filter, Merge, RemovableFilter, mix64};
+
+/// The `i`-th key of a seeded stream of distinct keys to insert.
+///
+/// [`query_key`] never returns one of these, so the two streams give
+/// inserted keys and never-inserted probe keys for FPP measurements.
+pub fn insert_key(seed: u64, i: u64) -> u64 {
+    mix64(seed ^ mix64(i << 1))
+}
+
+/// The `i`-th key of a seeded stream of distinct keys that [`insert_key`]
+/// never produces for the same seed.
+pub fn query_key(seed: u64, i: u64) -> u64 {
+    mix64(seed ^ mix64((i << 1) | 1))
+}
+
+/// Counts the false positives of `filter` over `queries` never-inserted keys
+/// of the seeded stream [`query_key`], hashed with the filter's hasher.
+pub fn count_false_positives<F: Filter + ?Sized>(filter: &F, seed: u64, queries: u64) -> u64 {
+    let hasher = *filter.hasher();
+    let mut hashes = Vec::with_capacity(1024);
+    let mut found = vec![false; 1024];
+    let mut positives = 0;
+    let mut next = 0;
+    while next < queries {
+        let batch = (queries - next).min(1024);
+        hashes.clear();
+        hashes.extend((next..next + batch).map(|i| hasher.hash(&query_key(seed, i))));
+        filter.contains_hashes(&hashes, &mut found[..batch as usize]);
+        positives += found[..batch as usize].iter().filter(|&&hit| hit).count() as u64;
+        next += batch;
+    }
+    positives
+}
+
+/// The conformance suite for one filter type.
+///
+/// `make` builds a small, empty filter (a capacity of a few hundred to a few
+/// thousand keys keeps the suite fast); every call must return an equal filter.
+pub struct Conformance<F, M> {
+    name: &'static str,
+    make: M,
+    variant: Option<Box<dyn Fn() -> F>>,
+    cases: u32,
+}
+
+/// Keys a case inserts: random, or drawn from a small range to force duplicates.
+fn key_sets(max: usize) -> impl Strategy<Value = Vec<u64>> {
+    prop_oneof![vec(any::<u64>(), 0..=max), vec(0..64u64, 0..=max.min(256))]
+}
+
+fn fail(name: &str, property: &str, err: impl std::fmt::Display) -> ! {
+    panic!("{name}: conformance property `{property}` failed: {err}")
+}
+
+impl<F, M> Conformance<F, M>
+where
+    F: Filter + Persist + Clone + PartialEq + Debug,
+    M: Fn() -> F,
+{
+    /// A suite for the filters `make` builds, reported under `name`.
+    pub fn new(name: &'static str, make: M) -> Self {
+        Self {
+            name,
+            make,
+            variant: None,
+            cases: Config::default().cases.max(32),
+        }
+    }
+
+    /// A differently configured filter (other size, hash count or seed): it
+    /// must be rejected by `read_from_expecting` and by merges.
+    #[must_use]
+    pub fn with_variant(mut self, variant: impl Fn() -> F + 'static) -> Self {
+        self.variant = Some(Box::new(variant));
+        self
+    }
+
+    /// Proptest cases per property (default: proptest's, at least 32).
+    #[must_use]
+    pub fn cases(mut self, cases: u32) -> Self {
+        self.cases = cases;
+        self
+    }
+
+    fn runner(&self) -> TestRunner {
+        TestRunner::new(Config {
+            cases: self.cases,
+            failure_persistence: None,
+            ..Config::default()
+        })
+    }
+
+    fn max_keys(&self) -> usize {
+        (self.make)().capacity().unwrap_or(2000).clamp(16, 4000)
+    }
+
+    /// Inserts `keys`; returns the filter and the keys it holds. Checks the
+    /// return values against the oracle and that a refused key leaves the
+    /// filter unchanged.
+    fn fill(&self, keys: &[u64]) -> Result<(F, HashSet<u64>), TestCaseError> {
+        let mut filter = (self.make)();
+        let hasher = *filter.hasher();
+        let mut oracle = HashSet::new();
+        let mut new_inserts = 0usize;
+        for &key in keys {
+            let before = filter.clone();
+            match filter.insert_hash(hasher.hash(&key)) {
+                Ok(new) => {
+                    prop_assert!(
+                        !(new && oracle.contains(&key)),
+                        "re-inserting {key} was reported new"
+                    );
+                    new_inserts += usize::from(new);
+                    oracle.insert(key);
+                }
+                Err(err) => {
+                    prop_assert_eq!(err.kind(), ErrorKind::Full, "insert error: {}", err);
+                    prop_assert_eq!(&filter, &before, "a refused insert changed the filter");
+                }
+            }
+        }
+        prop_assert_eq!(
+            filter.len(),
+            new_inserts,
+            "len is not the count of new inserts"
+        );
+        prop_assert!(filter.len() <= oracle.len(), "len exceeds distinct keys");
+        prop_assert_eq!(filter.is_empty(), filter.len() == 0);
+        Ok((filter, oracle))
+    }
+
+    fn assert_holds(filter: &F, keys: &HashSet<u64>, when: &str) -> Result<(), TestCaseError> {
+        let hasher = *filter.hasher();
+        for &key in keys {
+            prop_assert!(filter.contains(&key), "false negative for {key} {when}");
+            prop_assert!(filter.contains_hash(hasher.hash(&key)));
+        }
+        let listed: Vec<u64> = keys.iter().copied().collect();
+        prop_assert!(
+            filter.contains_many(&listed).iter().all(|&hit| hit),
+            "contains_many gave a false negative {}",
+            when
+        );
+        Ok(())
+    }
+
+    /// The core contract: no false negatives, `len` semantics, batches agree
+    /// with single operations, `clear`, serialization round trips, and typed
+    /// errors for every corruption of a small file.
+    pub fn check(&self) {
+        let name = self.name;
+        let max = self.max_keys();
+        self.runner()
+            .run(&key_sets(max), |keys| {
+                let (mut filter, oracle) = self.fill(&keys)?;
+                Self::assert_holds(&filter, &oracle, "after inserts")?;
+
+                // Re-inserting is never new and leaves len alone.
+                let len = filter.len();
+                let hasher = *filter.hasher();
+                for &key in &oracle {
+                    prop_assert_eq!(filter.insert_hash(hasher.hash(&key)).ok(), Some(false));
+                }
+                prop_assert_eq!(filter.len(), len);
+
+                // The batched insert counts exactly what single inserts count.
+                let mut batched = (self.make)();
+                let hashes: Vec<u64> = keys.iter().map(|k| hasher.hash(k)).collect();
+                if let Ok(new) = batched.insert_hashes(&hashes) {
+                    prop_assert_eq!(new, batched.len());
+                    Self::assert_holds(&batched, &oracle, "after insert_hashes")?;
+                }
+
+                // Serialization round trip: equal filter, identical bytes.
+                let bytes = filter.to_bytes();
+                let decoded =
+                    F::from_bytes(&bytes).map_err(|e| TestCaseError::fail(e.to_string()))?;
+                prop_assert_eq!(&decoded, &filter);
+                prop_assert_eq!(decoded.to_bytes(), bytes.clone());
+                let streamed =
+                    F::read_from(&bytes[..]).map_err(|e| TestCaseError::fail(e.to_string()))?;
+                prop_assert_eq!(&streamed, &filter);
+                let expected = F::read_from_expecting(&bytes[..], &filter.config())
+                    .map_err(|e| TestCaseError::fail(e.to_string()))?;
+                Self::assert_holds(&expected, &oracle, "after a round trip")?;
+
+                // Clear gives back a fresh filter that works again.
+                filter.clear();
+                prop_assert!(filter.is_empty());
+                prop_assert_eq!(
+                    &filter,
+                    &(self.make)(),
+                    "clear did not restore a fresh filter"
+                );
+                let (refilled, oracle) = self.fill(&keys)?;
+                Self::assert_holds(&refilled, &oracle, "after clear")?;
+
+                let fpp = refilled.expected_fpp();
+                prop_assert!(
+                    (0.0..=1.0).contains(&fpp),
+                    "expected_fpp {} out of [0, 1]",
+                    fpp
+                );
+                prop_assert!(refilled.memory_usage() > 0);
+                Ok(())
+            })
+            .unwrap_or_else(|err| fail(name, "filter contract", err));
+        self.check_bad_bytes();
+        self.check_config_drift();
+    }
+
+    /// Every way a small file can be damaged must give a typed error.
+    fn check_bad_bytes(&self) {
+        let name = self.name;
+        let mut filter = (self.make)();
+        let hasher = *filter.hasher();
+        for key in 0..20u64 {
+            let _ = filter.insert_hash(hasher.hash(&key));
+        }
+        let bytes = filter.to_bytes();
+        // Flip every bit of a small file (every byte, one bit each, for larger ones).
+        let bits: &[u8] = if bytes.len() <= 4096 {
+            &[0, 1, 2, 3, 4, 5, 6, 7]
+        } else {
+            &[0]
+        };
+        for at in 0..bytes.len() {
+            for &bit in bits {
+                let mut corrupt = bytes.clone();
+                corrupt[at] ^= 1 << bit;
+                if let Ok(decoded) = F::from_bytes(&corrupt) {
+                    fail(
+                        name,
+                        "bit flips are detected",
+                        format!("flip at byte {at} bit {bit} gave {decoded:?}"),
+                    );
+                }
+            }
+        }
+        for len in 0..bytes.len() {
+            match F::from_bytes(&bytes[..len]) {
+                Err(err) if err.kind() == ErrorKind::Truncated => {}
+                other => fail(
+                    name,
+                    "truncation is detected",
+                    format!("{len} bytes gave {other:?}"),
+                ),
+            }
+        }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        expect_kind::<F>(name, &longer, ErrorKind::LengthMismatch, "trailing bytes");
+
+        // A file of another kind.
+        let other_kind = if F::KIND == FilterKind::Bloom {
+            FilterKind::Cuckoo
+        } else {
+            FilterKind::Bloom
+        };
+        let mut wrong = bytes.clone();
+        wrong[10..12].copy_from_slice(&other_kind.id().to_le_bytes());
+        reseal_header(&mut wrong);
+        expect_kind::<F>(name, &wrong, ErrorKind::WrongKind, "wrong kind");
+
+        // A crafted payload length with a valid header checksum: refused by
+        // the limit, and by the parameters when the limit is lifted, before
+        // any allocation.
+        let mut crafted = bytes.clone();
+        crafted[32..40].copy_from_slice(&(1u64 << 50).to_le_bytes());
+        reseal_header(&mut crafted);
+        expect_kind::<F>(
+            name,
+            &crafted,
+            ErrorKind::PayloadTooLarge,
+            "crafted payload length",
+        );
+        match F::read_from_with_limit(&crafted[..], u64::MAX) {
+            Err(err) if err.kind() == ErrorKind::LengthMismatch => {}
+            other => fail(
+                name,
+                "crafted payload length",
+                format!("without a limit gave {other:?}"),
+            ),
+        }
+
+        // Crafted parameters: each set to absurd values in turn.
+        let params = usize::from(u16::from_le_bytes([bytes[14], bytes[15]]));
+        assert!(params <= MAX_PARAMS);
+        for index in 0..params {
+            for value in [0, u64::MAX, 1 << 62] {
+                let mut crafted = bytes.clone();
+                let at = 40 + 8 * index;
+                crafted[at..at + 8].copy_from_slice(&value.to_le_bytes());
+                reseal_header(&mut crafted);
+                if crafted != bytes {
+                    if let Ok(decoded) = F::read_from_with_limit(&crafted[..], u64::MAX) {
+                        fail(
+                            name,
+                            "crafted parameters",
+                            format!("param {index} = {value} gave {decoded:?}"),
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    fn check_config_drift(&self) {
+        let Some(variant) = &self.variant else { return };
+        let other = variant();
+        let filter = (self.make)();
+        assert_ne!(
+            filter.config(),
+            other.config(),
+            "{}: the variant must differ in configuration",
+            self.name
+        );
+        match F::read_from_expecting(&filter.to_bytes()[..], &other.config()) {
+            Err(err) if err.kind() == ErrorKind::ConfigMismatch => {}
+            other => fail(
+                self.name,
+                "configuration drift is an error",
+                format!("gave {other:?}"),
+            ),
+        }
+    }
+
+    /// The core contract plus removal: removing only inserted keys (as a
+    /// multiset) never causes a false negative for the keys still held.
+    pub fn check_removable(&self)
+    where
+        F: RemovableFilter,
+    {
+        let name = self.name;
+        let max = self.max_keys();
+        let strategy = (key_sets(max), vec(any::<bool>(), 0..=max));
+        self.runner()
+            .run(&strategy, |(keys, removals)| {
+                let mut filter = (self.make)();
+                let hasher = *filter.hasher();
+                let mut held: HashMap<u64, usize> = HashMap::new();
+                for &key in &keys {
+                    if filter.insert_hash(hasher.hash(&key)).is_ok() {
+                        *held.entry(key).or_default() += 1;
+                    }
+                }
+                for (&key, &remove) in keys.iter().zip(&removals) {
+                    let Some(count) = held.get_mut(&key) else {
+                        continue;
+                    };
+                    if remove && *count > 0 {
+                        let removed = filter
+                            .remove_hash(hasher.hash(&key))
+                            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+                        prop_assert!(removed, "removing inserted key {} reported absent", key);
+                        *count -= 1;
+                    }
+                }
+                let still: HashSet<u64> = held
+                    .iter()
+                    .filter(|&(_, &c)| c > 0)
+                    .map(|(&k, _)| k)
+                    .collect();
+                Self::assert_holds(&filter, &still, "after removals")?;
+                let bytes = filter.to_bytes();
+                let decoded =
+                    F::from_bytes(&bytes).map_err(|e| TestCaseError::fail(e.to_string()))?;
+                prop_assert_eq!(&decoded, &filter);
+                Ok(())
+            })
+            .unwrap_or_else(|err| fail(name, "removal", err));
+    }
+
+    /// The core contract plus merges: a union holds both key sets, an
+    /// intersection holds the common keys, both survive a round trip, and a
+    /// differently configured filter is refused without changing `self`.
+    pub fn check_mergeable(&self)
+    where
+        F: Merge,
+    {
+        let name = self.name;
+        let max = self.max_keys() / 2;
+        let strategy = (key_sets(max), key_sets(max), vec(any::<u64>(), 0..=max));
+        self.runner()
+            .run(&strategy, |(only_a, only_b, shared)| {
+                let a_keys: Vec<u64> = only_a.iter().chain(&shared).copied().collect();
+                let b_keys: Vec<u64> = only_b.iter().chain(&shared).copied().collect();
+                let (a, a_set) = self.fill(&a_keys)?;
+                let (b, b_set) = self.fill(&b_keys)?;
+
+                let mut union = a.clone();
+                union
+                    .union(&b)
+                    .map_err(|e| TestCaseError::fail(e.to_string()))?;
+                let all: HashSet<u64> = a_set.union(&b_set).copied().collect();
+                Self::assert_holds(&union, &all, "after union")?;
+                prop_assert!(
+                    union.len() >= a.len().max(b.len()) && union.len() <= a.len() + b.len()
+                );
+                let decoded = F::from_bytes(&union.to_bytes())
+                    .map_err(|e| TestCaseError::fail(e.to_string()))?;
+                prop_assert_eq!(&decoded, &union);
+                Self::assert_holds(&decoded, &all, "after union and round trip")?;
+
+                let mut both = a.clone();
+                both.intersect(&b)
+                    .map_err(|e| TestCaseError::fail(e.to_string()))?;
+                let common: HashSet<u64> = a_set.intersection(&b_set).copied().collect();
+                Self::assert_holds(&both, &common, "after intersect")?;
+                prop_assert!(both.len() <= a.len().min(b.len()));
+                let decoded = F::from_bytes(&both.to_bytes())
+                    .map_err(|e| TestCaseError::fail(e.to_string()))?;
+                prop_assert_eq!(&decoded, &both);
+
+                if let Some(variant) = &self.variant {
+                    let other = variant();
+                    let mut target = a.clone();
+                    let err = target.union(&other).err().map(|e| e.kind());
+                    prop_assert_eq!(err, Some(ErrorKind::Incompatible));
+                    let err = target.intersect(&other).err().map(|e| e.kind());
+                    prop_assert_eq!(err, Some(ErrorKind::Incompatible));
+                    prop_assert_eq!(&target, &a, "a refused merge changed the filter");
+                }
+                Ok(())
+            })
+            .unwrap_or_else(|err| fail(name, "merge", err));
+    }
+}
+
+/// Recomputes the header checksum of a file after a deliberate edit, so the
+/// edit reaches the checks behind the checksum.
+fn reseal_header(bytes: &mut [u8]) {
+    let params = usize::from(u16::from_le_bytes([bytes[14], bytes[15]])).min(MAX_PARAMS);
+    let end = 40 + 8 * params;
+    if bytes.len() >= end + 8 {
+        let checksum = xxhash_rust::xxh3::xxh3_64(&bytes[..end]);
+        bytes[end..end + 8].copy_from_slice(&checksum.to_le_bytes());
+    }
+}
+
+fn expect_kind<F: Persist + Debug>(name: &str, bytes: &[u8], kind: ErrorKind, what: &str) {
+    match F::from_bytes(bytes) {
+        Err(err) if err.kind() == kind => {}
+        other => fail(name, what, format!("expected {kind:?}, got {other:?}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_streams_are_disjoint_and_distinct() {
+        let inserted: HashSet<u64> = (0..10_000).map(|i| insert_key(5, i)).collect();
+        assert_eq!(inserted.len(), 10_000);
+        assert!((0..10_000).all(|i| !inserted.contains(&query_key(5, i))));
+        assert_ne!(insert_key(5, 0), insert_key(6, 0));
+    }
+}

@@ -9,3 +9,8 @@ pub use filterlab_core::{
 };
 pub use sizing::{BloomSizing, HashChoice, MAX_HASHES, human_bytes};
 pub use standard::{BloomBuilder, BloomConfig, BloomFilter};
+
+/// The root README's examples, compiled and run as doctests.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct RootReadmeDoctests;

@@ -449,3 +449,20 @@ fn arrays_beyond_four_billion_bits() {
         "share of set bits above 2^32: {share}"
     );
 }
+
+#[cfg(feature = "serde")]
+#[test]
+fn serde_round_trip_validates() {
+    let mut filter = sized(1000, 0.01, 8);
+    filter.extend(0..500u64);
+    let json = serde_json::to_string(&filter).unwrap();
+    let back: BloomFilter = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, filter);
+    // A damaged payload is refused through serde as well.
+    let mut bytes = filter.to_bytes();
+    let last = bytes.len() - 20;
+    bytes[last] ^= 1;
+    let damaged = serde_json::to_string(&bytes).unwrap();
+    let err = serde_json::from_str::<BloomFilter>(&damaged).unwrap_err();
+    assert!(err.to_string().contains("checksum"), "{err}");
+}

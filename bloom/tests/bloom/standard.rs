@@ -1,4 +1,4 @@
-//! Integration tests for `BloomFilter`: the shared conformance suite, FPP
+//! `BloomFilter`: the shared conformance suite, FPP
 //! against the exact theory, sizing, bad input and the on-disk format.
 
 use filterlab_bloom::{BloomFilter, ErrorKind, Filter, HashChoice, Merge, Persist};

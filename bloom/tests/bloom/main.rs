@@ -1,0 +1,3 @@
+//! Integration tests of filterlab-bloom, one module per filter type.
+
+mod standard;

@@ -1,6 +1,7 @@
 //! The filterlab harness: measures every registered filter (filterlab's and
 //! the peer crates') against its theory, on the same seeded keys in one
-//! process.
+//! process: accuracy (with the gate CI runs), space, speed and behaviour past
+//! capacity.
 //!
 //! One code path measures every filter: experiments hold `Box<dyn`
 //! [`Subject`](subject::Subject)`>`, built from the [`registry`]. A new
@@ -8,9 +9,16 @@
 
 #![forbid(unsafe_code)]
 
+pub mod accuracy;
+pub mod capacity;
+pub mod config;
 mod error;
+pub mod parallel;
 pub mod peers;
+pub mod progress;
 pub mod registry;
+pub mod space;
+pub mod speed;
 pub mod subject;
 
 pub use error::{Error, ErrorKind};

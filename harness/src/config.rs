@@ -1,0 +1,253 @@
+//! Run configurations: what each experiment measures, for a full run, a
+//! quick (CI) run and a tiny one (tests).
+
+use std::fmt::Write as _;
+
+/// The seed used when none is given.
+pub const DEFAULT_SEED: u64 = 0x5eed;
+
+/// Which preset a run uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Preset {
+    /// The default: about 10 minutes on 2 cores.
+    Full,
+    /// `--quick`: about a minute, for CI.
+    Quick,
+    /// Seconds; for tests.
+    Tiny,
+}
+
+/// The experiments a report runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Experiment {
+    /// Empirical FPP against theory and target, false negatives.
+    Accuracy,
+    /// Bits per item against the bound and each formula (needs accuracy).
+    Space,
+    /// ns/op for insert, lookups, remove.
+    Speed,
+    /// FPP and memory from 0 to 300% of capacity.
+    Capacity,
+}
+
+/// Everything a report run measures.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunConfig {
+    /// The preset this configuration came from.
+    pub preset: Preset,
+    /// The master seed; every key stream and filter seed derives from it.
+    pub seed: u64,
+    /// Experiments to run.
+    pub experiments: Vec<Experiment>,
+    /// Worker threads for the accuracy and capacity experiments (speed runs alone).
+    pub threads: usize,
+    /// Accuracy: filter capacities n.
+    pub accuracy_items: Vec<u64>,
+    /// Accuracy: target FPPs.
+    pub accuracy_fpps: Vec<f64>,
+    /// Accuracy: false positives to expect per row (≈ 400 gives ±10% at 95%).
+    pub expected_false_positives: f64,
+    /// Accuracy: most queries per row.
+    pub max_queries: u64,
+    /// Accuracy: independently seeded instances are averaged until n × instances
+    /// reaches this (instance variation shrinks as 1/instances).
+    pub instance_items: u64,
+    /// Accuracy: the family-wise error rate shared by all rows (Bonferroni).
+    pub family_error_rate: f64,
+    /// Speed: filter sizes.
+    pub speed_items: Vec<u64>,
+    /// Speed: the target FPP filters are sized for.
+    pub speed_fpp: f64,
+    /// Speed: lookups per timing (repeated passes over at most this many keys).
+    pub speed_lookups: u64,
+    /// Speed: repetitions (the median is reported) for sizes up to 10^7; larger
+    /// sizes use `speed_large_repetitions`.
+    pub speed_repetitions: u32,
+    /// Speed: repetitions for sizes above 10^7.
+    pub speed_large_repetitions: u32,
+    /// Over capacity: the configured capacity.
+    pub capacity_items: u64,
+    /// Over capacity: the target FPP.
+    pub capacity_fpp: f64,
+    /// Over capacity: measurement points per 100% of capacity (0% to 300%).
+    pub capacity_steps_per_capacity: u32,
+    /// Over capacity: queries per measurement point.
+    pub capacity_queries: u64,
+}
+
+impl RunConfig {
+    /// The configuration of a preset.
+    pub fn preset(preset: Preset, seed: u64, threads: usize) -> Self {
+        let all = vec![
+            Experiment::Accuracy,
+            Experiment::Space,
+            Experiment::Speed,
+            Experiment::Capacity,
+        ];
+        let full = Self {
+            preset,
+            seed,
+            experiments: all,
+            threads,
+            accuracy_items: vec![1_000, 10_000, 100_000, 1_000_000],
+            accuracy_fpps: vec![1e-1, 1e-2, 1e-3, 1e-4, 1e-5],
+            expected_false_positives: 400.0,
+            max_queries: 50_000_000,
+            instance_items: 64_000,
+            family_error_rate: 0.01,
+            speed_items: vec![10_000, 100_000, 1_000_000, 10_000_000, 100_000_000],
+            speed_fpp: 0.01,
+            speed_lookups: 1_000_000,
+            speed_repetitions: 5,
+            speed_large_repetitions: 3,
+            capacity_items: 100_000,
+            capacity_fpp: 0.01,
+            capacity_steps_per_capacity: 10,
+            capacity_queries: 200_000,
+        };
+        match preset {
+            Preset::Full => full,
+            Preset::Quick => Self {
+                accuracy_items: vec![1_000, 10_000, 100_000],
+                accuracy_fpps: vec![1e-1, 1e-2, 1e-3, 1e-4],
+                max_queries: 10_000_000,
+                speed_items: vec![10_000, 1_000_000],
+                speed_repetitions: 3,
+                speed_large_repetitions: 1,
+                capacity_items: 20_000,
+                capacity_steps_per_capacity: 4,
+                capacity_queries: 100_000,
+                ..full
+            },
+            Preset::Tiny => Self {
+                accuracy_items: vec![1_000, 4_000],
+                accuracy_fpps: vec![1e-1, 1e-2],
+                expected_false_positives: 200.0,
+                max_queries: 200_000,
+                instance_items: 8_000,
+                speed_items: vec![10_000],
+                speed_lookups: 10_000,
+                speed_repetitions: 1,
+                speed_large_repetitions: 1,
+                capacity_items: 2_000,
+                capacity_steps_per_capacity: 2,
+                capacity_queries: 20_000,
+                ..full
+            },
+        }
+    }
+
+    /// Whether `experiment` is part of this run.
+    pub fn runs(&self, experiment: Experiment) -> bool {
+        self.experiments.contains(&experiment)
+    }
+
+    /// Independently seeded instances averaged for one accuracy row at `items`.
+    pub fn instances(&self, items: u64) -> u32 {
+        self.instance_items.div_ceil(items).clamp(1, 64) as u32
+    }
+
+    /// Repetitions of the speed measurement at `items`.
+    pub fn speed_repetitions_at(&self, items: u64) -> u32 {
+        if items > 10_000_000 {
+            self.speed_large_repetitions
+        } else {
+            self.speed_repetitions
+        }
+    }
+
+    /// The run's parameters as Markdown list items, for the report.
+    pub fn describe(&self) -> String {
+        let list = |values: &[u64]| {
+            values
+                .iter()
+                .map(|v| format_count(*v))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let fpps = self
+            .accuracy_fpps
+            .iter()
+            .map(|p| format!("{p:e}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "- preset: {:?}; seed: {} ({:#x}); experiments: {:?}",
+            self.preset, self.seed, self.seed, self.experiments
+        );
+        let _ = writeln!(
+            out,
+            "- accuracy: n ∈ {{{}}} × p ∈ {{{fpps}}}; about {} expected false positives per row \
+             (queries capped at {}); instances per row: ⌈{}/n⌉ clamped to 1..=64; \
+             family-wise error rate {} split over the rows (Bonferroni)",
+            list(&self.accuracy_items),
+            self.expected_false_positives,
+            format_count(self.max_queries),
+            format_count(self.instance_items),
+            self.family_error_rate
+        );
+        let _ = writeln!(
+            out,
+            "- speed: n ∈ {{{}}} at p = {}; lookups timed over {} operations; median of {} \
+             repetitions ({} above 10^7 items); {} worker thread(s) for accuracy and capacity, \
+             speed measured alone on one thread; lookups use as many distinct keys as they time",
+            list(&self.speed_items),
+            self.speed_fpp,
+            format_count(self.speed_lookups),
+            self.speed_repetitions,
+            self.speed_large_repetitions,
+            self.threads
+        );
+        let _ = writeln!(
+            out,
+            "- over capacity: capacity {} at p = {}, load 0% to 300% in steps of {}%, {} queries per point",
+            format_count(self.capacity_items),
+            self.capacity_fpp,
+            100 / self.capacity_steps_per_capacity,
+            format_count(self.capacity_queries)
+        );
+        out
+    }
+}
+
+/// A count as 10^k when it is a power of ten, with a multiplier when it is a
+/// round multiple (2·10^4), else in full.
+pub fn format_count(value: u64) -> String {
+    if value < 1000 {
+        return value.to_string();
+    }
+    let mut mantissa = value;
+    let mut exponent = 0;
+    while mantissa % 10 == 0 {
+        mantissa /= 10;
+        exponent += 1;
+    }
+    match (mantissa, exponent) {
+        (1, e) => format!("10^{e}"),
+        (m, e) if m < 10 && e >= 3 => format!("{m}·10^{e}"),
+        _ => value.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_read_well() {
+        assert_eq!(format_count(1_000_000), "10^6");
+        assert_eq!(format_count(20_000), "2·10^4");
+        assert_eq!(format_count(123_456), "123456");
+        assert_eq!(format_count(400), "400");
+    }
+
+    #[test]
+    fn instances_shrink_with_size() {
+        let config = RunConfig::preset(Preset::Full, 1, 1);
+        assert_eq!(config.instances(1_000), 64);
+        assert_eq!(config.instances(10_000), 7);
+        assert_eq!(config.instances(1_000_000), 1);
+    }
+}

@@ -1,7 +1,8 @@
 //! The filterlab harness: measures every registered filter (filterlab's and
 //! the peer crates') against its theory, on the same seeded keys in one
 //! process: accuracy (with the gate CI runs), space, speed and behaviour past
-//! capacity.
+//! capacity, written as a report: CSV files, SVG plots and a README with a
+//! decision guide.
 //!
 //! One code path measures every filter: experiments hold `Box<dyn`
 //! [`Subject`](subject::Subject)`>`, built from the [`registry`]. A new
@@ -13,10 +14,15 @@ pub mod accuracy;
 pub mod capacity;
 pub mod config;
 mod error;
+pub mod guide;
+pub mod machine;
+pub mod output;
 pub mod parallel;
 pub mod peers;
+pub mod plot;
 pub mod progress;
 pub mod registry;
+pub mod report;
 pub mod space;
 pub mod speed;
 pub mod subject;

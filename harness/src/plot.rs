@@ -1,0 +1,233 @@
+//! SVG line charts (plotters' SVG backend needs no fonts): one function
+//! draws every chart of the report; logarithmic axes are drawn in log10
+//! space with labels converted back.
+
+use std::path::Path;
+
+use plotters::prelude::*;
+
+use crate::Error;
+
+/// Readable, distinct line colours; a filter keeps its colour in every chart.
+const COLOURS: [RGBColor; 12] = [
+    RGBColor(0, 114, 178),
+    RGBColor(213, 94, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(86, 180, 233),
+    RGBColor(230, 159, 0),
+    RGBColor(120, 60, 160),
+    RGBColor(150, 150, 0),
+    RGBColor(170, 40, 40),
+    RGBColor(40, 40, 160),
+    RGBColor(90, 90, 90),
+    RGBColor(0, 90, 60),
+];
+
+/// How a series is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Style {
+    /// A measured filter: solid line with points, colour by its index.
+    Measured(usize),
+    /// A reference curve (bound, target): dashed black.
+    Reference,
+}
+
+/// One line of a chart.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Series {
+    /// The legend label.
+    pub name: String,
+    /// (x, y) points in data units.
+    pub points: Vec<(f64, f64)>,
+    /// How to draw it.
+    pub style: Style,
+}
+
+/// A chart: title, axes and series.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Chart {
+    /// The caption.
+    pub title: String,
+    /// The x axis description.
+    pub x_label: String,
+    /// The y axis description.
+    pub y_label: String,
+    /// Logarithmic x axis.
+    pub x_log: bool,
+    /// Logarithmic y axis.
+    pub y_log: bool,
+    /// The lines.
+    pub series: Vec<Series>,
+}
+
+fn to_axis(value: f64, log: bool) -> Option<f64> {
+    let mapped = if log { value.log10() } else { value };
+    mapped.is_finite().then_some(mapped)
+}
+
+fn axis_label(value: f64, log: bool) -> String {
+    if !log {
+        let text = format!("{value:.2}");
+        return text.trim_end_matches('0').trim_end_matches('.').to_owned();
+    }
+    let power = 10f64.powf(value);
+    if (value - value.round()).abs() < 1e-9 {
+        let exponent = value.round() as i32;
+        if (0..=3).contains(&exponent) {
+            format!("{power:.0}")
+        } else {
+            format!("1e{exponent}")
+        }
+    } else {
+        format!("{power:.1e}")
+    }
+}
+
+/// The axis range covering `values`, with a margin.
+fn range(values: impl Iterator<Item = f64>, log: bool) -> std::ops::Range<f64> {
+    let (low, high) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+        (lo.min(v), hi.max(v))
+    });
+    if !low.is_finite() {
+        return 0.0..1.0;
+    }
+    let span = (high - low).max(if log { 0.5 } else { high.abs().max(1.0) * 0.1 });
+    let low = if !log && low >= 0.0 {
+        0.0
+    } else {
+        low - span * 0.05
+    };
+    low..high + span * 0.08
+}
+
+/// Draws `chart` to an SVG file at `path`.
+///
+/// # Errors
+///
+/// When the file cannot be written.
+pub fn draw(chart: &Chart, path: &Path) -> Result<(), Error> {
+    let failed =
+        |err: &dyn std::fmt::Display| Error::failed(format!("drawing {}: {err}", path.display()));
+    let series: Vec<(&Series, Vec<(f64, f64)>)> = chart
+        .series
+        .iter()
+        .map(|s| {
+            let points = s
+                .points
+                .iter()
+                .filter_map(|&(x, y)| Some((to_axis(x, chart.x_log)?, to_axis(y, chart.y_log)?)))
+                .collect();
+            (s, points)
+        })
+        .collect();
+    let all = || series.iter().flat_map(|(_, points)| points.iter());
+    let x_range = range(all().map(|p| p.0), chart.x_log);
+    let y_range = range(all().map(|p| p.1), chart.y_log);
+
+    let root = SVGBackend::new(path, (960, 600)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| failed(&e))?;
+    let mut context = ChartBuilder::on(&root)
+        .caption(&chart.title, ("sans-serif", 22))
+        .margin(16)
+        .x_label_area_size(44)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x_range, y_range)
+        .map_err(|e| failed(&e))?;
+    let x_format = |v: &f64| axis_label(*v, chart.x_log);
+    let y_format = |v: &f64| axis_label(*v, chart.y_log);
+    context
+        .configure_mesh()
+        .x_desc(&chart.x_label)
+        .y_desc(&chart.y_label)
+        .x_label_formatter(&x_format)
+        .y_label_formatter(&y_format)
+        .light_line_style(WHITE.mix(0.0))
+        .draw()
+        .map_err(|e| failed(&e))?;
+    for (s, points) in &series {
+        if points.is_empty() {
+            continue;
+        }
+        match s.style {
+            Style::Measured(index) => {
+                let colour = COLOURS[index % COLOURS.len()];
+                context
+                    .draw_series(LineSeries::new(points.clone(), colour.stroke_width(2)))
+                    .map_err(|e| failed(&e))?
+                    .label(s.name.clone())
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
+                    });
+                context
+                    .draw_series(points.iter().map(|&p| Circle::new(p, 3, colour.filled())))
+                    .map_err(|e| failed(&e))?;
+            }
+            Style::Reference => {
+                context
+                    .draw_series(DashedLineSeries::new(
+                        points.clone(),
+                        6,
+                        4,
+                        BLACK.stroke_width(1),
+                    ))
+                    .map_err(|e| failed(&e))?
+                    .label(s.name.clone())
+                    .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK));
+            }
+        }
+    }
+    context
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.4))
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()
+        .map_err(|e| failed(&e))?;
+    root.present().map_err(|e| failed(&e))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_labels_read_as_powers() {
+        assert_eq!(axis_label(-3.0, true), "1e-3");
+        assert_eq!(axis_label(2.0, true), "100");
+        assert_eq!(axis_label(0.5, false), "0.5");
+        assert_eq!(axis_label(150.0, false), "150");
+        assert_eq!(axis_label(2.25, false), "2.25");
+    }
+
+    #[test]
+    fn draws_an_svg() {
+        let dir = std::env::temp_dir().join(format!("filterlab-plot-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("chart.svg");
+        let chart = Chart {
+            title: "t".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            x_log: true,
+            y_log: true,
+            series: vec![
+                Series {
+                    name: "a".into(),
+                    points: vec![(1e-3, 2.0), (1e-2, 3.0), (0.0, 1.0)],
+                    style: Style::Measured(0),
+                },
+                Series {
+                    name: "bound".into(),
+                    points: vec![(1e-3, 1.0), (1e-2, 1.5)],
+                    style: Style::Reference,
+                },
+            ],
+        };
+        draw(&chart, &path).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("bound"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

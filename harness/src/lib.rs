@@ -1,8 +1,7 @@
 //! The filterlab harness: measures every registered filter (filterlab's and
 //! the peer crates') against its theory, on the same seeded keys in one
-//! process: accuracy (with the gate CI runs), space, speed and behaviour past
-//! capacity, written as a report: CSV files, SVG plots and a README with a
-//! decision guide.
+//! process, and writes the report `filterlab report` produces; sizes filters
+//! for `filterlab recommend`.
 //!
 //! One code path measures every filter: experiments hold `Box<dyn`
 //! [`Subject`](subject::Subject)`>`, built from the [`registry`]. A new
@@ -12,6 +11,8 @@
 
 pub mod accuracy;
 pub mod capacity;
+pub mod cli;
+pub mod compare;
 pub mod config;
 mod error;
 pub mod guide;
@@ -21,6 +22,7 @@ pub mod parallel;
 pub mod peers;
 pub mod plot;
 pub mod progress;
+pub mod recommend;
 pub mod registry;
 pub mod report;
 pub mod space;

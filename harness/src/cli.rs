@@ -1,0 +1,325 @@
+//! The command line: `filterlab [report|recommend|compare|list]`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::compare::{CompareRequest, compare};
+use crate::config::{DEFAULT_SEED, Experiment, Preset, RunConfig};
+use crate::recommend::{Request, recommend};
+use crate::report::{self, ReportOptions};
+use crate::{Error, registry};
+
+/// Measures approximate-membership filters against their theory and the
+/// peer crates, and sizes filters for a workload.
+#[derive(Debug, Parser)]
+#[command(name = "filterlab", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do; `report` when omitted.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Measure every filter and write the report (CSV, SVG, README.md).
+    Report(ReportArgs),
+    /// Size every suitable filter for a workload and recommend one.
+    Recommend(RecommendArgs),
+    /// Measure every filter at one (n, p) and print a table.
+    Compare(CompareArgs),
+    /// List the registered filters.
+    List,
+}
+
+/// Options of `filterlab report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A short run for CI (about a minute) instead of the full one (about 10 minutes).
+    #[arg(long, conflicts_with = "tiny")]
+    pub quick: bool,
+    /// A run of seconds, for tests.
+    #[arg(long, hide = true)]
+    pub tiny: bool,
+    /// The output directory.
+    #[arg(long, value_name = "DIR", default_value = "reports")]
+    pub out: PathBuf,
+    /// Only these filters (comma-separated registry names; see `filterlab list`).
+    #[arg(long, value_name = "NAMES", value_delimiter = ',', num_args = 1..)]
+    pub filters: Vec<String>,
+    /// The master seed (decimal or 0x-hex); the same seed reproduces every accuracy figure.
+    #[arg(long, value_name = "S", default_value_t = DEFAULT_SEED, value_parser = parse_seed)]
+    pub seed: u64,
+    /// Only these experiments (default: all).
+    #[arg(long, value_name = "LIST", value_delimiter = ',', num_args = 1.., value_enum)]
+    pub experiments: Vec<Experiment>,
+    /// Worker threads for the accuracy and capacity experiments (default: all cores).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
+    /// No progress output.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+impl Default for ReportArgs {
+    fn default() -> Self {
+        Self {
+            quick: false,
+            tiny: false,
+            out: PathBuf::from("reports"),
+            filters: Vec::new(),
+            seed: DEFAULT_SEED,
+            experiments: Vec::new(),
+            threads: None,
+            quiet: false,
+        }
+    }
+}
+
+/// Options of `filterlab recommend`.
+#[derive(Debug, Args)]
+pub struct RecommendArgs {
+    /// Distinct items the filter must hold (e.g. 1000000000 or 1e9).
+    #[arg(long, value_name = "N", value_parser = parse_items)]
+    pub items: u64,
+    /// Target false-positive probability, in (0, 1).
+    #[arg(long, value_name = "P", value_parser = parse_fpp)]
+    pub fpp: f64,
+    /// Items must be deletable.
+    #[arg(long)]
+    pub deletes: bool,
+    /// The final item count is unknown: the filter must grow.
+    #[arg(long)]
+    pub unknown_size: bool,
+    /// Several threads insert concurrently.
+    #[arg(long)]
+    pub concurrent: bool,
+    /// A memory budget (bytes; suffixes K, M, G, KiB, MiB, GiB accepted).
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    pub memory: Option<u64>,
+    /// The report to quote measurements from.
+    #[arg(long, value_name = "DIR", default_value = "reports")]
+    pub report: PathBuf,
+}
+
+/// Options of `filterlab compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Items: each filter's capacity, all inserted.
+    #[arg(long, value_name = "N", value_parser = parse_items)]
+    pub items: u64,
+    /// Target false-positive probability, in (0, 1).
+    #[arg(long, value_name = "P", value_parser = parse_fpp)]
+    pub fpp: f64,
+    /// Only these filters (comma-separated).
+    #[arg(long, value_name = "NAMES", value_delimiter = ',', num_args = 1..)]
+    pub filters: Vec<String>,
+    /// The master seed (decimal or 0x-hex).
+    #[arg(long, value_name = "S", default_value_t = DEFAULT_SEED, value_parser = parse_seed)]
+    pub seed: u64,
+    /// No progress output.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// Parses an FPP strictly inside (0, 1).
+///
+/// # Errors
+///
+/// A message for clap when the value is not a number in (0, 1).
+pub fn parse_fpp(text: &str) -> Result<f64, String> {
+    let fpp: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number"))?;
+    if fpp > 0.0 && fpp < 1.0 {
+        Ok(fpp)
+    } else {
+        Err(format!(
+            "the false-positive probability must be in (0, 1), got {text}"
+        ))
+    }
+}
+
+/// Parses a positive item count, as an integer or in scientific notation.
+///
+/// # Errors
+///
+/// A message for clap when the value is not a whole number of at least 1.
+pub fn parse_items(text: &str) -> Result<u64, String> {
+    let trimmed = text.trim().replace('_', "");
+    let items = if let Ok(items) = trimmed.parse::<u64>() {
+        items
+    } else {
+        let value: f64 = trimmed
+            .parse()
+            .map_err(|_| format!("`{text}` is not a number of items"))?;
+        if !(value.fract() == 0.0 && (0.0..1.8e19).contains(&value)) {
+            return Err(format!("`{text}` is not a whole number of items"));
+        }
+        value as u64
+    };
+    if items == 0 {
+        Err("the number of items must be at least 1".to_owned())
+    } else {
+        Ok(items)
+    }
+}
+
+/// Parses a seed in decimal or 0x-hex.
+///
+/// # Errors
+///
+/// A message for clap when the value is not a u64.
+pub fn parse_seed(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let parsed = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => text.parse(),
+    };
+    parsed.map_err(|_| format!("`{text}` is not a 64-bit seed (decimal or 0x-hex)"))
+}
+
+/// Parses a byte count with an optional unit suffix.
+///
+/// # Errors
+///
+/// A message for clap when the value is not a positive size.
+pub fn parse_bytes(text: &str) -> Result<u64, String> {
+    let trimmed = text.trim();
+    let split = trimmed
+        .find(|c: char| c.is_ascii_alphabetic())
+        .unwrap_or(trimmed.len());
+    let (number, unit) = trimmed.split_at(split);
+    let multiplier: u64 = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" => 1_000,
+        "m" | "mb" => 1_000_000,
+        "g" | "gb" => 1_000_000_000,
+        "t" | "tb" => 1_000_000_000_000,
+        "kib" => 1 << 10,
+        "mib" => 1 << 20,
+        "gib" => 1 << 30,
+        "tib" => 1 << 40,
+        _ => return Err(format!("`{text}`: unknown unit `{unit}`")),
+    };
+    let value: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a size in bytes"))?;
+    let bytes = value * multiplier as f64;
+    if (1.0..1.8e19).contains(&bytes) {
+        Ok(bytes as u64)
+    } else {
+        Err(format!("`{text}` is not a positive size in bytes"))
+    }
+}
+
+/// The default thread count: every core.
+fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+/// Runs a parsed command line; returns what to print on stdout.
+///
+/// # Errors
+///
+/// As the subcommand.
+pub fn run(cli: Cli, command_line: &str) -> Result<String, Error> {
+    match cli
+        .command
+        .unwrap_or(Command::Report(ReportArgs::default()))
+    {
+        Command::Report(args) => {
+            let preset = if args.tiny {
+                Preset::Tiny
+            } else if args.quick {
+                Preset::Quick
+            } else {
+                Preset::Full
+            };
+            let threads = args.threads.map_or_else(default_threads, usize::from);
+            let mut config = RunConfig::preset(preset, args.seed, threads);
+            if !args.experiments.is_empty() {
+                config.experiments = args.experiments;
+            }
+            let options = ReportOptions {
+                out: args.out,
+                config,
+                filters: args.filters,
+                quiet: args.quiet,
+                command_line: command_line.to_owned(),
+            };
+            let summary = report::run(&options)?;
+            Ok(format!(
+                "report written to {} in {:.0} s; accuracy gate passed ({} filterlab rows)\n",
+                summary.out.display(),
+                summary.seconds,
+                summary.gated_rows
+            ))
+        }
+        Command::Recommend(args) => recommend(&Request {
+            items: args.items,
+            fpp: args.fpp,
+            deletes: args.deletes,
+            unknown_size: args.unknown_size,
+            concurrent: args.concurrent,
+            memory: args.memory,
+            report: args.report,
+        }),
+        Command::Compare(args) => compare(&CompareRequest {
+            items: args.items,
+            fpp: args.fpp,
+            filters: args.filters,
+            seed: args.seed,
+            threads: default_threads(),
+            quiet: args.quiet,
+        }),
+        Command::List => Ok(registry::describe()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parsers_accept_and_refuse() {
+        assert_eq!(parse_fpp("0.01"), Ok(0.01));
+        assert!(parse_fpp("0").is_err());
+        assert!(parse_fpp("1").is_err());
+        assert!(parse_fpp("1.5").is_err());
+        assert!(parse_fpp("NaN").is_err());
+        assert!(parse_fpp("x").is_err());
+        assert_eq!(parse_items("1e9"), Ok(1_000_000_000));
+        assert_eq!(parse_items("1_000"), Ok(1000));
+        assert!(parse_items("0").is_err());
+        assert!(parse_items("1.5").is_err());
+        assert!(parse_items("-3").is_err());
+        assert_eq!(parse_seed("0x5eed"), Ok(0x5eed));
+        assert_eq!(parse_seed("42"), Ok(42));
+        assert!(parse_seed("zz").is_err());
+        assert_eq!(parse_bytes("8GiB"), Ok(8 << 30));
+        assert_eq!(parse_bytes("1.5 K"), Ok(1500));
+        assert_eq!(parse_bytes("4096"), Ok(4096));
+        assert!(parse_bytes("0").is_err());
+        assert!(parse_bytes("3 parsecs").is_err());
+    }
+
+    #[test]
+    fn no_subcommand_means_the_full_report() {
+        let cli = Cli::try_parse_from(["filterlab"]).unwrap();
+        assert!(cli.command.is_none());
+        let cli =
+            Cli::try_parse_from(["filterlab", "report", "--filters", "a,b", "--seed", "0x10"])
+                .unwrap();
+        match cli.command {
+            Some(Command::Report(args)) => {
+                assert_eq!(args.filters, ["a", "b"]);
+                assert_eq!(args.seed, 16);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

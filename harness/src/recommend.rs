@@ -1,0 +1,385 @@
+//! `filterlab recommend`: every suitable filterlab filter's sizing for a
+//! workload, and a ranked recommendation with the reason. Requirements no
+//! filterlab filter meets yet are said so, with what the measured peers did
+//! (from the report's CSV files when present).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use filterlab_bloom::human_bytes;
+use filterlab_core::theory::hash_bits_needed;
+use serde::de::DeserializeOwned;
+
+use crate::Error;
+use crate::accuracy::AccuracyRow;
+use crate::capacity::CapacityRow;
+use crate::guide::Evidence;
+use crate::registry::{self, Capabilities, Entry, Sizing};
+use crate::speed::SpeedRow;
+
+/// A `recommend` request.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Request {
+    /// Distinct items to hold.
+    pub items: u64,
+    /// Target FPP.
+    pub fpp: f64,
+    /// Items must be deletable.
+    pub deletes: bool,
+    /// The final number of items is not known: the filter must grow.
+    pub unknown_size: bool,
+    /// Several threads insert at once.
+    pub concurrent: bool,
+    /// A memory budget in bytes.
+    pub memory: Option<u64>,
+    /// A report directory to quote measurements from.
+    pub report: PathBuf,
+}
+
+/// A requirement and the capability that meets it.
+struct Requirement {
+    what: &'static str,
+    met_by: fn(&Capabilities) -> bool,
+}
+
+const DELETES: Requirement = Requirement {
+    what: "deletes",
+    met_by: |c| c.removable,
+};
+const GROWTH: Requirement = Requirement {
+    what: "growth past the expected size (--unknown-size)",
+    met_by: |c| c.grows,
+};
+const CONCURRENT: Requirement = Requirement {
+    what: "concurrent inserts",
+    met_by: |c| c.concurrent,
+};
+
+/// Rows of one CSV file of a report, or none when it is absent or unreadable.
+fn load<T: DeserializeOwned>(dir: &Path, file: &str) -> Vec<T> {
+    let Ok(mut reader) = csv::Reader::from_path(dir.join(file)) else {
+        return Vec::new();
+    };
+    reader.deserialize().filter_map(Result::ok).collect()
+}
+
+/// The recommendation for `request`, as text.
+///
+/// # Errors
+///
+/// A usage error for an FPP outside (0, 1) or zero items.
+pub fn recommend(request: &Request) -> Result<String, Error> {
+    if !(request.fpp > 0.0 && request.fpp < 1.0) {
+        return Err(Error::usage(format!(
+            "the false-positive probability must be in (0, 1), got {}",
+            request.fpp
+        )));
+    }
+    if request.items == 0 {
+        return Err(Error::usage("--items must be at least 1"));
+    }
+    let mut out = String::new();
+    let hash_bits = hash_bits_needed(request.items, request.fpp);
+    let _ = writeln!(
+        out,
+        "Workload: {} distinct items at a target FPP of {:e} (needs log2(n/p) = {hash_bits:.1} bits of key hash)\n",
+        request.items, request.fpp
+    );
+    let requirements: Vec<&Requirement> = [
+        (request.deletes, &DELETES),
+        (request.unknown_size, &GROWTH),
+        (request.concurrent, &CONCURRENT),
+    ]
+    .into_iter()
+    .filter_map(|(wanted, requirement)| wanted.then_some(requirement))
+    .collect();
+
+    let mut candidates: Vec<Candidate> = Vec::new();
+    let mut hash_limited = false;
+    for entry in registry::filterlab_entries() {
+        let Some(sizer) = entry.sizer else { continue };
+        match (sizer.for_target)(request.items, request.fpp) {
+            Ok(sizing) => {
+                // The crate's report, headed by the registry name and what it is.
+                let body = sizing
+                    .report
+                    .split_once('\n')
+                    .map_or(sizing.report.as_str(), |(_, rest)| rest);
+                let _ = writeln!(out, "{} sizing ({})\n{body}\n", entry.name, entry.about);
+                hash_limited |= sizing.hash_limited;
+                candidates.push((entry, sizing));
+            }
+            Err(err) => {
+                let _ = writeln!(
+                    out,
+                    "{}: cannot be sized for this workload: {err}\n",
+                    entry.name
+                );
+            }
+        }
+    }
+
+    let _ = writeln!(out, "Recommendation");
+    let unmet: Vec<&&Requirement> = requirements
+        .iter()
+        .filter(|r| !candidates.iter().any(|(e, _)| (r.met_by)(&e.capabilities)))
+        .collect();
+    if !unmet.is_empty() {
+        out.push_str(&unmet_requirements(request, &unmet));
+        return Ok(finish(out, hash_limited, request));
+    }
+    let suitable: Vec<&Candidate> = candidates
+        .iter()
+        .filter(|(entry, _)| requirements.iter().all(|r| (r.met_by)(&entry.capabilities)))
+        .collect();
+    out.push_str(&ranking(request, &suitable));
+    Ok(finish(out, hash_limited, request))
+}
+
+/// A filterlab filter and its sizing for the request.
+type Candidate = (Entry, Sizing);
+
+/// The ranked recommendation among `suitable` filters, and those over budget.
+fn ranking(request: &Request, suitable: &[&Candidate]) -> String {
+    let mut out = String::new();
+    let (mut ranked, too_big): (Vec<&Candidate>, Vec<&Candidate>) =
+        suitable.iter().partition(|(_, sizing)| {
+            request
+                .memory
+                .is_none_or(|budget| sizing.memory_bytes <= budget)
+        });
+    ranked.sort_by_key(|(_, sizing)| sizing.memory_bytes);
+    let measured = MeasuredSpeed::load(&request.report);
+    for (rank, (entry, sizing)) in ranked.iter().enumerate() {
+        let why = if rank == 0 {
+            "fewest bytes meeting the target".to_owned()
+        } else {
+            let first = &ranked[0].1;
+            let extra = (sizing.memory_bytes as f64 / first.memory_bytes as f64 - 1.0) * 100.0;
+            if sizing.memory_accesses < first.memory_accesses {
+                format!(
+                    "{extra:+.1}% memory for {} memory accesses per operation instead of {}",
+                    sizing.memory_accesses, first.memory_accesses
+                )
+            } else {
+                format!("{extra:+.1}% memory")
+            }
+        };
+        let _ = writeln!(
+            out,
+            "  {}. {}: {} ({:.2} bits/item), exact FPP {:.3e} at capacity; {}\n     why: {why}{}",
+            rank + 1,
+            entry.name,
+            human_bytes(sizing.memory_bytes),
+            sizing.bits_per_item,
+            sizing.fpp_at_capacity,
+            sizing.lookup_cost,
+            measured.describe(entry.name, request.items)
+        );
+    }
+    let Some(budget) = request.memory else {
+        return out;
+    };
+    for (entry, sizing) in &too_big {
+        let _ = write!(
+            out,
+            "  -  {} needs {} and does not fit in {}",
+            entry.name,
+            human_bytes(sizing.memory_bytes),
+            human_bytes(budget)
+        );
+        match entry
+            .sizer
+            .map(|sizer| (sizer.within_memory)(request.items, budget))
+        {
+            Some(Ok(best)) => {
+                let _ = writeln!(
+                    out,
+                    "; within it, its exact FPP at {} items is {:.3e}",
+                    request.items, best.fpp_at_capacity
+                );
+            }
+            _ => out.push('\n'),
+        }
+    }
+    if ranked.is_empty() {
+        let _ = writeln!(
+            out,
+            "  No filterlab filter meets FPP {:e} at {} items within {}.",
+            request.fpp,
+            request.items,
+            human_bytes(budget)
+        );
+    }
+    out
+}
+
+/// Text for requirements no filterlab filter meets, with measured peers.
+fn unmet_requirements(request: &Request, unmet: &[&&Requirement]) -> String {
+    let mut out = String::new();
+    let accuracy: Vec<AccuracyRow> = load(&request.report, "accuracy.csv");
+    let speed: Vec<SpeedRow> = load(&request.report, "speed.csv");
+    let capacity: Vec<CapacityRow> = load(&request.report, "capacity.csv");
+    let evidence = Evidence {
+        accuracy: &accuracy,
+        speed: &speed,
+        capacity: &capacity,
+    };
+    for requirement in unmet {
+        let _ = writeln!(
+            out,
+            "  No filterlab filter supports {} yet; the sizings above are for filters without it.",
+            requirement.what
+        );
+        let peers: Vec<Entry> = registry::peer_entries()
+            .into_iter()
+            .filter(|e| (requirement.met_by)(&e.capabilities))
+            .collect();
+        if peers.is_empty() {
+            let _ = writeln!(
+                out,
+                "  None of the peer crates measured by filterlab offers it either."
+            );
+        }
+        for peer in peers {
+            let summary = evidence.peer_summary(peer.name, request.fpp);
+            if summary.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "  Peer with it: {} ({}); no measurements in {} — run `filterlab report` to measure it.",
+                    peer.display_name(),
+                    peer.about,
+                    request.report.display()
+                );
+            } else {
+                let _ = writeln!(
+                    out,
+                    "  Peer with it: {} ({}). Measured in {}:{summary}.",
+                    peer.display_name(),
+                    peer.about,
+                    request.report.display()
+                );
+            }
+        }
+    }
+    out
+}
+
+fn finish(mut out: String, hash_limited: bool, request: &Request) -> String {
+    if hash_limited {
+        let _ = writeln!(
+            out,
+            "\nWARNING: a 64-bit key hash cannot deliver FPP {:e} at {} items: a never-inserted key \
+             shares its 64-bit hash with one of the n inserted keys with probability about \
+             n/2^64 = {:.1e}, whatever the array size. The target needs {:.1} bits of key hash; \
+             filterlab filters take 64-bit hashes, so expect an FPP of at least {:.1e}.",
+            request.fpp,
+            request.items,
+            request.items as f64 / 2f64.powi(64),
+            hash_bits_needed(request.items, request.fpp),
+            request.items as f64 / 2f64.powi(64)
+        );
+    }
+    out
+}
+
+/// Negative-lookup medians from a report's speed.csv, to quote beside sizings.
+struct MeasuredSpeed {
+    rows: Vec<SpeedRow>,
+}
+
+impl MeasuredSpeed {
+    fn load(dir: &Path) -> Self {
+        Self {
+            rows: load(dir, "speed.csv"),
+        }
+    }
+
+    /// " (measured: ... ns per negative lookup at n = ...)" for the size
+    /// nearest `items`, or nothing.
+    fn describe(&self, filter: &str, items: u64) -> String {
+        self.rows
+            .iter()
+            .filter(|r| r.filter == filter && r.op == "lookup_negative")
+            .min_by(|a, b| {
+                let distance = |r: &SpeedRow| ((r.n as f64).ln() - (items as f64).ln()).abs();
+                distance(a).total_cmp(&distance(b))
+            })
+            .map_or_else(String::new, |row| {
+                format!(
+                    " (measured in the report: {:.0} ns per negative lookup at n = {})",
+                    row.ns_per_op,
+                    crate::config::format_count(row.n)
+                )
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(items: u64, fpp: f64) -> Request {
+        Request {
+            items,
+            fpp,
+            deletes: false,
+            unknown_size: false,
+            concurrent: false,
+            memory: None,
+            report: PathBuf::from("/nonexistent-report-dir"),
+        }
+    }
+
+    #[test]
+    fn ibm_streams_example() {
+        let text = recommend(&request(1_000_000_000, 1e-14)).unwrap();
+        // Power-of-two rounding gives 2^36 bits = 8 GiB, as in IBM Streams' example.
+        assert!(text.contains("68719476736"), "{text}");
+        assert!(text.contains("8.00 GiB"), "{text}");
+        assert!(
+            text.contains("WARNING: a 64-bit key hash cannot deliver"),
+            "{text}"
+        );
+        assert!(text.contains("1. BloomFilter:"), "{text}");
+    }
+
+    #[test]
+    fn unmet_requirements_are_said_not_crashed() {
+        let mut wanted = request(1_000_000, 0.01);
+        wanted.deletes = true;
+        wanted.unknown_size = true;
+        let text = recommend(&wanted).unwrap();
+        assert!(
+            text.contains("No filterlab filter supports deletes yet"),
+            "{text}"
+        );
+        assert!(text.contains("cuckoofilter 0.5"), "{text}");
+        assert!(text.contains("growable-bloom-filter 2.1"), "{text}");
+        assert!(!text.contains("WARNING"));
+    }
+
+    #[test]
+    fn memory_budget_limits_the_ranking() {
+        let mut wanted = request(1_000_000, 0.01);
+        wanted.memory = Some(2_000_000);
+        let text = recommend(&wanted).unwrap();
+        assert!(text.contains("does not fit in"), "{text}");
+        assert!(text.contains("1. BloomFilter:"), "{text}");
+        wanted.memory = Some(100_000);
+        let text = recommend(&wanted).unwrap();
+        assert!(text.contains("No filterlab filter meets"), "{text}");
+    }
+
+    #[test]
+    fn bad_requests_are_usage_errors() {
+        assert_eq!(
+            recommend(&request(0, 0.01)).unwrap_err().kind(),
+            crate::ErrorKind::Usage
+        );
+        assert_eq!(
+            recommend(&request(10, 1.0)).unwrap_err().kind(),
+            crate::ErrorKind::Usage
+        );
+    }
+}

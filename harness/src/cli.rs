@@ -36,7 +36,7 @@ pub enum Command {
 /// Options of `filterlab report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// A short run for CI (about a minute) instead of the full one (about 10 minutes).
+    /// A short run for CI (under a minute) instead of the full one (about 10 minutes).
     #[arg(long, conflicts_with = "tiny")]
     pub quick: bool,
     /// A run of seconds, for tests.

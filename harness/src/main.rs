@@ -8,10 +8,12 @@ use filterlab_harness::cli::{Cli, run};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let command_line = std::iter::once("filterlab".to_owned())
-        .chain(std::env::args().skip(1))
-        .collect::<Vec<_>>()
-        .join(" ");
+    let arguments: Vec<String> = std::env::args().skip(1).collect();
+    let command_line = if arguments.is_empty() {
+        "filterlab report (the default, as run by `cargo run --release`)".to_owned()
+    } else {
+        format!("filterlab {}", arguments.join(" "))
+    };
     match run(cli, &command_line) {
         Ok(text) => {
             print!("{text}");

@@ -72,13 +72,18 @@ fn axis_label(value: f64, log: bool) -> String {
         return text.trim_end_matches('0').trim_end_matches('.').to_owned();
     }
     let power = 10f64.powf(value);
-    if (value - value.round()).abs() < 1e-9 {
-        let exponent = value.round() as i32;
-        if (0..=3).contains(&exponent) {
-            format!("{power:.0}")
+    let integral_exponent = (value - value.round()).abs() < 1e-9;
+    if (1.0..1e5).contains(&power) {
+        // Plain numbers with two significant digits: 2.5, 63, 250.
+        if power >= 10.0 {
+            let magnitude = 10f64.powi(power.log10().floor() as i32 - 1);
+            format!("{:.0}", (power / magnitude).round() * magnitude)
         } else {
-            format!("1e{exponent}")
+            let text = format!("{power:.1}");
+            text.trim_end_matches(".0").to_owned()
         }
+    } else if integral_exponent {
+        format!("1e{}", value.round() as i32)
     } else {
         format!("{power:.1e}")
     }
@@ -196,6 +201,11 @@ mod tests {
     fn log_labels_read_as_powers() {
         assert_eq!(axis_label(-3.0, true), "1e-3");
         assert_eq!(axis_label(2.0, true), "100");
+        assert_eq!(axis_label(250f64.log10(), true), "250");
+        assert_eq!(axis_label(63.1f64.log10(), true), "63");
+        assert_eq!(axis_label(2.5f64.log10(), true), "2.5");
+        assert_eq!(axis_label(8.0, true), "1e8");
+        assert_eq!(axis_label(0.003_2f64.log10(), true), "3.2e-3");
         assert_eq!(axis_label(0.5, false), "0.5");
         assert_eq!(axis_label(150.0, false), "150");
         assert_eq!(axis_label(2.25, false), "2.25");

@@ -254,7 +254,7 @@ fn unmet_requirements(request: &Request, unmet: &[&&Requirement]) -> String {
             } else {
                 let _ = writeln!(
                     out,
-                    "  Peer with it: {} ({}). Measured in {}:{summary}.",
+                    "  Peer with it: {} ({}). From the report in {}:{summary}.",
                     peer.display_name(),
                     peer.about,
                     request.report.display()

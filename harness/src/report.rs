@@ -640,6 +640,11 @@ fn reading_notes(measured: &Measurements, confidence: f64) -> String {
          - **Multiple comparisons.** With {} rows, several would miss a 95% interval by chance. The \
          family-wise error rate {} is split over the rows (Bonferroni): each interval has \
          confidence {:.4}%, so the chance that any correct row misses is at most {}.\n\
+         - ≈ marks a filter whose own exact FPP at n is more than 0.1% above the target even \
+         when the measurement cannot tell: typically sized with the classic formula \
+         (1 − e^(−kn/m))^k, which is slightly optimistic, or with k rounded to the nearest \
+         integer without rechecking the target. Such rows do not count as meeting the target \
+         in the decision guide.\n\
          - `theory` is `exact` where the formula is exact for the design under ideal hashing \
          (standard Bloom: Σ P(X=i)(i/m)^k, Bose et al. 2008, with each filter's own m and k; \
          split block: Σ Pois(i)(1−(31/32)^i)^8; BinaryFuse8: 2^−8), `approximate` for \

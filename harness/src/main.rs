@@ -9,8 +9,9 @@ use filterlab_harness::cli::{Cli, run};
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let arguments: Vec<String> = std::env::args().skip(1).collect();
+    // No arguments runs `report` with its defaults (what `cargo run --release` does).
     let command_line = if arguments.is_empty() {
-        "filterlab report (the default, as run by `cargo run --release`)".to_owned()
+        "filterlab report".to_owned()
     } else {
         format!("filterlab {}", arguments.join(" "))
     };

@@ -11,8 +11,8 @@ use filterlab_core::{Error, Filter, FilterKind, Key, KeyHasher, Merge, Persist};
 
 use crate::BloomFilter;
 use crate::standard::{
-    BloomConfig, PREFETCH_AHEAD, all_bits_set, contains_batch, for_each_batch, prefetch_probes,
-    set_bits_with,
+    BloomConfig, PREFETCH_AHEAD, PREFETCH_MIN_WORDS, all_bits_set, contains_batch, for_each_batch,
+    prefetch_probes, set_bits_with,
 };
 
 /// Words written per chunk when serializing (a snapshot is taken chunk by chunk).
@@ -137,9 +137,10 @@ impl AtomicBloomFilter {
     }
 
     fn insert_batch(&self, hashes: &[u64]) -> usize {
+        let prefetching = self.bits.len() >= PREFETCH_MIN_WORDS;
         let mut new = 0;
         for (i, &hash) in hashes.iter().enumerate() {
-            if let Some(&ahead) = hashes.get(i + PREFETCH_AHEAD) {
+            if let Some(&ahead) = hashes.get(i + PREFETCH_AHEAD).filter(|_| prefetching) {
                 prefetch_probes(&self.bits, self.num_bits, self.num_hashes, ahead);
             }
             new += usize::from(self.insert_hash(hash));

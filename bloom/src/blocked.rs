@@ -26,7 +26,9 @@ pub const BLOCK_BITS: u32 = 512;
 
 /// Keys ahead of the one being probed whose block a batched operation
 /// prefetches (a power of two: the ring of pending block indexes).
-const PREFETCH_AHEAD: usize = 16;
+/// Measured on a 256 MiB filter against random reads of a 256 MiB array:
+/// 8 ahead cost 1.98x the reads, 16 1.60x, 32 1.23x, 64 1.06x, 128 1.00x.
+const PREFETCH_AHEAD: usize = 64;
 
 /// Drives a batched operation over `hashes`: calls `step(key, prefetch)`
 /// first with only the blocks of the first [`PREFETCH_AHEAD`] keys to

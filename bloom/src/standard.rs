@@ -369,9 +369,10 @@ impl BloomFilter {
     }
 
     fn insert_batch(&mut self, hashes: &[u64]) -> usize {
+        let prefetching = self.bits.len() >= PREFETCH_MIN_WORDS;
         let mut new = 0;
         for (i, &hash) in hashes.iter().enumerate() {
-            if let Some(&ahead) = hashes.get(i + PREFETCH_AHEAD) {
+            if let Some(&ahead) = hashes.get(i + PREFETCH_AHEAD).filter(|_| prefetching) {
                 prefetch_probes(&self.bits, self.num_bits, self.num_hashes, ahead);
             }
             new += usize::from(self.insert_hash(hash));
@@ -472,8 +473,10 @@ impl BloomFilter {
 pub(crate) const BATCH: usize = 256;
 
 /// Keys ahead of the one being processed whose bits a batched operation
-/// prefetches.
-pub(crate) const PREFETCH_AHEAD: usize = 16;
+/// prefetches. Measured on a 256 MiB filter at 10 bits/key (k = 7), with
+/// all k words prefetched: 8 beats 4, 16 and 32 (each key already has k
+/// lines in flight).
+pub(crate) const PREFETCH_AHEAD: usize = 8;
 
 /// Hashes `keys` in batches of [`BATCH`] and hands each batch to `insert`;
 /// the sum of what it returns.
@@ -595,9 +598,11 @@ pub(crate) fn prefetch_probes<W>(bits: &[W], num_bits: u64, count: u32, hash: u6
     }
 }
 
-/// Batched lookup: while testing key i, prefetches the words the branch-free
-/// head of key i + [`PREFETCH_AHEAD`] will read (the rest are read only by
-/// lookups that pass the head, mostly positive ones).
+/// Batched lookup: while testing key i, prefetches all k words of key
+/// i + [`PREFETCH_AHEAD`]. (Prefetching only the branch-free head, which is
+/// all most negative lookups read, left positive lookups on a 256 MiB filter
+/// at the one-by-one speed: 84 ns against 38 ns per key, for a 5% gain on
+/// negative ones.)
 pub(crate) fn contains_batch<W: Word>(
     bits: &[W],
     num_bits: u64,
@@ -605,14 +610,19 @@ pub(crate) fn contains_batch<W: Word>(
     hashes: &[u64],
     found: &mut [bool],
 ) {
-    let head = num_hashes.min(BRANCH_FREE_PROBES);
+    let prefetching = bits.len() >= PREFETCH_MIN_WORDS;
     for (i, (answer, &hash)) in found.iter_mut().zip(hashes).enumerate() {
-        if let Some(&ahead) = hashes.get(i + PREFETCH_AHEAD) {
-            prefetch_probes(bits, num_bits, head, ahead);
+        if let Some(&ahead) = hashes.get(i + PREFETCH_AHEAD).filter(|_| prefetching) {
+            prefetch_probes(bits, num_bits, num_hashes, ahead);
         }
         *answer = all_bits_set(bits, num_bits, num_hashes, hash);
     }
 }
+
+/// Arrays smaller than this (1 MiB) stay in cache: prefetching their k words
+/// per key only adds instructions (measured at 100,000 keys, 10 bits/key:
+/// batched lookups 9.5 ns with it, 7.0 ns one by one).
+pub(crate) const PREFETCH_MIN_WORDS: usize = 1 << 17;
 
 impl Filter for BloomFilter {
     fn hasher(&self) -> &KeyHasher {

@@ -114,3 +114,47 @@ pub(crate) fn check_fpp_against_theory<F: Theory>(
         );
     }
 }
+
+/// Batched operations (prefetching on arrays of a few MiB) answer exactly
+/// as one-by-one ones: the same new-key counts, the same lookups.
+pub(crate) fn check_batches_agree<F: Filter + Clone>(mut filter: F) {
+    let keys: Vec<u64> = (0..200_000).map(|i| insert_key(77, i)).collect();
+    let mut one_by_one = filter.clone();
+    let hasher = *filter.hasher();
+    let hashes: Vec<u64> = keys.iter().map(|key| hasher.hash(key)).collect();
+    let new = filter.insert_hashes(&hashes).unwrap();
+    let single: usize = hashes
+        .iter()
+        .map(|&hash| usize::from(one_by_one.insert_hash(hash).unwrap()))
+        .sum();
+    assert_eq!(new, single);
+    assert_eq!(filter.len(), one_by_one.len());
+    assert!(filter.contains_many(&keys).iter().all(|&hit| hit));
+    let probes: Vec<u64> = (0..200_000)
+        .map(|i| filterlab_core::testing::query_key(77, i))
+        .collect();
+    let batched = filter.contains_many(&probes);
+    let single: Vec<bool> = probes.iter().map(|key| one_by_one.contains(key)).collect();
+    assert_eq!(batched, single);
+}
+
+#[test]
+fn batches_agree_with_single_operations() {
+    // 16 Mbit = 2 MiB: above the size where batches start prefetching.
+    let bits = 1 << 24;
+    let standard = BloomFilter::with_bits(bits).hashes(7).build().unwrap();
+    check_batches_agree(standard.clone());
+    check_batches_agree(standard.into_atomic());
+    for kernel in [
+        filterlab_bloom::Kernel::Scalar,
+        filterlab_bloom::Kernel::detect(),
+    ] {
+        check_batches_agree(
+            BlockedBloomFilter::with_bits(bits)
+                .hashes(6)
+                .kernel(kernel)
+                .build()
+                .unwrap(),
+        );
+    }
+}

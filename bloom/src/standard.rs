@@ -2,7 +2,7 @@
 
 use std::fmt;
 use std::io::{Read, Write};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
 use filterlab_core::format::{FrameReader, FrameWriter, Header};
 use filterlab_core::memory::{DEFAULT_MEMORY_LIMIT, check_memory, zeroed_words};
@@ -15,6 +15,7 @@ use filterlab_core::{
 
 use crate::AtomicBloomFilter;
 use crate::arch::prefetch;
+use crate::atomic::AtomicU64;
 use crate::sizing::{BloomSizing, HashChoice, SizingProblem, check_fpp, check_hashes, check_items};
 
 /// Everything that decides which bits a key sets: two filters with equal

@@ -172,3 +172,52 @@ fn conversions_keep_bits_counter_and_format() {
     assert_eq!(frozen, plain);
     assert_eq!(BloomFilter::from_bytes(&frozen.to_bytes()).unwrap(), plain);
 }
+
+/// Loom model checks: every interleaving of two racing inserts. Run alone,
+/// since under `--cfg loom` the filter's atomics only work inside a model:
+/// `RUSTFLAGS="--cfg loom" cargo test -p filterlab-bloom --release --test bloom loom_`
+#[cfg(loom)]
+mod loom_models {
+    use filterlab_bloom::{AtomicBloomFilter, BloomFilter, Filter};
+    use loom::sync::Arc;
+
+    fn tiny() -> AtomicBloomFilter {
+        BloomFilter::with_bits(128)
+            .hashes(3)
+            .build_atomic()
+            .unwrap()
+    }
+
+    /// Two threads insert different keys: both are present afterwards, and
+    /// `len` is exactly the inserts that returned true.
+    #[test]
+    fn loom_racing_inserts_of_two_keys() {
+        loom::model(|| {
+            let filter = Arc::new(tiny());
+            let other = Arc::clone(&filter);
+            let thread = loom::thread::spawn(move || other.insert(&1u64));
+            let mine = filter.insert(&2u64);
+            let theirs = thread.join().unwrap();
+            assert!(filter.contains(&1u64) && filter.contains(&2u64));
+            assert_eq!(filter.len(), usize::from(mine) + usize::from(theirs));
+            assert!(filter.len() <= 2);
+        });
+    }
+
+    /// Two threads insert the same key: it is present, at least one insert
+    /// reports it new (one of them sets its first clear bit), and it is
+    /// counted at most twice (min(threads, k)).
+    #[test]
+    fn loom_racing_inserts_of_one_key() {
+        loom::model(|| {
+            let filter = Arc::new(tiny());
+            let other = Arc::clone(&filter);
+            let thread = loom::thread::spawn(move || other.insert(&7u64));
+            let mine = filter.insert(&7u64);
+            let theirs = thread.join().unwrap();
+            assert!(filter.contains(&7u64));
+            assert!(mine || theirs);
+            assert_eq!(filter.len(), usize::from(mine) + usize::from(theirs));
+        });
+    }
+}

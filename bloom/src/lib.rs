@@ -1,9 +1,19 @@
 #![doc = include_str!("../README.md")]
-#![forbid(unsafe_code)]
+// `unsafe` only in `arch`, for CPU-specific instructions; each block there
+// states why it is sound.
+#![deny(unsafe_code)]
 
+mod arch;
+mod atomic;
+mod blocked;
+mod blocks;
 mod sizing;
 mod standard;
 
+pub use atomic::AtomicBloomFilter;
+pub use blocked::{
+    BLOCK_BITS, BlockedBloomBuilder, BlockedBloomConfig, BlockedBloomFilter, Kernel,
+};
 pub use filterlab_core::{
     Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Merge, Persist, ViaHash,
 };

@@ -56,6 +56,13 @@ pub enum HashChoice {
         /// The real-valued optimum for the rounded array.
         optimum: f64,
     },
+    /// The k with the lowest exact FPP, searched from `approximate`, the
+    /// best k under the blocked filter's independent-bits approximation
+    /// (Putze et al.); well below (m/n)·ln 2 at many bits per item.
+    Blocked {
+        /// The best k of the approximation.
+        approximate: u32,
+    },
     /// Given explicitly by the caller.
     Explicit,
 }
@@ -95,6 +102,9 @@ pub struct BloomSizing {
     pub hash_choice: HashChoice,
     /// Whether the array was rounded up to a power of two.
     pub power_of_two: bool,
+    /// The array is a whole number of these: 64-bit words for
+    /// `BloomFilter`, 512-bit blocks for `BlockedBloomFilter`.
+    pub unit_bits: u64,
     /// The filter's exact FPP after `expected_items` distinct inserts.
     pub fpp_at_capacity: f64,
     /// The textbook (independent-bits) FPP at the same load, for comparison.
@@ -146,15 +156,15 @@ impl fmt::Display for BloomSizing {
             None => writeln!(f, "  target FPP          (none: explicit size)")?,
         }
         writeln!(f, "  bits requested      {:.0}", self.requested_bits.ceil())?;
-        let rounding = if self.power_of_two {
-            " (rounded up to a power of two)"
-        } else {
-            " (smallest whole-word size meeting the target exactly)"
-        };
-        let rounding = if self.target_fpp.is_some() {
-            rounding
-        } else {
-            ""
+        let rounding = match (self.target_fpp, self.power_of_two, self.unit_bits) {
+            (None, _, _) => String::new(),
+            (Some(_), true, _) => " (rounded up to a power of two)".to_owned(),
+            (Some(_), false, 64) => {
+                " (smallest whole-word size meeting the target exactly)".to_owned()
+            }
+            (Some(_), false, unit) => {
+                format!(" (smallest number of {unit}-bit blocks meeting the target exactly)")
+            }
         };
         writeln!(f, "  bits allocated      {}{rounding}", self.num_bits)?;
         writeln!(
@@ -169,6 +179,9 @@ impl fmt::Display for BloomSizing {
             }
             HashChoice::SmallestMeetingTarget { optimum } => format!(
                 "smallest k meeting the target with this array (optimum {optimum:.2}); fewer probes per lookup"
+            ),
+            HashChoice::Blocked { approximate } => format!(
+                "lowest exact FPP for blocks, searched from the approximation's best k = {approximate}"
             ),
             HashChoice::Explicit => "given explicitly".to_owned(),
         };
@@ -205,6 +218,9 @@ pub(crate) struct SizingProblem<'a> {
     pub(crate) max_bits: u64,
     /// The exact FPP of (bits, hashes) at `items`.
     pub(crate) fpp_of: &'a dyn Fn(u64, u32) -> f64,
+    /// Where to start looking for the best k for a number of bits; `None`
+    /// for the standard filter's optimum (m/n)·ln 2.
+    pub(crate) hashes_near: Option<&'a dyn Fn(u64) -> u32>,
 }
 
 impl SizingProblem<'_> {
@@ -222,12 +238,20 @@ impl SizingProblem<'_> {
     }
 
     /// The k near the optimum for `bits` with the lowest exact FPP.
+    ///
+    /// Searches ± 2 around the starting point ([`hashes_near`](Self::hashes_near),
+    /// by default (m/n)·ln 2) and follows the slope beyond that window when
+    /// the best k lies on its edge.
     pub(crate) fn best_hashes(&self, bits: u64) -> (u32, f64) {
-        let optimum = bits as f64 / self.items as f64 * LN_2;
-        let center = optimum.round().clamp(1.0, f64::from(MAX_HASHES)) as u32;
+        let center = if let Some(near) = self.hashes_near {
+            near(bits).clamp(1, MAX_HASHES)
+        } else {
+            let optimum = bits as f64 / self.items as f64 * LN_2;
+            optimum.round().clamp(1.0, f64::from(MAX_HASHES)) as u32
+        };
         let low = center.saturating_sub(2).max(1);
         let high = (center + 2).min(MAX_HASHES);
-        (low..=high).map(|k| (k, (self.fpp_of)(bits, k))).fold(
+        let mut best = (low..=high).map(|k| (k, (self.fpp_of)(bits, k))).fold(
             (center, f64::INFINITY),
             |best, candidate| {
                 if candidate.1 < best.1 {
@@ -236,7 +260,22 @@ impl SizingProblem<'_> {
                     best
                 }
             },
-        )
+        );
+        let beyond: Vec<u32> = if best.0 == low {
+            (1..low).rev().collect()
+        } else if best.0 == high {
+            (high + 1..=MAX_HASHES).collect()
+        } else {
+            Vec::new()
+        };
+        for k in beyond {
+            let fpp = (self.fpp_of)(bits, k);
+            if fpp >= best.1 {
+                break;
+            }
+            best = (k, fpp);
+        }
+        best
     }
 
     /// The smallest whole-unit array (and its best k) whose exact FPP meets the target.

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::io::{Read, Write};
+use std::sync::atomic::Ordering;
 
 use filterlab_core::format::{FrameReader, FrameWriter, Header};
 use filterlab_core::memory::{DEFAULT_MEMORY_LIMIT, check_memory, zeroed_words};
@@ -12,6 +13,9 @@ use filterlab_core::{
     Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Merge, Persist, Probes,
 };
 
+use crate::AtomicBloomFilter;
+use crate::arch::prefetch;
+use crate::atomic::AtomicU64;
 use crate::sizing::{BloomSizing, HashChoice, SizingProblem, check_fpp, check_hashes, check_items};
 
 /// Everything that decides which bits a key sets: two filters with equal
@@ -53,13 +57,14 @@ pub struct BloomConfig {
 /// ```
 #[derive(Clone)]
 pub struct BloomFilter {
-    bits: Vec<u64>,
-    num_bits: u64,
-    num_hashes: u32,
-    hasher: KeyHasher,
-    len: u64,
-    capacity: u64,
-    target_fpp: Option<f64>,
+    // Crate-visible for the in-place conversion to `AtomicBloomFilter`.
+    pub(crate) bits: Vec<u64>,
+    pub(crate) num_bits: u64,
+    pub(crate) num_hashes: u32,
+    pub(crate) hasher: KeyHasher,
+    pub(crate) len: u64,
+    pub(crate) capacity: u64,
+    pub(crate) target_fpp: Option<f64>,
 }
 
 /// How a [`BloomBuilder`] sizes the array.
@@ -150,6 +155,7 @@ impl BloomBuilder {
             unit_bits: 64,
             max_bits,
             fpp_of: &fpp_of,
+            hashes_near: None,
         };
         let (mut bits, mut k, mut achieved) = problem.smallest()?;
         let mut choice = HashChoice::Optimal {
@@ -178,6 +184,7 @@ impl BloomBuilder {
             num_hashes: k,
             hash_choice: choice,
             power_of_two: self.power_of_two,
+            unit_bits: 64,
             fpp_at_capacity: achieved,
             fpp_classic: bloom_fpp_classic(bits, k, items),
             hash_bits_needed: problem.hash_bits_needed(),
@@ -217,6 +224,7 @@ impl BloomBuilder {
                     unit_bits: 1,
                     max_bits,
                     fpp_of: &fpp_of,
+                    hashes_near: None,
                 };
                 let optimum = bits as f64 / items as f64 * std::f64::consts::LN_2;
                 (problem.best_hashes(bits).0, HashChoice::Optimal { optimum })
@@ -241,6 +249,7 @@ impl BloomBuilder {
             num_hashes: k,
             hash_choice: choice,
             power_of_two: self.power_of_two,
+            unit_bits: 64,
             fpp_at_capacity: achieved,
             fpp_classic: bloom_fpp_classic(bits, k, items),
             hash_bits_needed: filterlab_core::theory::hash_bits_needed(items, achieved),
@@ -271,6 +280,16 @@ impl BloomBuilder {
     pub fn build(&self) -> Result<BloomFilter, Error> {
         let sizing = self.sizing()?;
         BloomFilter::from_sizing(&sizing, self.hasher)
+    }
+
+    /// Allocates the filter as an [`AtomicBloomFilter`], for inserting from
+    /// many threads.
+    ///
+    /// # Errors
+    ///
+    /// As [`build`](Self::build).
+    pub fn build_atomic(&self) -> Result<AtomicBloomFilter, Error> {
+        self.build().map(BloomFilter::into_atomic)
     }
 }
 
@@ -339,21 +358,39 @@ impl BloomFilter {
         new
     }
 
-    /// Adds every key; returns how many were new.
+    /// Adds every key, hashing them in batches and prefetching the bits of
+    /// the keys ahead; returns how many were new.
     pub fn extend<I>(&mut self, keys: I) -> usize
     where
         I: IntoIterator,
         I::Item: Key,
     {
-        keys.into_iter()
-            .map(|key| usize::from(self.insert(&key)))
-            .sum()
+        let hasher = self.hasher;
+        for_each_batch(keys, &hasher, |hashes| self.insert_batch(hashes))
+    }
+
+    fn insert_batch(&mut self, hashes: &[u64]) -> usize {
+        let prefetching = self.bits.len() >= PREFETCH_MIN_WORDS;
+        let mut new = 0;
+        for (i, &hash) in hashes.iter().enumerate() {
+            if let Some(&ahead) = hashes.get(i + PREFETCH_AHEAD).filter(|_| prefetching) {
+                prefetch_probes(&self.bits, self.num_bits, self.num_hashes, ahead);
+            }
+            new += usize::from(self.insert_hash(hash));
+        }
+        new
     }
 
     /// Whether a pre-hashed key may be present.
     #[inline]
     fn probe(&self, hash: u64) -> bool {
         all_bits_set(&self.bits, self.num_bits, self.num_hashes, hash)
+    }
+
+    /// Converts into an [`AtomicBloomFilter`] in place: the bit array's
+    /// allocation is reused (on 64-bit targets), not copied.
+    pub fn into_atomic(self) -> AtomicBloomFilter {
+        AtomicBloomFilter::from(self)
     }
 
     /// Bits in the array.
@@ -433,24 +470,92 @@ impl BloomFilter {
     }
 }
 
-/// Sets the key's k bits; whether any was clear. A free function over a
-/// slice so the compiler knows the bit array aliases nothing else and keeps
-/// the sizes in registers across the stores.
+/// Keys hashed per batch by `extend`.
+pub(crate) const BATCH: usize = 256;
+
+/// Keys ahead of the one being processed whose bits a batched operation
+/// prefetches. Measured on a 256 MiB filter at 10 bits/key (k = 7), with
+/// all k words prefetched: 8 beats 4, 16 and 32 (each key already has k
+/// lines in flight).
+pub(crate) const PREFETCH_AHEAD: usize = 8;
+
+/// Hashes `keys` in batches of [`BATCH`] and hands each batch to `insert`;
+/// the sum of what it returns.
+pub(crate) fn for_each_batch<I>(
+    keys: I,
+    hasher: &KeyHasher,
+    mut insert: impl FnMut(&[u64]) -> usize,
+) -> usize
+where
+    I: IntoIterator,
+    I::Item: Key,
+{
+    let mut hashes = Vec::with_capacity(BATCH);
+    let mut keys = keys.into_iter().peekable();
+    let mut total = 0;
+    while keys.peek().is_some() {
+        hashes.clear();
+        hashes.extend(keys.by_ref().take(BATCH).map(|key| hasher.hash(&key)));
+        total += insert(&hashes);
+    }
+    total
+}
+
+/// A word of a bit array as the lookup reads it: a plain `u64`, or an
+/// `AtomicU64` shared with inserting threads (a relaxed load, the same
+/// instruction as a plain one on common targets).
+pub(crate) trait Word {
+    /// The word's current value.
+    fn get(&self) -> u64;
+}
+
+impl Word for u64 {
+    #[inline]
+    fn get(&self) -> u64 {
+        *self
+    }
+}
+
+impl Word for AtomicU64 {
+    #[inline]
+    fn get(&self) -> u64 {
+        self.load(Ordering::Relaxed)
+    }
+}
+
+/// Calls `set(word, mask)` for each of the key's k probes (the word index
+/// and the probe's bit in it); whether any call reported a clear bit. The
+/// one probe loop behind plain and atomic inserts.
 #[inline]
-fn set_bits(bits: &mut [u64], num_bits: u64, num_hashes: u32, hash: u64) -> bool {
+pub(crate) fn set_bits_with(
+    num_bits: u64,
+    num_hashes: u32,
+    hash: u64,
+    mut set: impl FnMut(usize, u64) -> bool,
+) -> bool {
     let mut probes = Probes::new(hash, num_bits);
     let mut new = false;
     // A count-down loop compiles to one fused decrement-and-branch per probe.
     let mut remaining = num_hashes;
     while remaining != 0 {
         let index = probes.next_index();
-        let word = &mut bits[(index >> 6) as usize];
-        let mask = 1u64 << (index & 63);
-        new |= *word & mask == 0;
-        *word |= mask;
+        new |= set((index >> 6) as usize, 1 << (index & 63));
         remaining -= 1;
     }
     new
+}
+
+/// Sets the key's k bits; whether any was clear. A free function over a
+/// slice so the compiler knows the bit array aliases nothing else and keeps
+/// the sizes in registers across the stores.
+#[inline]
+fn set_bits(bits: &mut [u64], num_bits: u64, num_hashes: u32, hash: u64) -> bool {
+    set_bits_with(num_bits, num_hashes, hash, |word, mask| {
+        let word = &mut bits[word];
+        let clear = *word & mask == 0;
+        *word |= mask;
+        clear
+    })
 }
 
 /// Whether all of the key's k bits are set.
@@ -461,10 +566,10 @@ fn set_bits(bits: &mut [u64], num_bits: u64, num_hashes: u32, hash: u64) -> bool
 /// accesses, where a branch per probe mispredicts on almost every negative
 /// lookup. Measured here at 10M keys: negative lookups about 1.8x faster.
 #[inline]
-fn all_bits_set(bits: &[u64], num_bits: u64, num_hashes: u32, hash: u64) -> bool {
-    let bit = |index: u64| (bits[(index >> 6) as usize] >> (index & 63)) & 1;
+pub(crate) fn all_bits_set<W: Word>(bits: &[W], num_bits: u64, num_hashes: u32, hash: u64) -> bool {
+    let bit = |index: u64| (bits[(index >> 6) as usize].get() >> (index & 63)) & 1;
     let mut probes = Probes::new(hash, num_bits);
-    let head = num_hashes.min(3);
+    let head = num_hashes.min(BRANCH_FREE_PROBES);
     let mut all = 1;
     for _ in 0..head {
         all &= bit(probes.next_index());
@@ -482,6 +587,44 @@ fn all_bits_set(bits: &[u64], num_bits: u64, num_hashes: u32, hash: u64) -> bool
     true
 }
 
+/// Probes tested without a branch between them by [`all_bits_set`].
+const BRANCH_FREE_PROBES: u32 = 3;
+
+/// Prefetches the words of the key's first `count` probes.
+#[inline]
+pub(crate) fn prefetch_probes<W>(bits: &[W], num_bits: u64, count: u32, hash: u64) {
+    let mut probes = Probes::new(hash, num_bits);
+    for _ in 0..count {
+        prefetch(&bits[(probes.next_index() >> 6) as usize]);
+    }
+}
+
+/// Batched lookup: while testing key i, prefetches all k words of key
+/// i + [`PREFETCH_AHEAD`]. (Prefetching only the branch-free head, which is
+/// all most negative lookups read, left positive lookups on a 256 MiB filter
+/// at the one-by-one speed: 84 ns against 38 ns per key, for a 5% gain on
+/// negative ones.)
+pub(crate) fn contains_batch<W: Word>(
+    bits: &[W],
+    num_bits: u64,
+    num_hashes: u32,
+    hashes: &[u64],
+    found: &mut [bool],
+) {
+    let prefetching = bits.len() >= PREFETCH_MIN_WORDS;
+    for (i, (answer, &hash)) in found.iter_mut().zip(hashes).enumerate() {
+        if let Some(&ahead) = hashes.get(i + PREFETCH_AHEAD).filter(|_| prefetching) {
+            prefetch_probes(bits, num_bits, num_hashes, ahead);
+        }
+        *answer = all_bits_set(bits, num_bits, num_hashes, hash);
+    }
+}
+
+/// Arrays smaller than this (1 MiB) stay in cache: prefetching their k words
+/// per key only adds instructions (measured at 100,000 keys, 10 bits/key:
+/// batched lookups 9.5 ns with it, 7.0 ns one by one).
+pub(crate) const PREFETCH_MIN_WORDS: usize = 1 << 17;
+
 impl Filter for BloomFilter {
     fn hasher(&self) -> &KeyHasher {
         &self.hasher
@@ -496,6 +639,17 @@ impl Filter for BloomFilter {
     #[inline]
     fn contains_hash(&self, hash: u64) -> bool {
         self.probe(hash)
+    }
+
+    /// Inserts with the bits of the keys ahead prefetched.
+    fn insert_hashes(&mut self, hashes: &[u64]) -> Result<usize, Error> {
+        Ok(self.insert_batch(hashes))
+    }
+
+    /// Looks up with the first bits of the keys ahead prefetched, so that
+    /// their memory accesses overlap.
+    fn contains_hashes(&self, hashes: &[u64], found: &mut [bool]) {
+        contains_batch(&self.bits, self.num_bits, self.num_hashes, hashes, found);
     }
 
     fn len(&self) -> usize {
@@ -576,6 +730,29 @@ impl fmt::Debug for BloomFilter {
 /// Header parameters, in order.
 const PARAM_NAMES: [&str; 4] = ["num_bits", "num_hashes", "capacity", "target_fpp"];
 
+impl BloomFilter {
+    /// The header of a filter of this configuration, with a zero counter;
+    /// shared with `AtomicBloomFilter`, which writes the same format.
+    pub(crate) fn header_for(
+        config: &BloomConfig,
+        capacity: u64,
+        target_fpp: Option<f64>,
+    ) -> Header {
+        Header {
+            kind: FilterKind::Bloom,
+            hasher: config.hasher,
+            items: 0,
+            params: vec![
+                config.num_bits,
+                u64::from(config.num_hashes),
+                capacity,
+                target_fpp.map_or(0, f64::to_bits),
+            ],
+            payload_len: config.num_bits.div_ceil(64) * 8,
+        }
+    }
+}
+
 impl Persist for BloomFilter {
     type Config = BloomConfig;
     const KIND: FilterKind = FilterKind::Bloom;
@@ -585,18 +762,9 @@ impl Persist for BloomFilter {
     }
 
     fn header(&self) -> Header {
-        Header {
-            kind: FilterKind::Bloom,
-            hasher: self.hasher,
-            items: self.len,
-            params: vec![
-                self.num_bits,
-                u64::from(self.num_hashes),
-                self.capacity,
-                self.target_fpp.map_or(0, f64::to_bits),
-            ],
-            payload_len: self.bits.len() as u64 * 8,
-        }
+        let mut header = BloomFilter::header_for(&self.config(), self.capacity, self.target_fpp);
+        header.items = self.len;
+        header
     }
 
     fn write_payload<W: Write>(&self, out: &mut FrameWriter<W>) -> Result<(), Error> {

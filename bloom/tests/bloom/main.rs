@@ -1,3 +1,160 @@
-//! Integration tests of filterlab-bloom, one module per filter type.
+//! Integration tests of filterlab-bloom, one module per filter type, and the
+//! statistical check they share.
 
+mod atomic;
+mod blocked;
 mod standard;
+
+use filterlab_bloom::{AtomicBloomFilter, BlockedBloomFilter, BloomFilter, Filter};
+use filterlab_core::testing::{count_false_positives, insert_key};
+use filterlab_core::theory::wilson_interval;
+
+/// What the FPP check needs beyond [`Filter`]: the filter's own theory.
+pub(crate) trait Theory: Filter {
+    /// The exact FPP of this configuration after `items` distinct inserts.
+    fn theoretical_fpp(&self, items: u64) -> f64;
+    /// Size and probes, for messages.
+    fn shape(&self) -> String;
+}
+
+impl Theory for BloomFilter {
+    fn theoretical_fpp(&self, items: u64) -> f64 {
+        BloomFilter::theoretical_fpp(self, items)
+    }
+    fn shape(&self) -> String {
+        format!("m={} k={}", self.num_bits(), self.num_hashes())
+    }
+}
+
+impl Theory for BlockedBloomFilter {
+    fn theoretical_fpp(&self, items: u64) -> f64 {
+        BlockedBloomFilter::theoretical_fpp(self, items)
+    }
+    fn shape(&self) -> String {
+        format!(
+            "blocks={} k={} kernel={:?}",
+            self.num_blocks(),
+            self.num_hashes(),
+            self.kernel()
+        )
+    }
+}
+
+impl Theory for AtomicBloomFilter {
+    fn theoretical_fpp(&self, items: u64) -> f64 {
+        AtomicBloomFilter::theoretical_fpp(self, items)
+    }
+    fn shape(&self) -> String {
+        format!("atomic m={} k={}", self.num_bits(), self.num_hashes())
+    }
+}
+
+/// Clears `filter` and inserts the `seed`-th stream of `items` keys.
+pub(crate) fn fill<F: Filter>(filter: &mut F, seed: u64, items: u64) {
+    filter.clear();
+    let hasher = *filter.hasher();
+    for i in 0..items {
+        filter
+            .insert_hash(hasher.hash(&insert_key(seed, i)))
+            .expect("a Bloom filter never refuses a key");
+    }
+}
+
+/// Measures the FPP of independently keyed instances of one configuration
+/// at `items` items and checks it against the filter's exact theory.
+///
+/// The Wilson interval covers query sampling only, so the number of
+/// instances is chosen to make the variation between filters negligible
+/// beside it (about 4e5 inserted keys in all); the mean FPP conditional on
+/// each instance's fill ([`Filter::expected_fpp`], exact for an instance)
+/// is checked against the same interval. With a `target`, the sizing must
+/// meet it and the measurement must not exceed it beyond the interval.
+pub(crate) fn check_fpp_against_theory<F: Theory>(
+    filter: &mut F,
+    items: u64,
+    target: Option<f64>,
+    seed: u64,
+) {
+    let exact = filter.theoretical_fpp(items);
+    let instances = (400_000 / items).max(1);
+    let queries_each = ((1000.0 / exact) as u64).div_ceil(instances);
+    let (mut false_positives, mut conditional) = (0, 0.0);
+    for instance in 0..instances {
+        let instance_seed = seed ^ (instance << 32);
+        fill(filter, instance_seed, items);
+        conditional += filter.expected_fpp();
+        false_positives += count_false_positives(filter, instance_seed, queries_each);
+    }
+    let queries = instances * queries_each;
+    let conditional = conditional / instances as f64;
+    let empirical = false_positives as f64 / queries as f64;
+    let (low, high) = wilson_interval(false_positives, queries, 0.999);
+    let context = format!(
+        "n={items} p={target:?} {} instances={instances}: empirical {empirical:.4e} \
+         in [{low:.4e}, {high:.4e}], exact {exact:.4e}, conditional {conditional:.4e}",
+        filter.shape()
+    );
+    println!("{context}");
+    assert!(
+        low <= exact && exact <= high,
+        "exact theory outside the interval: {context}"
+    );
+    assert!(
+        low <= conditional && conditional <= high,
+        "fill-conditional FPP outside the interval: {context}"
+    );
+    if let Some(target) = target {
+        assert!(
+            low <= target,
+            "empirical FPP above the target beyond the interval: {context}"
+        );
+        assert!(
+            exact <= target,
+            "sizing does not meet the target: {context}"
+        );
+    }
+}
+
+/// Batched operations (prefetching on arrays of a few MiB) answer exactly
+/// as one-by-one ones: the same new-key counts, the same lookups.
+pub(crate) fn check_batches_agree<F: Filter + Clone>(mut filter: F) {
+    let keys: Vec<u64> = (0..200_000).map(|i| insert_key(77, i)).collect();
+    let mut one_by_one = filter.clone();
+    let hasher = *filter.hasher();
+    let hashes: Vec<u64> = keys.iter().map(|key| hasher.hash(key)).collect();
+    let new = filter.insert_hashes(&hashes).unwrap();
+    let single: usize = hashes
+        .iter()
+        .map(|&hash| usize::from(one_by_one.insert_hash(hash).unwrap()))
+        .sum();
+    assert_eq!(new, single);
+    assert_eq!(filter.len(), one_by_one.len());
+    assert!(filter.contains_many(&keys).iter().all(|&hit| hit));
+    let probes: Vec<u64> = (0..200_000)
+        .map(|i| filterlab_core::testing::query_key(77, i))
+        .collect();
+    let batched = filter.contains_many(&probes);
+    let single: Vec<bool> = probes.iter().map(|key| one_by_one.contains(key)).collect();
+    assert_eq!(batched, single);
+}
+
+#[test]
+fn batches_agree_with_single_operations() {
+    // 16 Mbit = 2 MiB: above the size where batches start prefetching.
+    let bits = 1 << 24;
+    let standard = BloomFilter::with_bits(bits).hashes(7).build().unwrap();
+    check_batches_agree(standard.clone());
+    check_batches_agree(standard.into_atomic());
+    for kernel in [
+        filterlab_bloom::Kernel::Scalar,
+        filterlab_bloom::Kernel::detect(),
+    ] {
+        check_batches_agree(
+            BlockedBloomFilter::with_bits(bits)
+                .hashes(6)
+                .kernel(kernel)
+                .build()
+                .unwrap(),
+        );
+    }
+}

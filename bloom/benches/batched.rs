@@ -1,0 +1,111 @@
+//! Batched lookups (`contains_many`: hash a batch, prefetch the lines of the
+//! keys ahead, probe) against one-by-one lookups, in a blocked and a
+//! standard Bloom filter of 256 MiB at 10 bits/key, beside what bounds them:
+//! independent random reads of a 256 MiB array, in the same run.
+//!
+//! `cargo bench -p filterlab-bloom --bench batched` (building the filters
+//! takes about a minute: 215 million keys each).
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use filterlab_bloom::{BlockedBloomFilter, BloomFilter, Filter};
+use filterlab_core::testing::{insert_key, query_key};
+use filterlab_core::{mix64, reduce};
+
+const LOOKUPS: u64 = 1_000_000;
+
+/// Keys making a 10 bits/key filter of at least 256 MiB (2^31 bits).
+const BIG_ITEMS: u64 = (1 << 31) / 10 + 1;
+
+/// Batched lookups in filters far larger than the caches, beside the cost
+/// that bounds them: independent random reads of an array of the same size.
+fn batched_vs_random_reads(c: &mut Criterion) {
+    let mut group = c.benchmark_group("batched");
+    group.throughput(Throughput::Elements(LOOKUPS));
+    let absent: Vec<u64> = (0..LOOKUPS).map(|i| query_key(9, i)).collect();
+    let present: Vec<u64> = (0..LOOKUPS)
+        .map(|i| insert_key(9, i * (BIG_ITEMS / LOOKUPS)))
+        .collect();
+
+    // The baseline: 256 MiB of words, written so that every page is real
+    // (a zeroed allocation would map one shared zero page), read at
+    // precomputed random indexes that do not depend on each other.
+    let words = 1usize << 25;
+    let array: Vec<u64> = (0..words as u64).map(mix64).collect();
+    let indexes: Vec<usize> = (0..LOOKUPS)
+        .map(|i| reduce(mix64(i ^ 0x5eed), words as u64) as usize)
+        .collect();
+    group.bench_function("random_read/256MiB", |b| {
+        b.iter(|| {
+            indexes
+                .iter()
+                .map(|&i| array[black_box(i)])
+                .fold(0u64, u64::wrapping_add)
+        });
+    });
+    drop(array);
+
+    let keys = || (0..BIG_ITEMS).map(|i| insert_key(9, i));
+    let mut blocked = BlockedBloomFilter::with_bits(10 * BIG_ITEMS)
+        .expected_items(BIG_ITEMS)
+        .seed(9)
+        .build()
+        .unwrap();
+    blocked.extend(keys());
+    let mut standard = BloomFilter::with_bits(10 * BIG_ITEMS)
+        .expected_items(BIG_ITEMS)
+        .seed(9)
+        .build()
+        .unwrap();
+    standard.extend(keys());
+    for (name, filter) in [
+        ("blocked", &blocked as &dyn BigFilter),
+        ("standard", &standard as &dyn BigFilter),
+    ] {
+        eprintln!(
+            "batched/{name}: {} MiB, {} keys",
+            filter.bytes() >> 20,
+            BIG_ITEMS
+        );
+        for (kind, keys) in [("negative", &absent), ("positive", &present)] {
+            group.bench_function(format!("{name}/one_by_one/{kind}"), |b| {
+                b.iter(|| filter.count_one_by_one(black_box(keys)));
+            });
+            group.bench_function(format!("{name}/contains_many/{kind}"), |b| {
+                b.iter(|| filter.count_batched(black_box(keys)));
+            });
+        }
+    }
+    group.finish();
+}
+
+/// The two ways of looking up many keys, for the filters of the batched group.
+trait BigFilter {
+    fn bytes(&self) -> usize;
+    fn count_one_by_one(&self, keys: &[u64]) -> usize;
+    fn count_batched(&self, keys: &[u64]) -> usize;
+}
+
+impl<F: Filter> BigFilter for F {
+    fn bytes(&self) -> usize {
+        self.memory_usage()
+    }
+    fn count_one_by_one(&self, keys: &[u64]) -> usize {
+        keys.iter().filter(|&key| self.contains(key)).count()
+    }
+    fn count_batched(&self, keys: &[u64]) -> usize {
+        self.contains_many(keys).iter().filter(|&&hit| hit).count()
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    targets = batched_vs_random_reads
+}
+criterion_main!(benches);

@@ -271,7 +271,7 @@ pub fn decision_guide(measured: &Measurements) -> String {
         &facts,
         "Inserts from several threads",
         |c| c.concurrent,
-        "No filterlab filter takes concurrent inserts yet (AtomicBloomFilter is planned).",
+        "No filterlab filter takes concurrent inserts.",
     ));
     rows.push([
         "Billions of items or a tiny p".to_owned(),

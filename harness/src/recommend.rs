@@ -148,10 +148,15 @@ fn ranking(request: &Request, suitable: &[&Candidate]) -> String {
                 .memory
                 .is_none_or(|budget| sizing.memory_bytes <= budget)
         });
-    ranked.sort_by_key(|(_, sizing)| sizing.memory_bytes);
+    // A concurrent filter pays for atomic inserts; rank it after the others
+    // unless concurrent inserts were asked for.
+    let needless_atomics = |entry: &Entry| entry.capabilities.concurrent && !request.concurrent;
+    ranked.sort_by_key(|(entry, sizing)| (needless_atomics(entry), sizing.memory_bytes));
     let measured = MeasuredSpeed::load(&request.report);
     for (rank, (entry, sizing)) in ranked.iter().enumerate() {
-        let why = if rank == 0 {
+        let why = if needless_atomics(entry) {
+            "atomic inserts from several threads, not asked for here (--concurrent)".to_owned()
+        } else if rank == 0 {
             "fewest bytes meeting the target".to_owned()
         } else {
             let first = &ranked[0].1;

@@ -9,7 +9,9 @@
 use std::f64::consts::LN_2;
 use std::fmt::{self, Write as _};
 
-use filterlab_bloom::{BloomFilter, BloomSizing, HashChoice};
+use filterlab_bloom::{
+    AtomicBloomFilter, BlockedBloomFilter, BloomFilter, BloomSizing, HashChoice,
+};
 
 use crate::Error;
 use crate::peers::{
@@ -208,6 +210,27 @@ impl Entry {
     }
 }
 
+/// The standard Bloom filter's sizing (plain and atomic alike).
+const BLOOM_SIZER: Sizer = Sizer {
+    for_target: |n, p| Ok(BloomFilter::params(n, p)?.into()),
+    within_memory: |n, bytes| {
+        Ok(BloomFilter::with_bits(bytes.saturating_mul(8))
+            .expected_items(n)
+            .sizing()?
+            .into())
+    },
+};
+
+/// A blocked filter's lookup touches one cache line, whatever k.
+fn one_block(mut sizing: Sizing) -> Sizing {
+    sizing.memory_accesses = 1;
+    sizing.lookup_cost = sizing
+        .lookup_cost
+        .replace("probes", "probes inside one 64-byte block")
+        .replace(", each a random cache line", "");
+    sizing
+}
+
 /// The standard Bloom filter's optimum: −ln p / ln²2 bits per item.
 const BLOOM_SPACE: SpaceFormula = SpaceFormula {
     label: "−ln p / ln²2 = 1.44·log2(1/p)",
@@ -241,15 +264,7 @@ pub fn filterlab_entries() -> Vec<Entry> {
                 )
             }),
             space: Some(BLOOM_SPACE),
-            sizer: Some(Sizer {
-                for_target: |n, p| Ok(BloomFilter::params(n, p)?.into()),
-                within_memory: |n, bytes| {
-                    Ok(BloomFilter::with_bits(bytes.saturating_mul(8))
-                        .expected_items(n)
-                        .sizing()?
-                        .into())
-                },
-            }),
+            sizer: Some(BLOOM_SIZER),
         },
         Entry {
             name: "BloomFilter-pow2",
@@ -286,14 +301,55 @@ pub fn filterlab_entries() -> Vec<Entry> {
                 },
             }),
         },
-        // BlockedBloomFilter and AtomicBloomFilter (filterlab-bloom) go here,
-        // one entry each, like BloomFilter's: their builder in `build`
-        // wrapped as `FilterlabSubject::new(filter, Type::theoretical_fpp)`,
-        // `Capabilities { concurrent: true, ..Capabilities::DYNAMIC }` for the
-        // atomic one, and their sizing (`impl From<TheirSizing> for Sizing`
-        // when it is not a `BloomSizing`). CountingBloomFilter, CuckooFilter
-        // and ScalableBloomFilter join the same way with `.removable()` /
-        // `grows: true`.
+        Entry {
+            name: "BlockedBloomFilter",
+            origin: Origin::Filterlab,
+            about: "blocked Bloom filter: k probes inside one 512-bit block per key, sized by the blocked FPP formula",
+            capabilities: Capabilities::DYNAMIC,
+            build: Build::Empty(|w| {
+                let filter = BlockedBloomFilter::with_fpp(w.fpp)
+                    .expected_items(w.items)
+                    .seed(w.seed)
+                    .build()?;
+                Ok(FilterlabSubject::new(filter, BlockedBloomFilter::theoretical_fpp).boxed())
+            }),
+            space: Some(SpaceFormula {
+                label: "smallest whole-block array whose blocked FPP (Putze et al.) meets p",
+                bits_per_item: |n, p| {
+                    BlockedBloomFilter::params(n, p).map_or(f64::NAN, |s| s.bits_per_item())
+                },
+            }),
+            sizer: Some(Sizer {
+                for_target: |n, p| Ok(one_block(BlockedBloomFilter::params(n, p)?.into())),
+                within_memory: |n, bytes| {
+                    let sizing = BlockedBloomFilter::with_bits(bytes.saturating_mul(8))
+                        .expected_items(n)
+                        .sizing()?;
+                    Ok(one_block(sizing.into()))
+                },
+            }),
+        },
+        Entry {
+            name: "AtomicBloomFilter",
+            origin: Origin::Filterlab,
+            about: "BloomFilter whose inserts take &self (atomic fetch_or), for several threads",
+            capabilities: Capabilities {
+                concurrent: true,
+                ..Capabilities::DYNAMIC
+            },
+            build: Build::Empty(|w| {
+                Ok(FilterlabSubject::new(
+                    bloom(w, false).build_atomic()?,
+                    AtomicBloomFilter::theoretical_fpp,
+                )
+                .boxed())
+            }),
+            space: Some(BLOOM_SPACE),
+            sizer: Some(BLOOM_SIZER),
+        },
+        // CountingBloomFilter, CuckooFilter and ScalableBloomFilter join the
+        // same way, with `.removable()` on the subject and `removable: true`
+        // or `grows: true` in the capabilities.
     ]
 }
 

@@ -453,9 +453,17 @@ fn capability_row(
     let candidates = facts.entries(wanted);
     let reference = nearest(&facts.measured.config.accuracy_fpps, 1e-2);
     if let Some(ours) = candidates.iter().find(|e| e.is_filterlab()) {
-        let why = reference
+        let mut why = reference
             .and_then(|p| facts.accuracy(ours.name, p))
             .map_or_else(|| ours.about.to_owned(), describe_row);
+        if let Some(shared) =
+            facts.speed_text(ours.name, "insert_concurrent", "; inserts from all cores")
+        {
+            why.push_str(&shared);
+            if let Some(single) = facts.speed_text(ours.name, "insert", ", from one thread") {
+                why.push_str(&single);
+            }
+        }
         return [
             need.to_owned(),
             format!("**{}**", ours.name),

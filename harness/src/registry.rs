@@ -342,6 +342,7 @@ pub fn filterlab_entries() -> Vec<Entry> {
                     bloom(w, false).build_atomic()?,
                     AtomicBloomFilter::theoretical_fpp,
                 )
+                .concurrent()
                 .boxed())
             }),
             space: Some(BLOOM_SPACE),

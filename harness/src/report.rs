@@ -830,6 +830,10 @@ fn speed_section(measured: &Measurements, speed: &SpeedResults) -> String {
             "Insert (build for static filters)",
             &["insert", "build"][..],
         ),
+        (
+            "Insert from all cores into one shared filter (wall-clock per key)",
+            &["insert_concurrent"][..],
+        ),
         ("Positive lookup", &["lookup_positive"][..]),
         ("Negative lookup", &["lookup_negative"][..]),
         ("Remove", &["remove"][..]),

@@ -24,8 +24,9 @@ pub struct SpeedRow {
     pub filter: String,
     /// "filterlab" or "peer".
     pub origin: String,
-    /// "insert", "build" (static filters: construction per key),
-    /// "lookup_positive", "lookup_negative" or "remove".
+    /// "insert", "insert_concurrent" (all cores inserting into one shared
+    /// filter; wall-clock ns per key), "build" (static filters: construction
+    /// per key), "lookup_positive", "lookup_negative" or "remove".
     pub op: String,
     /// Items in the filter.
     pub n: u64,
@@ -42,13 +43,19 @@ pub struct SpeedRow {
 }
 
 /// The operations, in report order.
-pub const OPERATIONS: [&str; 5] = [
+pub const OPERATIONS: [&str; 6] = [
     "insert",
+    "insert_concurrent",
     "build",
     "lookup_positive",
     "lookup_negative",
     "remove",
 ];
+
+/// Threads for the concurrent-insert measurement: every core.
+pub fn insert_threads() -> usize {
+    std::thread::available_parallelism().map_or(2, usize::from)
+}
 
 /// The result of the speed experiment: rows and notes on what could not be run.
 pub struct SpeedResults {
@@ -243,6 +250,17 @@ impl Timing<'_> {
             black_box(found);
             let seconds = start.elapsed().as_secs_f64();
             results.push((op, seconds * 1e9 / (passes * keys.len() as u64) as f64));
+        }
+        if let Build::Empty(build) = entry.build {
+            let shared = build(workload)?;
+            let start = Instant::now();
+            if shared
+                .insert_keys_concurrently(self.keys, insert_threads())
+                .is_some()
+            {
+                let seconds = start.elapsed().as_secs_f64();
+                results.push(("insert_concurrent", seconds * 1e9 / items as f64));
+            }
         }
         let start = Instant::now();
         if let Some(removed) = subject.remove_keys(self.removals) {

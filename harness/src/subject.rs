@@ -69,7 +69,43 @@ pub trait Subject {
     /// The FPP conditional on this instance's actual state (for a Bloom
     /// filter (X/m)^k with X bits set), where the filter can tell.
     fn fill_fpp(&self) -> Option<f64>;
+
+    /// Inserts `keys` from `threads` threads at once, each a contiguous
+    /// share; `None` when the filter does not take concurrent inserts.
+    fn insert_keys_concurrently(&self, _keys: &[u64], _threads: usize) -> Option<()> {
+        None
+    }
 }
+
+/// A filter whose inserts take `&self`, so threads can share it.
+pub trait SharedInsert: Filter + Sync {
+    /// Inserts one pre-hashed key through a shared reference.
+    fn insert_shared(&self, hash: u64);
+}
+
+impl SharedInsert for filterlab_bloom::AtomicBloomFilter {
+    fn insert_shared(&self, hash: u64) {
+        self.insert_hash(hash);
+    }
+}
+
+/// Inserts `keys` into `filter` from `threads` scoped threads.
+fn insert_from_threads<F: SharedInsert>(filter: &F, keys: &[u64], threads: usize) {
+    let hasher = *filter.hasher();
+    let share = keys.len().div_ceil(threads.max(1)).max(1);
+    std::thread::scope(|scope| {
+        for part in keys.chunks(share) {
+            scope.spawn(move || {
+                for key in part {
+                    filter.insert_shared(hasher.hash(key));
+                }
+            });
+        }
+    });
+}
+
+/// Inserts into a shared filter from several threads.
+type ConcurrentInsertFn<F> = fn(&F, &[u64], usize);
 
 /// The exact FPP of a filter configuration after `load` distinct inserts.
 pub type TheoryFn<F> = fn(&F, u64) -> f64;
@@ -83,6 +119,7 @@ pub struct FilterlabSubject<F> {
     filter: F,
     theory: TheoryFn<F>,
     remove: Option<RemoveFn<F>>,
+    concurrent: Option<ConcurrentInsertFn<F>>,
 }
 
 impl<F: Filter + 'static> FilterlabSubject<F> {
@@ -93,7 +130,18 @@ impl<F: Filter + 'static> FilterlabSubject<F> {
             filter,
             theory,
             remove: None,
+            concurrent: None,
         }
+    }
+
+    /// Measures inserts from several threads too.
+    #[must_use]
+    pub fn concurrent(mut self) -> Self
+    where
+        F: SharedInsert,
+    {
+        self.concurrent = Some(insert_from_threads::<F>);
+        self
     }
 
     /// Measures removal too.
@@ -170,6 +218,11 @@ impl<F: Filter> Subject for FilterlabSubject<F> {
 
     fn fill_fpp(&self) -> Option<f64> {
         Some(self.filter.expected_fpp())
+    }
+
+    fn insert_keys_concurrently(&self, keys: &[u64], threads: usize) -> Option<()> {
+        self.concurrent
+            .map(|insert| insert(&self.filter, keys, threads))
     }
 }
 

@@ -79,27 +79,24 @@ pub trait Subject {
 
 /// A filter whose inserts take `&self`, so threads can share it.
 pub trait SharedInsert: Filter + Sync {
-    /// Inserts one pre-hashed key through a shared reference.
-    fn insert_shared(&self, hash: u64);
+    /// Inserts keys through a shared reference, with the filter's batched
+    /// (prefetching) insert.
+    fn insert_shared(&self, keys: &[u64]);
 }
 
 impl SharedInsert for filterlab_bloom::AtomicBloomFilter {
-    fn insert_shared(&self, hash: u64) {
-        self.insert_hash(hash);
+    fn insert_shared(&self, keys: &[u64]) {
+        self.extend(keys);
     }
 }
 
-/// Inserts `keys` into `filter` from `threads` scoped threads.
+/// Inserts `keys` into `filter` from `threads` scoped threads, each a
+/// contiguous share.
 fn insert_from_threads<F: SharedInsert>(filter: &F, keys: &[u64], threads: usize) {
-    let hasher = *filter.hasher();
     let share = keys.len().div_ceil(threads.max(1)).max(1);
     std::thread::scope(|scope| {
         for part in keys.chunks(share) {
-            scope.spawn(move || {
-                for key in part {
-                    filter.insert_shared(hasher.hash(key));
-                }
-            });
+            scope.spawn(move || filter.insert_shared(part));
         }
     });
 }

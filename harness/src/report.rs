@@ -813,10 +813,15 @@ fn speed_section(measured: &Measurements, speed: &SpeedResults) -> String {
     let _ = writeln!(
         out,
         "Median ns per operation over the repetitions (filters sized for n at p = {}; \
-         u64 keys, each filter hashing with its own hasher; one thread; insert times fill an \
-         empty filter to n; static filters report their construction per key as `build`). \
-         The machine is shared, so differences under about 1.5× between runs are noise; the \
-         min and max of the repetitions are in speed.csv.\n",
+         u64 keys, each filter hashing with its own hasher; one thread unless stated; insert \
+         times fill an empty filter to n; static filters report their construction per key as \
+         `build`). filterlab filters are driven through their batch API (`insert_hashes` / \
+         `contains_hashes`: 256 keys hashed, then probed with the cache lines of the keys \
+         ahead prefetched), the peers key by key, which is all their APIs offer; one key at a \
+         time, filterlab's filters are compared with the peers in the criterion benches \
+         (`cargo bench -p filterlab-bloom`). The machine is shared, so differences under \
+         about 1.5× between runs are noise; the min and max of the repetitions are in \
+         speed.csv.\n",
         measured.config.speed_fpp
     );
     let sizes: Vec<u64> = {

@@ -362,6 +362,9 @@ fn fastest_row(facts: &Facts<'_>, reference: f64) -> Option<GuideRow> {
     if let Some(positive) = facts.speed_text(fastest.name, "lookup_positive", ", positive") {
         why.push_str(&positive);
     }
+    if fastest.is_filterlab() {
+        why.push_str(" through its batch API (`contains_many`)");
+    }
     if let Some(row) = facts.accuracy(fastest.name, reference) {
         let _ = write!(why, "; {}", describe_row(row));
     }

@@ -214,9 +214,18 @@ impl AtomicBloomFilter {
 
     /// The plain filter with the same bits and counter, converted in place:
     /// the atomics are reused as words (on 64-bit targets), not copied.
-    pub fn freeze(self) -> BloomFilter {
+    pub fn freeze(mut self) -> BloomFilter {
+        let words = std::mem::take(&mut self.bits)
+            .into_iter()
+            .map(AtomicU64::into_inner)
+            .collect();
+        self.plain_with(words)
+    }
+
+    /// The plain filter of this configuration and counter around `words`.
+    fn plain_with(&self, words: Vec<u64>) -> BloomFilter {
         BloomFilter {
-            bits: self.bits.into_iter().map(AtomicU64::into_inner).collect(),
+            bits: words,
             num_bits: self.num_bits,
             num_hashes: self.num_hashes,
             hasher: self.hasher,
@@ -229,19 +238,12 @@ impl AtomicBloomFilter {
     /// A plain copy of the filter as it is now (bits written concurrently
     /// with the copy may or may not be in it).
     pub fn snapshot(&self) -> BloomFilter {
-        BloomFilter {
-            bits: self
-                .bits
+        self.plain_with(
+            self.bits
                 .iter()
                 .map(|word| word.load(Ordering::Relaxed))
                 .collect(),
-            num_bits: self.num_bits,
-            num_hashes: self.num_hashes,
-            hasher: self.hasher,
-            len: self.len.get(),
-            capacity: self.capacity,
-            target_fpp: self.target_fpp,
-        }
+        )
     }
 
     /// Bits in the array.
@@ -299,18 +301,11 @@ impl AtomicBloomFilter {
         other: &Self,
         merge: impl FnOnce(&mut BloomFilter, &BloomFilter) -> Result<(), Error>,
     ) -> Result<(), Error> {
-        let mut plain = BloomFilter {
-            bits: std::mem::take(&mut self.bits)
-                .into_iter()
-                .map(AtomicU64::into_inner)
-                .collect(),
-            num_bits: self.num_bits,
-            num_hashes: self.num_hashes,
-            hasher: self.hasher,
-            len: self.len.get(),
-            capacity: self.capacity,
-            target_fpp: self.target_fpp,
-        };
+        let words = std::mem::take(&mut self.bits)
+            .into_iter()
+            .map(AtomicU64::into_inner)
+            .collect();
+        let mut plain = self.plain_with(words);
         let result = merge(&mut plain, &other.snapshot());
         self.bits = plain.bits.into_iter().map(AtomicU64::new).collect();
         self.len = InsertCounter::new(plain.len);

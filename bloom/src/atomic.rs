@@ -10,7 +10,7 @@ use filterlab_core::theory::{bloom_estimate_items, bloom_fpp_exact, bloom_fpp_gi
 use filterlab_core::{Error, Filter, FilterKind, Key, KeyHasher, Merge, Persist};
 
 use crate::BloomFilter;
-
+use crate::common::{SizedFor, serde_via_format};
 use crate::standard::{
     BloomConfig, PREFETCH_AHEAD, PREFETCH_MIN_WORDS, all_bits_set, contains_batch, for_each_batch,
     prefetch_probes, set_bits_with,
@@ -130,8 +130,7 @@ pub struct AtomicBloomFilter {
     num_hashes: u32,
     hasher: KeyHasher,
     len: InsertCounter,
-    capacity: u64,
-    target_fpp: Option<f64>,
+    sized_for: SizedFor,
 }
 
 impl From<BloomFilter> for AtomicBloomFilter {
@@ -144,8 +143,7 @@ impl From<BloomFilter> for AtomicBloomFilter {
             num_hashes: filter.num_hashes,
             hasher: filter.hasher,
             len: InsertCounter::new(filter.len),
-            capacity: filter.capacity,
-            target_fpp: filter.target_fpp,
+            sized_for: filter.sized_for,
         }
     }
 }
@@ -230,8 +228,7 @@ impl AtomicBloomFilter {
             num_hashes: self.num_hashes,
             hasher: self.hasher,
             len: self.len.get(),
-            capacity: self.capacity,
-            target_fpp: self.target_fpp,
+            sized_for: self.sized_for,
         }
     }
 
@@ -258,7 +255,7 @@ impl AtomicBloomFilter {
 
     /// The FPP target the filter was sized for, if any.
     pub fn target_fpp(&self) -> Option<f64> {
-        self.target_fpp
+        self.sized_for.fpp
     }
 
     /// Bits currently set.
@@ -355,7 +352,7 @@ impl Filter for AtomicBloomFilter {
     }
 
     fn capacity(&self) -> Option<usize> {
-        usize::try_from(self.capacity).ok()
+        self.sized_for.capacity()
     }
 
     /// (X/m)^k for the X bits set now.
@@ -397,8 +394,7 @@ impl fmt::Debug for AtomicBloomFilter {
             .field("num_hashes", &self.num_hashes)
             .field("hasher", &self.hasher)
             .field("len", &self.len)
-            .field("capacity", &self.capacity)
-            .field("target_fpp", &self.target_fpp)
+            .field("sized_for", &self.sized_for)
             .field("set_bits", &self.set_bits())
             .finish_non_exhaustive()
     }
@@ -414,7 +410,7 @@ impl Persist for AtomicBloomFilter {
     }
 
     fn header(&self) -> Header {
-        let mut header = BloomFilter::header_for(&self.config(), self.capacity, self.target_fpp);
+        let mut header = BloomFilter::header_for(&self.config(), self.sized_for);
         header.items = self.len.get();
         header
     }
@@ -443,21 +439,8 @@ impl Persist for AtomicBloomFilter {
     }
 }
 
-#[cfg(feature = "serde")]
-impl serde::Serialize for AtomicBloomFilter {
-    /// As the binary format (a byte string), from a snapshot.
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        filterlab_core::serde_bytes::serialize(self, serializer)
-    }
-}
-
-#[cfg(feature = "serde")]
-impl<'de> serde::Deserialize<'de> for AtomicBloomFilter {
-    /// From the binary format, validated like [`Persist::from_bytes`].
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        filterlab_core::serde_bytes::deserialize(deserializer)
-    }
-}
+// Through a snapshot, as `Persist::write_to`.
+serde_via_format!(AtomicBloomFilter);
 
 #[cfg(test)]
 mod tests {

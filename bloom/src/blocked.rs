@@ -6,7 +6,7 @@ use std::io::{Read, Write};
 use std::sync::{Mutex, PoisonError};
 
 use filterlab_core::format::{FrameReader, FrameWriter, Header};
-use filterlab_core::memory::{DEFAULT_MEMORY_LIMIT, check_memory};
+use filterlab_core::memory::check_memory;
 use filterlab_core::theory::{
     BlockFppTable, blocked_bloom_fpp, blocked_bloom_fpp_classic, blocked_bloom_fpp_with,
     bloom_estimate_items, bloom_fpp_given_fill, bloom_optimal_bits, hash_bits_needed,
@@ -16,9 +16,11 @@ use filterlab_core::{mix64, reduce};
 
 use crate::arch::{Avx2, first_factors, prefetch};
 use crate::blocks::{BLOCK_WORDS, BlockStorage};
-use crate::sizing::{
-    BloomSizing, HashChoice, MAX_HASHES, SizingProblem, check_fpp, check_hashes, check_items,
+use crate::common::{
+    self, BuilderBase, SizedFor, Target, WordArray, builder_setters, count_ones,
+    hashes_from_header, serde_via_format,
 };
+use crate::sizing::{BloomSizing, HashChoice, MAX_HASHES, SizingProblem};
 use crate::standard::for_each_batch;
 
 /// Bits per block: one 64-byte cache line.
@@ -247,16 +249,8 @@ pub struct BlockedBloomFilter {
     num_hashes: u32,
     hasher: KeyHasher,
     len: u64,
-    capacity: u64,
-    target_fpp: Option<f64>,
+    sized_for: SizedFor,
     kernel: Select,
-}
-
-/// How a [`BlockedBloomBuilder`] sizes the array.
-#[derive(Clone, Copy, Debug)]
-enum Target {
-    Fpp(f64),
-    Bits(u64),
 }
 
 /// Configures a [`BlockedBloomFilter`]; made by
@@ -264,11 +258,7 @@ enum Target {
 #[derive(Clone, Debug)]
 #[must_use]
 pub struct BlockedBloomBuilder {
-    target: Target,
-    expected_items: Option<u64>,
-    num_hashes: Option<u32>,
-    hasher: KeyHasher,
-    max_memory: u64,
+    base: BuilderBase,
     kernel: Option<Kernel>,
 }
 
@@ -302,36 +292,7 @@ impl BlockedFpp {
 }
 
 impl BlockedBloomBuilder {
-    /// The number of distinct items the filter must hold at the target FPP.
-    pub fn expected_items(mut self, items: u64) -> Self {
-        self.expected_items = Some(items);
-        self
-    }
-
-    /// An explicit number of probes per key.
-    pub fn hashes(mut self, num_hashes: u32) -> Self {
-        self.num_hashes = Some(num_hashes);
-        self
-    }
-
-    /// The key hasher's seed (default 0). Filters with different seeds set
-    /// different bits and cannot be merged.
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.hasher = KeyHasher::new(seed);
-        self
-    }
-
-    /// The key hasher.
-    pub fn hasher(mut self, hasher: KeyHasher) -> Self {
-        self.hasher = hasher;
-        self
-    }
-
-    /// The most bytes the block array may take (default 64 GiB).
-    pub fn max_memory(mut self, bytes: u64) -> Self {
-        self.max_memory = bytes;
-        self
-    }
+    builder_setters!();
 
     /// The lookup kernel (default: the fastest this CPU supports, see
     /// [`Kernel::detect`]). Every kernel gives the same answers.
@@ -348,18 +309,14 @@ impl BlockedBloomBuilder {
     /// zero bits or a hash count outside 1..=64; [`ErrorKind::TooLarge`] over
     /// the memory limit.
     pub fn sizing(&self) -> Result<BloomSizing, Error> {
-        match self.target {
+        match self.base.target {
             Target::Fpp(fpp) => self.sizing_for_fpp(fpp),
             Target::Bits(bits) => self.sizing_for_bits(bits),
         }
     }
 
     fn sizing_for_fpp(&self, fpp: f64) -> Result<BloomSizing, Error> {
-        check_fpp(fpp)?;
-        let items = self
-            .expected_items
-            .ok_or_else(|| Error::invalid("sizing by FPP needs expected_items(n)"))?;
-        check_items(items)?;
+        let items = self.base.items_for_fpp(fpp)?;
         let blocked = BlockedFpp::new(items);
         let fpp_of = |bits: u64, k: u32| blocked.fpp(bits, k);
         let near = |bits: u64| approximate_best_hashes(bits, items);
@@ -367,7 +324,7 @@ impl BlockedBloomBuilder {
             items,
             fpp,
             unit_bits: u64::from(BLOCK_BITS),
-            max_bits: self.max_memory.saturating_mul(8),
+            max_bits: self.base.max_bits(),
             fpp_of: &fpp_of,
             hashes_near: Some(&near),
         };
@@ -375,8 +332,7 @@ impl BlockedBloomBuilder {
         let mut choice = HashChoice::Blocked {
             approximate: near(bits),
         };
-        if let Some(explicit) = self.num_hashes {
-            check_hashes(explicit)?;
+        if let Some(explicit) = self.base.explicit_hashes()? {
             k = explicit;
             achieved = blocked.fpp(bits, k);
             choice = HashChoice::Explicit;
@@ -400,44 +356,25 @@ impl BlockedBloomBuilder {
         }
         let block_bits = u64::from(BLOCK_BITS);
         let bits = requested.div_ceil(block_bits).saturating_mul(block_bits);
-        check_memory(bits / 8, self.max_memory, "the block array")?;
-        if let Some(items) = self.expected_items {
-            check_items(items)?;
-        }
-        let (k, choice) = match (self.num_hashes, self.expected_items) {
-            (Some(k), _) => {
-                check_hashes(k)?;
-                (k, HashChoice::Explicit)
-            }
-            (None, Some(items)) => {
-                let blocked = BlockedFpp::new(items);
-                let fpp_of = |bits: u64, k: u32| blocked.fpp(bits, k);
-                let near = |bits: u64| approximate_best_hashes(bits, items);
-                let problem = SizingProblem {
-                    items,
-                    fpp: 0.5,
-                    unit_bits: block_bits,
-                    max_bits: self.max_memory.saturating_mul(8),
-                    fpp_of: &fpp_of,
-                    hashes_near: Some(&near),
-                };
-                let approximate = near(bits);
-                (
-                    problem.best_hashes(bits).0,
-                    HashChoice::Blocked { approximate },
-                )
-            }
-            (None, None) => {
-                return Err(Error::invalid(
-                    "with_bits needs hashes(k) or expected_items(n)",
-                ));
-            }
-        };
-        // Without a stated load, the capacity is the load k is optimal for
-        // in a standard filter of that size.
-        let items = self.expected_items.unwrap_or_else(|| {
-            ((bits as f64 * std::f64::consts::LN_2 / f64::from(k)).round() as u64).max(1)
-        });
+        check_memory(bits / 8, self.base.max_memory, "the block array")?;
+        let (k, choice, items) = self.base.hashes_for_bits(bits, |items| {
+            let blocked = BlockedFpp::new(items);
+            let fpp_of = |bits: u64, k: u32| blocked.fpp(bits, k);
+            let near = |bits: u64| approximate_best_hashes(bits, items);
+            let problem = SizingProblem {
+                items,
+                fpp: 0.5,
+                unit_bits: block_bits,
+                max_bits: self.base.max_bits(),
+                fpp_of: &fpp_of,
+                hashes_near: Some(&near),
+            };
+            let approximate = near(bits);
+            (
+                problem.best_hashes(bits).0,
+                HashChoice::Blocked { approximate },
+            )
+        })?;
         let achieved = blocked_bloom_fpp(bits / block_bits, BLOCK_BITS, k, items);
         Ok(Self::report(
             items,
@@ -492,7 +429,7 @@ impl BlockedBloomBuilder {
         Ok(BlockedBloomConfig {
             num_blocks: sizing.num_bits / u64::from(BLOCK_BITS),
             num_hashes: sizing.num_hashes,
-            hasher: self.hasher,
+            hasher: self.base.hasher,
         })
     }
 
@@ -514,10 +451,12 @@ impl BlockedBloomBuilder {
             blocks: BlockStorage::zeroed(address_blocks(num_blocks)?)?,
             num_blocks,
             num_hashes: sizing.num_hashes,
-            hasher: self.hasher,
+            hasher: self.base.hasher,
             len: 0,
-            capacity: sizing.expected_items,
-            target_fpp: sizing.target_fpp,
+            sized_for: SizedFor {
+                items: sizing.expected_items,
+                fpp: sizing.target_fpp,
+            },
             kernel,
         })
     }
@@ -561,11 +500,7 @@ impl BlockedBloomFilter {
 
     fn builder(target: Target) -> BlockedBloomBuilder {
         BlockedBloomBuilder {
-            target,
-            expected_items: None,
-            num_hashes: None,
-            hasher: KeyHasher::default(),
-            max_memory: DEFAULT_MEMORY_LIMIT,
+            base: BuilderBase::new(target),
             kernel: None,
         }
     }
@@ -695,16 +630,12 @@ impl BlockedBloomFilter {
 
     /// The FPP target the filter was sized for, if any.
     pub fn target_fpp(&self) -> Option<f64> {
-        self.target_fpp
+        self.sized_for.fpp
     }
 
     /// Bits currently set.
     pub fn set_bits(&self) -> u64 {
-        self.blocks
-            .words()
-            .iter()
-            .map(|w| u64::from(w.count_ones()))
-            .sum()
+        count_ones(self.blocks.words())
     }
 
     /// The fraction of bits set.
@@ -717,7 +648,7 @@ impl BlockedBloomFilter {
         self.blocks
             .words()
             .chunks_exact(BLOCK_WORDS)
-            .map(|block| block.iter().map(|w| u64::from(w.count_ones())).sum())
+            .map(count_ones)
     }
 
     /// The number of distinct items estimated from the set bits: the
@@ -751,29 +682,6 @@ impl BlockedBloomFilter {
             num_hashes: self.num_hashes,
             hasher: self.hasher,
         }
-    }
-
-    fn check_compatible(&self, other: &Self) -> Result<(), Error> {
-        if self.config() == other.config() {
-            Ok(())
-        } else {
-            Err(Error::new(
-                ErrorKind::Incompatible,
-                format!("cannot merge {:?} with {:?}", self.config(), other.config()),
-            ))
-        }
-    }
-
-    /// After a merge the exact counter is unknowable; the estimate from the
-    /// set bits clamped to what the inputs allow takes its place.
-    fn estimate_len_within(&self, low: u64, high: u64) -> u64 {
-        let estimate = self.estimated_len();
-        let estimate = if estimate.is_finite() {
-            estimate.round() as u64
-        } else {
-            high
-        };
-        estimate.clamp(low, high)
     }
 }
 
@@ -829,7 +737,7 @@ impl Filter for BlockedBloomFilter {
     }
 
     fn capacity(&self) -> Option<usize> {
-        usize::try_from(self.capacity).ok()
+        self.sized_for.capacity()
     }
 
     /// The mean over blocks of (X_b/512)^k for the X_b bits set in each
@@ -843,28 +751,45 @@ impl Filter for BlockedBloomFilter {
     }
 }
 
+impl WordArray for BlockedBloomFilter {
+    type Config = BlockedBloomConfig;
+
+    fn config(&self) -> BlockedBloomConfig {
+        BlockedBloomFilter::config(self)
+    }
+
+    fn words(&self) -> &[u64] {
+        self.blocks.words()
+    }
+
+    fn words_mut(&mut self) -> &mut [u64] {
+        self.blocks.words_mut()
+    }
+
+    fn items(&self) -> u64 {
+        self.len
+    }
+
+    fn set_items(&mut self, items: u64) {
+        self.len = items;
+    }
+
+    fn estimated_len(&self) -> f64 {
+        BlockedBloomFilter::estimated_len(self)
+    }
+}
+
 impl Merge for BlockedBloomFilter {
     /// Bitwise OR. `len` becomes the estimate from the merged bits, clamped
     /// to [max(len_a, len_b), len_a + len_b].
     fn union(&mut self, other: &Self) -> Result<(), Error> {
-        self.check_compatible(other)?;
-        for (mine, theirs) in self.blocks.words_mut().iter_mut().zip(other.blocks.words()) {
-            *mine |= theirs;
-        }
-        self.len =
-            self.estimate_len_within(self.len.max(other.len), self.len.saturating_add(other.len));
-        Ok(())
+        common::union(self, other)
     }
 
     /// Bitwise AND. `len` becomes the estimate from the remaining bits,
     /// clamped to [0, min(len_a, len_b)].
     fn intersect(&mut self, other: &Self) -> Result<(), Error> {
-        self.check_compatible(other)?;
-        for (mine, theirs) in self.blocks.words_mut().iter_mut().zip(other.blocks.words()) {
-            *mine &= theirs;
-        }
-        self.len = self.estimate_len_within(0, self.len.min(other.len));
-        Ok(())
+        common::intersect(self, other)
     }
 }
 
@@ -873,8 +798,7 @@ impl PartialEq for BlockedBloomFilter {
     fn eq(&self, other: &Self) -> bool {
         self.config() == other.config()
             && self.len == other.len
-            && self.capacity == other.capacity
-            && self.target_fpp.map(f64::to_bits) == other.target_fpp.map(f64::to_bits)
+            && self.sized_for == other.sized_for
             && self.blocks.words() == other.blocks.words()
     }
 }
@@ -889,8 +813,7 @@ impl fmt::Debug for BlockedBloomFilter {
             .field("num_hashes", &self.num_hashes)
             .field("hasher", &self.hasher)
             .field("len", &self.len)
-            .field("capacity", &self.capacity)
-            .field("target_fpp", &self.target_fpp)
+            .field("sized_for", &self.sized_for)
             .field("kernel", &self.kernel())
             .field("set_bits", &self.set_bits())
             .finish_non_exhaustive()
@@ -915,6 +838,7 @@ impl Persist for BlockedBloomFilter {
     }
 
     fn header(&self) -> Header {
+        let [capacity, target_fpp] = self.sized_for.params();
         Header {
             kind: FilterKind::BlockedBloom,
             hasher: self.hasher,
@@ -923,8 +847,8 @@ impl Persist for BlockedBloomFilter {
                 self.num_blocks,
                 u64::from(BLOCK_BITS),
                 u64::from(self.num_hashes),
-                self.capacity,
-                self.target_fpp.map_or(0, f64::to_bits),
+                capacity,
+                target_fpp,
             ],
             payload_len: self.num_blocks * u64::from(BLOCK_BITS / 8),
         }
@@ -947,18 +871,8 @@ impl Persist for BlockedBloomFilter {
                 "{block_bits}-bit blocks; this build reads {BLOCK_BITS}-bit blocks"
             )));
         }
-        let num_hashes = header.param(2, PARAM_NAMES[2])?;
-        let num_hashes = u32::try_from(num_hashes)
-            .ok()
-            .filter(|k| check_hashes(*k).is_ok())
-            .ok_or_else(|| invalid(format!("{num_hashes} hashes")))?;
-        if header.param(3, PARAM_NAMES[3])? == 0 {
-            return Err(invalid("zero capacity".into()));
-        }
-        let target = header.param(4, PARAM_NAMES[4])?;
-        if target != 0 && check_fpp(f64::from_bits(target)).is_err() {
-            return Err(invalid(format!("target FPP {}", f64::from_bits(target))));
-        }
+        let num_hashes = hashes_from_header(header, 2)?;
+        SizedFor::from_header(header, 3)?;
         let payload = num_blocks
             .checked_mul(u64::from(BLOCK_BITS / 8))
             .ok_or_else(|| invalid(format!("{num_blocks} blocks")))?;
@@ -977,35 +891,19 @@ impl Persist for BlockedBloomFilter {
     ) -> Result<Self, Error> {
         // Memory grows only as bytes arrive.
         let blocks = BlockStorage::read(input, address_blocks(config.num_blocks)?)?;
-        let target = header.param(4, PARAM_NAMES[4])?;
         Ok(Self {
             blocks,
             num_blocks: config.num_blocks,
             num_hashes: config.num_hashes,
             hasher: config.hasher,
             len: header.items,
-            capacity: header.param(3, PARAM_NAMES[3])?,
-            target_fpp: (target != 0).then(|| f64::from_bits(target)),
+            sized_for: SizedFor::from_header(header, 3)?,
             kernel: Select::detect(config.num_hashes),
         })
     }
 }
 
-#[cfg(feature = "serde")]
-impl serde::Serialize for BlockedBloomFilter {
-    /// As the binary format (a byte string).
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        filterlab_core::serde_bytes::serialize(self, serializer)
-    }
-}
-
-#[cfg(feature = "serde")]
-impl<'de> serde::Deserialize<'de> for BlockedBloomFilter {
-    /// From the binary format, validated like [`Persist::from_bytes`].
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        filterlab_core::serde_bytes::deserialize(deserializer)
-    }
-}
+serde_via_format!(BlockedBloomFilter);
 
 #[cfg(test)]
 mod tests {

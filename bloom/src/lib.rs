@@ -7,6 +7,7 @@ mod arch;
 mod atomic;
 mod blocked;
 mod blocks;
+mod common;
 mod sizing;
 mod standard;
 

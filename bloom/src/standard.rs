@@ -5,7 +5,7 @@ use std::io::{Read, Write};
 use std::sync::atomic::Ordering;
 
 use filterlab_core::format::{FrameReader, FrameWriter, Header};
-use filterlab_core::memory::{DEFAULT_MEMORY_LIMIT, check_memory, zeroed_words};
+use filterlab_core::memory::{check_memory, zeroed_words};
 use filterlab_core::theory::{
     bloom_estimate_items, bloom_fpp_classic, bloom_fpp_exact, bloom_fpp_given_fill,
 };
@@ -16,7 +16,11 @@ use filterlab_core::{
 use crate::AtomicBloomFilter;
 use crate::arch::prefetch;
 use crate::atomic::AtomicU64;
-use crate::sizing::{BloomSizing, HashChoice, SizingProblem, check_fpp, check_hashes, check_items};
+use crate::common::{
+    self, BuilderBase, SizedFor, Target, WordArray, builder_setters, count_ones,
+    hashes_from_header, serde_via_format,
+};
+use crate::sizing::{BloomSizing, HashChoice, SizingProblem};
 
 /// Everything that decides which bits a key sets: two filters with equal
 /// configurations can be merged, and a file is only accepted by
@@ -63,15 +67,7 @@ pub struct BloomFilter {
     pub(crate) num_hashes: u32,
     pub(crate) hasher: KeyHasher,
     pub(crate) len: u64,
-    pub(crate) capacity: u64,
-    pub(crate) target_fpp: Option<f64>,
-}
-
-/// How a [`BloomBuilder`] sizes the array.
-#[derive(Clone, Copy, Debug)]
-enum Target {
-    Fpp(f64),
-    Bits(u64),
+    pub(crate) sized_for: SizedFor,
 }
 
 /// Configures a [`BloomFilter`]; made by [`BloomFilter::with_fpp`] or
@@ -79,51 +75,18 @@ enum Target {
 #[derive(Clone, Debug)]
 #[must_use]
 pub struct BloomBuilder {
-    target: Target,
-    expected_items: Option<u64>,
-    num_hashes: Option<u32>,
-    hasher: KeyHasher,
+    base: BuilderBase,
     power_of_two: bool,
-    max_memory: u64,
 }
 
 impl BloomBuilder {
-    /// The number of distinct items the filter must hold at the target FPP.
-    pub fn expected_items(mut self, items: u64) -> Self {
-        self.expected_items = Some(items);
-        self
-    }
-
-    /// An explicit number of hash probes (with [`BloomFilter::with_bits`]).
-    pub fn hashes(mut self, num_hashes: u32) -> Self {
-        self.num_hashes = Some(num_hashes);
-        self
-    }
-
-    /// The key hasher's seed (default 0). Filters with different seeds set
-    /// different bits and cannot be merged.
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.hasher = KeyHasher::new(seed);
-        self
-    }
-
-    /// The key hasher.
-    pub fn hasher(mut self, hasher: KeyHasher) -> Self {
-        self.hasher = hasher;
-        self
-    }
+    builder_setters!();
 
     /// Round the bit array up to a power of two, then use the smallest k that
     /// still meets the target (as IBM Streams' BloomFilter operator does):
     /// more memory, fewer probes per operation.
     pub fn power_of_two(mut self, enabled: bool) -> Self {
         self.power_of_two = enabled;
-        self
-    }
-
-    /// The most bytes the bit array may take (default 64 GiB).
-    pub fn max_memory(mut self, bytes: u64) -> Self {
-        self.max_memory = bytes;
         self
     }
 
@@ -135,25 +98,20 @@ impl BloomBuilder {
     /// zero bits or a hash count outside 1..=64; [`ErrorKind::TooLarge`] over
     /// the memory limit.
     pub fn sizing(&self) -> Result<BloomSizing, Error> {
-        match self.target {
+        match self.base.target {
             Target::Fpp(fpp) => self.sizing_for_fpp(fpp),
             Target::Bits(bits) => self.sizing_for_bits(bits),
         }
     }
 
     fn sizing_for_fpp(&self, fpp: f64) -> Result<BloomSizing, Error> {
-        let max_bits = self.max_memory.saturating_mul(8);
-        check_fpp(fpp)?;
-        let items = self
-            .expected_items
-            .ok_or_else(|| Error::invalid("sizing by FPP needs expected_items(n)"))?;
-        check_items(items)?;
+        let items = self.base.items_for_fpp(fpp)?;
         let fpp_of = |bits: u64, k: u32| bloom_fpp_exact(bits, k, items);
         let problem = SizingProblem {
             items,
             fpp,
             unit_bits: 64,
-            max_bits,
+            max_bits: self.base.max_bits(),
             fpp_of: &fpp_of,
             hashes_near: None,
         };
@@ -163,14 +121,13 @@ impl BloomBuilder {
         };
         if self.power_of_two {
             bits = bits.checked_next_power_of_two().unwrap_or(u64::MAX);
-            check_memory(bits / 8, self.max_memory, "the power-of-two bit array")?;
+            check_memory(bits / 8, self.base.max_memory, "the power-of-two bit array")?;
             (k, achieved) = problem.smallest_hashes(bits);
             choice = HashChoice::SmallestMeetingTarget {
                 optimum: bits as f64 / items as f64 * std::f64::consts::LN_2,
             };
         }
-        if let Some(explicit) = self.num_hashes {
-            check_hashes(explicit)?;
+        if let Some(explicit) = self.base.explicit_hashes()? {
             k = explicit;
             achieved = bloom_fpp_exact(bits, k, items);
             choice = HashChoice::Explicit;
@@ -192,7 +149,6 @@ impl BloomBuilder {
     }
 
     fn sizing_for_bits(&self, requested: u64) -> Result<BloomSizing, Error> {
-        let max_bits = self.max_memory.saturating_mul(8);
         if requested == 0 {
             return Err(Error::invalid("a Bloom filter needs at least 1 bit"));
         }
@@ -205,40 +161,22 @@ impl BloomBuilder {
         };
         check_memory(
             bits.div_ceil(64).saturating_mul(8),
-            self.max_memory,
+            self.base.max_memory,
             "the bit array",
         )?;
-        if let Some(items) = self.expected_items {
-            check_items(items)?;
-        }
-        let (k, choice) = match (self.num_hashes, self.expected_items) {
-            (Some(k), _) => {
-                check_hashes(k)?;
-                (k, HashChoice::Explicit)
-            }
-            (None, Some(items)) => {
-                let fpp_of = |bits: u64, k: u32| bloom_fpp_exact(bits, k, items);
-                let problem = SizingProblem {
-                    items,
-                    fpp: 0.5,
-                    unit_bits: 1,
-                    max_bits,
-                    fpp_of: &fpp_of,
-                    hashes_near: None,
-                };
-                let optimum = bits as f64 / items as f64 * std::f64::consts::LN_2;
-                (problem.best_hashes(bits).0, HashChoice::Optimal { optimum })
-            }
-            (None, None) => {
-                return Err(Error::invalid(
-                    "with_bits needs hashes(k) or expected_items(n)",
-                ));
-            }
-        };
-        // Without a stated load, the capacity is the load k is optimal for.
-        let items = self.expected_items.unwrap_or_else(|| {
-            ((bits as f64 * std::f64::consts::LN_2 / f64::from(k)).round() as u64).max(1)
-        });
+        let (k, choice, items) = self.base.hashes_for_bits(bits, |items| {
+            let fpp_of = |bits: u64, k: u32| bloom_fpp_exact(bits, k, items);
+            let problem = SizingProblem {
+                items,
+                fpp: 0.5,
+                unit_bits: 1,
+                max_bits: self.base.max_bits(),
+                fpp_of: &fpp_of,
+                hashes_near: None,
+            };
+            let optimum = bits as f64 / items as f64 * std::f64::consts::LN_2;
+            (problem.best_hashes(bits).0, HashChoice::Optimal { optimum })
+        })?;
         let achieved = bloom_fpp_exact(bits, k, items);
         Ok(BloomSizing {
             filter: "BloomFilter",
@@ -267,7 +205,7 @@ impl BloomBuilder {
         Ok(BloomConfig {
             num_bits: sizing.num_bits,
             num_hashes: sizing.num_hashes,
-            hasher: self.hasher,
+            hasher: self.base.hasher,
         })
     }
 
@@ -279,7 +217,7 @@ impl BloomBuilder {
     /// allocator refuses the memory.
     pub fn build(&self) -> Result<BloomFilter, Error> {
         let sizing = self.sizing()?;
-        BloomFilter::from_sizing(&sizing, self.hasher)
+        BloomFilter::from_sizing(&sizing, self.base.hasher)
     }
 
     /// Allocates the filter as an [`AtomicBloomFilter`], for inserting from
@@ -309,12 +247,8 @@ impl BloomFilter {
 
     fn builder(target: Target) -> BloomBuilder {
         BloomBuilder {
-            target,
-            expected_items: None,
-            num_hashes: None,
-            hasher: KeyHasher::default(),
+            base: BuilderBase::new(target),
             power_of_two: false,
-            max_memory: DEFAULT_MEMORY_LIMIT,
         }
     }
 
@@ -338,8 +272,10 @@ impl BloomFilter {
             num_hashes: sizing.num_hashes,
             hasher,
             len: 0,
-            capacity: sizing.expected_items,
-            target_fpp: sizing.target_fpp,
+            sized_for: SizedFor {
+                items: sizing.expected_items,
+                fpp: sizing.target_fpp,
+            },
         })
     }
 
@@ -405,12 +341,12 @@ impl BloomFilter {
 
     /// The FPP target the filter was sized for, if any.
     pub fn target_fpp(&self) -> Option<f64> {
-        self.target_fpp
+        self.sized_for.fpp
     }
 
     /// Bits currently set.
     pub fn set_bits(&self) -> u64 {
-        self.bits.iter().map(|w| u64::from(w.count_ones())).sum()
+        count_ones(&self.bits)
     }
 
     /// The fraction of bits set.
@@ -444,29 +380,6 @@ impl BloomFilter {
             num_hashes: self.num_hashes,
             hasher: self.hasher,
         }
-    }
-
-    fn check_compatible(&self, other: &Self) -> Result<(), Error> {
-        if self.config() == other.config() {
-            Ok(())
-        } else {
-            Err(Error::new(
-                ErrorKind::Incompatible,
-                format!("cannot merge {:?} with {:?}", self.config(), other.config()),
-            ))
-        }
-    }
-
-    /// After a merge the exact counter is unknowable; the Swamidass–Baldi
-    /// estimate clamped to what the inputs allow takes its place.
-    fn estimate_len_within(&self, low: u64, high: u64) -> u64 {
-        let estimate = self.estimated_len();
-        let estimate = if estimate.is_finite() {
-            estimate.round() as u64
-        } else {
-            high
-        };
-        estimate.clamp(low, high)
     }
 }
 
@@ -671,7 +584,7 @@ impl Filter for BloomFilter {
     }
 
     fn capacity(&self) -> Option<usize> {
-        usize::try_from(self.capacity).ok()
+        self.sized_for.capacity()
     }
 
     /// (X/m)^k for the X bits set now: exact for this instance.
@@ -680,28 +593,45 @@ impl Filter for BloomFilter {
     }
 }
 
+impl WordArray for BloomFilter {
+    type Config = BloomConfig;
+
+    fn config(&self) -> BloomConfig {
+        BloomFilter::config(self)
+    }
+
+    fn words(&self) -> &[u64] {
+        &self.bits
+    }
+
+    fn words_mut(&mut self) -> &mut [u64] {
+        &mut self.bits
+    }
+
+    fn items(&self) -> u64 {
+        self.len
+    }
+
+    fn set_items(&mut self, items: u64) {
+        self.len = items;
+    }
+
+    fn estimated_len(&self) -> f64 {
+        BloomFilter::estimated_len(self)
+    }
+}
+
 impl Merge for BloomFilter {
     /// Bitwise OR. `len` becomes the estimate from the merged bits, clamped
     /// to [max(len_a, len_b), len_a + len_b].
     fn union(&mut self, other: &Self) -> Result<(), Error> {
-        self.check_compatible(other)?;
-        for (mine, theirs) in self.bits.iter_mut().zip(&other.bits) {
-            *mine |= theirs;
-        }
-        self.len =
-            self.estimate_len_within(self.len.max(other.len), self.len.saturating_add(other.len));
-        Ok(())
+        common::union(self, other)
     }
 
     /// Bitwise AND. `len` becomes the estimate from the remaining bits,
     /// clamped to [0, min(len_a, len_b)].
     fn intersect(&mut self, other: &Self) -> Result<(), Error> {
-        self.check_compatible(other)?;
-        for (mine, theirs) in self.bits.iter_mut().zip(&other.bits) {
-            *mine &= theirs;
-        }
-        self.len = self.estimate_len_within(0, self.len.min(other.len));
-        Ok(())
+        common::intersect(self, other)
     }
 }
 
@@ -709,8 +639,7 @@ impl PartialEq for BloomFilter {
     fn eq(&self, other: &Self) -> bool {
         self.config() == other.config()
             && self.len == other.len
-            && self.capacity == other.capacity
-            && self.target_fpp.map(f64::to_bits) == other.target_fpp.map(f64::to_bits)
+            && self.sized_for == other.sized_for
             && self.bits == other.bits
     }
 }
@@ -725,8 +654,7 @@ impl fmt::Debug for BloomFilter {
             .field("num_hashes", &self.num_hashes)
             .field("hasher", &self.hasher)
             .field("len", &self.len)
-            .field("capacity", &self.capacity)
-            .field("target_fpp", &self.target_fpp)
+            .field("sized_for", &self.sized_for)
             .field("set_bits", &self.set_bits())
             .finish_non_exhaustive()
     }
@@ -738,11 +666,8 @@ const PARAM_NAMES: [&str; 4] = ["num_bits", "num_hashes", "capacity", "target_fp
 impl BloomFilter {
     /// The header of a filter of this configuration, with a zero counter;
     /// shared with `AtomicBloomFilter`, which writes the same format.
-    pub(crate) fn header_for(
-        config: &BloomConfig,
-        capacity: u64,
-        target_fpp: Option<f64>,
-    ) -> Header {
+    pub(crate) fn header_for(config: &BloomConfig, sized_for: SizedFor) -> Header {
+        let [capacity, target_fpp] = sized_for.params();
         Header {
             kind: FilterKind::Bloom,
             hasher: config.hasher,
@@ -751,7 +676,7 @@ impl BloomFilter {
                 config.num_bits,
                 u64::from(config.num_hashes),
                 capacity,
-                target_fpp.map_or(0, f64::to_bits),
+                target_fpp,
             ],
             payload_len: config.num_bits.div_ceil(64) * 8,
         }
@@ -767,7 +692,7 @@ impl Persist for BloomFilter {
     }
 
     fn header(&self) -> Header {
-        let mut header = BloomFilter::header_for(&self.config(), self.capacity, self.target_fpp);
+        let mut header = BloomFilter::header_for(&self.config(), self.sized_for);
         header.items = self.len;
         header
     }
@@ -779,22 +704,11 @@ impl Persist for BloomFilter {
     fn config_from_header(header: &Header) -> Result<BloomConfig, Error> {
         header.expect_params(PARAM_NAMES.len())?;
         let num_bits = header.param(0, PARAM_NAMES[0])?;
-        let num_hashes = header.param(1, PARAM_NAMES[1])?;
-        let invalid = |what: String| Error::new(ErrorKind::InvalidHeader, what);
         if num_bits == 0 {
-            return Err(invalid("zero bits".into()));
+            return Err(Error::new(ErrorKind::InvalidHeader, "zero bits"));
         }
-        let num_hashes = u32::try_from(num_hashes)
-            .ok()
-            .filter(|k| check_hashes(*k).is_ok())
-            .ok_or_else(|| invalid(format!("{num_hashes} hashes")))?;
-        if header.param(2, PARAM_NAMES[2])? == 0 {
-            return Err(invalid("zero capacity".into()));
-        }
-        let target = header.param(3, PARAM_NAMES[3])?;
-        if target != 0 && check_fpp(f64::from_bits(target)).is_err() {
-            return Err(invalid(format!("target FPP {}", f64::from_bits(target))));
-        }
+        let num_hashes = hashes_from_header(header, 1)?;
+        SizedFor::from_header(header, 2)?;
         header.expect_payload_len(num_bits.div_ceil(64) * 8)?;
         Ok(BloomConfig {
             num_bits,
@@ -818,31 +732,15 @@ impl Persist for BloomFilter {
                 "bits set beyond the end of the array",
             ));
         }
-        let target = header.param(3, PARAM_NAMES[3])?;
         Ok(Self {
             bits,
             num_bits: config.num_bits,
             num_hashes: config.num_hashes,
             hasher: config.hasher,
             len: header.items,
-            capacity: header.param(2, PARAM_NAMES[2])?,
-            target_fpp: (target != 0).then(|| f64::from_bits(target)),
+            sized_for: SizedFor::from_header(header, 2)?,
         })
     }
 }
 
-#[cfg(feature = "serde")]
-impl serde::Serialize for BloomFilter {
-    /// As the binary format (a byte string).
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        filterlab_core::serde_bytes::serialize(self, serializer)
-    }
-}
-
-#[cfg(feature = "serde")]
-impl<'de> serde::Deserialize<'de> for BloomFilter {
-    /// From the binary format, validated like [`Persist::from_bytes`].
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        filterlab_core::serde_bytes::deserialize(deserializer)
-    }
-}
+serde_via_format!(BloomFilter);

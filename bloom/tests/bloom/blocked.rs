@@ -5,10 +5,10 @@
 use filterlab_bloom::{
     BLOCK_BITS, BlockedBloomFilter, BloomFilter, ErrorKind, Filter, Kernel, Merge, Persist,
 };
-use filterlab_core::testing::{Conformance, count_false_positives, insert_key, query_key};
+use filterlab_core::testing::{Conformance, insert_key, query_key};
 use filterlab_core::theory::{blocked_bloom_fpp, bloom_fpp_exact, bloom_optimal_bits};
 
-use crate::{check_fpp_against_theory, fill};
+use crate::{check_fpp_against_theory, fill, mean_fpp_over_instances};
 
 /// The kernels this CPU runs; the scalar one always.
 fn kernels() -> Vec<Kernel> {
@@ -105,21 +105,8 @@ fn probes_inside_a_block_behave_as_independent() {
                 .kernel(kernel)
                 .build()
                 .unwrap();
-            let queries_each = 64;
-            let (mut sum, mut sum_squares) = (0.0, 0.0);
-            for instance in 0..instances {
-                let seed = 0xb10c_0000 + instance;
-                fill(&mut filter, seed, items);
-                let rate =
-                    count_false_positives(&filter, seed, queries_each) as f64 / queries_each as f64;
-                sum += rate;
-                sum_squares += rate * rate;
-            }
-            let n = instances as f64;
-            let mean = sum / n;
-            let standard_error = ((sum_squares / n - mean * mean) / (n - 1.0)).sqrt();
-            // 99.9% two-sided.
-            let half_width = 3.2905 * standard_error;
+            let (mean, half_width) =
+                mean_fpp_over_instances(&mut filter, 0xb10c_0000, items, instances);
             let exact = blocked_bloom_fpp(blocks, BLOCK_BITS, hashes, items);
             let context = format!(
                 "blocks={blocks} k={hashes} n={items} {kernel:?}: simulated {mean:.5} ± {half_width:.5} \

@@ -60,6 +60,32 @@ pub(crate) fn fill<F: Filter>(filter: &mut F, seed: u64, items: u64) {
     }
 }
 
+/// The mean FPP of `instances` independently keyed filters of one
+/// configuration at `items` items, `queries_each` queries apiece, and the
+/// half-width of its 99.9% two-sided interval: for small filters, whose FPP
+/// varies between instances more than one instance's queries can resolve.
+pub(crate) fn mean_fpp_over_instances<F: Filter>(
+    filter: &mut F,
+    seed: u64,
+    items: u64,
+    instances: u64,
+) -> (f64, f64) {
+    let queries_each = 64;
+    let (mut sum, mut sum_squares) = (0.0, 0.0);
+    for instance in 0..instances {
+        let instance_seed = seed + instance;
+        fill(filter, instance_seed, items);
+        let rate =
+            count_false_positives(filter, instance_seed, queries_each) as f64 / queries_each as f64;
+        sum += rate;
+        sum_squares += rate * rate;
+    }
+    let n = instances as f64;
+    let mean = sum / n;
+    let standard_error = ((sum_squares / n - mean * mean) / (n - 1.0)).sqrt();
+    (mean, 3.2905 * standard_error)
+}
+
 /// Measures the FPP of independently keyed instances of one configuration
 /// at `items` items and checks it against the filter's exact theory.
 ///

@@ -2,10 +2,10 @@
 //! against the exact theory, sizing, bad input and the on-disk format.
 
 use filterlab_bloom::{BloomFilter, ErrorKind, Filter, HashChoice, Merge, Persist};
-use filterlab_core::testing::{Conformance, count_false_positives, insert_key};
+use filterlab_core::testing::{Conformance, insert_key};
 use filterlab_core::theory::{bloom_fpp_classic, bloom_fpp_exact};
 
-use crate::{check_fpp_against_theory, fill};
+use crate::{check_fpp_against_theory, mean_fpp_over_instances};
 
 fn sized(items: u64, fpp: f64, seed: u64) -> BloomFilter {
     BloomFilter::with_fpp(fpp)
@@ -98,21 +98,8 @@ fn small_filters_follow_the_exact_formula_not_the_classic_one() {
         (4096, 12, 473, 20_000, false),
     ] {
         let mut filter = BloomFilter::with_bits(bits).hashes(hashes).build().unwrap();
-        let queries_each = 64;
-        let (mut sum, mut sum_squares) = (0.0, 0.0);
-        for instance in 0..instances {
-            let seed = 0x5eed_0000 + instance;
-            fill(&mut filter, seed, items);
-            let rate =
-                count_false_positives(&filter, seed, queries_each) as f64 / queries_each as f64;
-            sum += rate;
-            sum_squares += rate * rate;
-        }
-        let n = instances as f64;
-        let mean = sum / n;
-        let standard_error = ((sum_squares / n - mean * mean) / (n - 1.0)).sqrt();
-        // 99.9% two-sided.
-        let half_width = 3.2905 * standard_error;
+        let (mean, half_width) =
+            mean_fpp_over_instances(&mut filter, 0x5eed_0000, items, instances);
         let exact = bloom_fpp_exact(bits, hashes, items);
         let classic = bloom_fpp_classic(bits, hashes, items);
         let context = format!(

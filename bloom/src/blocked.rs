@@ -11,14 +11,14 @@ use filterlab_core::theory::{
     BlockFppTable, blocked_bloom_fpp, blocked_bloom_fpp_classic, blocked_bloom_fpp_with,
     bloom_estimate_items, bloom_fpp_given_fill, bloom_optimal_bits, hash_bits_needed,
 };
-use filterlab_core::{Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Merge, Persist};
+use filterlab_core::{Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Persist};
 use filterlab_core::{mix64, reduce};
 
 use crate::arch::{Avx2, first_factors, prefetch};
 use crate::blocks::{BLOCK_WORDS, BlockStorage};
 use crate::common::{
-    self, BuilderBase, SizedFor, Target, WordArray, builder_setters, count_ones,
-    hashes_from_header, serde_via_format,
+    BuilderBase, SizedFor, Target, WordArray, builder_setters, count_ones, hashes_from_header,
+    merge_by_words, serde_via_format,
 };
 use crate::sizing::{BloomSizing, HashChoice, MAX_HASHES, SizingProblem};
 use crate::standard::for_each_batch;
@@ -779,19 +779,7 @@ impl WordArray for BlockedBloomFilter {
     }
 }
 
-impl Merge for BlockedBloomFilter {
-    /// Bitwise OR. `len` becomes the estimate from the merged bits, clamped
-    /// to [max(len_a, len_b), len_a + len_b].
-    fn union(&mut self, other: &Self) -> Result<(), Error> {
-        common::union(self, other)
-    }
-
-    /// Bitwise AND. `len` becomes the estimate from the remaining bits,
-    /// clamped to [0, min(len_a, len_b)].
-    fn intersect(&mut self, other: &Self) -> Result<(), Error> {
-        common::intersect(self, other)
-    }
-}
+merge_by_words!(BlockedBloomFilter);
 
 impl PartialEq for BlockedBloomFilter {
     /// Same configuration, counters and bits; the kernel does not matter.

@@ -250,6 +250,27 @@ fn merge<F: WordArray>(
     Ok(())
 }
 
+/// Implements `Merge` for a [`WordArray`] filter through [`union`] and
+/// [`intersect`].
+macro_rules! merge_by_words {
+    ($filter:ty) => {
+        impl ::filterlab_core::Merge for $filter {
+            /// Bitwise OR. `len` becomes the estimate from the merged bits,
+            /// clamped to [max(len_a, len_b), len_a + len_b].
+            fn union(&mut self, other: &Self) -> Result<(), ::filterlab_core::Error> {
+                $crate::common::union(self, other)
+            }
+
+            /// Bitwise AND. `len` becomes the estimate from the remaining
+            /// bits, clamped to [0, min(len_a, len_b)].
+            fn intersect(&mut self, other: &Self) -> Result<(), ::filterlab_core::Error> {
+                $crate::common::intersect(self, other)
+            }
+        }
+    };
+}
+pub(crate) use merge_by_words;
+
 /// Bits set in `words`.
 pub(crate) fn count_ones(words: &[u64]) -> u64 {
     words.iter().map(|w| u64::from(w.count_ones())).sum()

@@ -9,16 +9,14 @@ use filterlab_core::memory::{check_memory, zeroed_words};
 use filterlab_core::theory::{
     bloom_estimate_items, bloom_fpp_classic, bloom_fpp_exact, bloom_fpp_given_fill,
 };
-use filterlab_core::{
-    Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Merge, Persist, Probes,
-};
+use filterlab_core::{Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Persist, Probes};
 
 use crate::AtomicBloomFilter;
 use crate::arch::prefetch;
 use crate::atomic::AtomicU64;
 use crate::common::{
-    self, BuilderBase, SizedFor, Target, WordArray, builder_setters, count_ones,
-    hashes_from_header, serde_via_format,
+    BuilderBase, SizedFor, Target, WordArray, builder_setters, count_ones, hashes_from_header,
+    merge_by_words, serde_via_format,
 };
 use crate::sizing::{BloomSizing, HashChoice, SizingProblem};
 
@@ -621,19 +619,7 @@ impl WordArray for BloomFilter {
     }
 }
 
-impl Merge for BloomFilter {
-    /// Bitwise OR. `len` becomes the estimate from the merged bits, clamped
-    /// to [max(len_a, len_b), len_a + len_b].
-    fn union(&mut self, other: &Self) -> Result<(), Error> {
-        common::union(self, other)
-    }
-
-    /// Bitwise AND. `len` becomes the estimate from the remaining bits,
-    /// clamped to [0, min(len_a, len_b)].
-    fn intersect(&mut self, other: &Self) -> Result<(), Error> {
-        common::intersect(self, other)
-    }
-}
+merge_by_words!(BloomFilter);
 
 impl PartialEq for BloomFilter {
     fn eq(&self, other: &Self) -> bool {

@@ -5,7 +5,7 @@ mod atomic;
 mod blocked;
 mod standard;
 
-use filterlab_bloom::{AtomicBloomFilter, BlockedBloomFilter, BloomFilter, Filter};
+use filterlab_bloom::{AtomicBloomFilter, BlockedBloomFilter, BloomFilter, Filter, Persist};
 use filterlab_core::testing::{count_false_positives, insert_key};
 use filterlab_core::theory::wilson_interval;
 
@@ -139,6 +139,26 @@ pub(crate) fn check_fpp_against_theory<F: Theory>(
             "sizing does not meet the target: {context}"
         );
     }
+}
+
+/// Keys the golden files hold.
+pub(crate) const GOLDEN_KEYS: [&str; 3] = ["alpha", "beta", "gamma"];
+
+/// Fills `filter` with [`GOLDEN_KEYS`] and checks its bytes against the file
+/// `name` in `tests/golden/` (rewritten first under `FILTERLAB_BLESS`, only
+/// for a deliberate, versioned format change); returns the file's bytes.
+pub(crate) fn check_golden<F: Filter + Persist>(mut filter: F, name: &str) -> Vec<u8> {
+    let hasher = *filter.hasher();
+    for key in GOLDEN_KEYS {
+        filter.insert_hash(hasher.hash(key)).unwrap();
+    }
+    let path = format!("{}/tests/golden/{name}", env!("CARGO_MANIFEST_DIR"));
+    if std::env::var_os("FILTERLAB_BLESS").is_some() {
+        std::fs::write(&path, filter.to_bytes()).unwrap();
+    }
+    let golden = std::fs::read(&path).unwrap();
+    assert_eq!(filter.to_bytes(), golden, "the format of {name} changed");
+    golden
 }
 
 /// Batched operations (prefetching on arrays of a few MiB) answer exactly

@@ -133,13 +133,39 @@ pub fn parse_fpp(text: &str) -> Result<f64, String> {
         .trim()
         .parse()
         .map_err(|_| format!("`{text}` is not a number"))?;
+    check_fpp(fpp).map(|()| fpp)
+}
+
+/// The FPP rule every subcommand applies: strictly inside (0, 1).
+fn check_fpp(fpp: f64) -> Result<(), String> {
     if fpp > 0.0 && fpp < 1.0 {
-        Ok(fpp)
+        Ok(())
     } else {
         Err(format!(
-            "the false-positive probability must be in (0, 1), got {text}"
+            "the false-positive probability must be in (0, 1), got {fpp}"
         ))
     }
+}
+
+/// The item-count rule every subcommand applies: at least 1.
+fn check_items(items: u64) -> Result<(), String> {
+    if items == 0 {
+        Err("the number of items must be at least 1".to_owned())
+    } else {
+        Ok(())
+    }
+}
+
+/// Both rules, for callers of the library functions (`compare`,
+/// `recommend`), whose arguments clap has not parsed.
+///
+/// # Errors
+///
+/// A usage error naming the rule broken.
+pub(crate) fn check_workload(items: u64, fpp: f64) -> Result<(), Error> {
+    check_fpp(fpp)
+        .and_then(|()| check_items(items))
+        .map_err(Error::usage)
 }
 
 /// Parses a positive item count, as an integer or in scientific notation.
@@ -160,11 +186,7 @@ pub fn parse_items(text: &str) -> Result<u64, String> {
         }
         value as u64
     };
-    if items == 0 {
-        Err("the number of items must be at least 1".to_owned())
-    } else {
-        Ok(items)
-    }
+    check_items(items).map(|()| items)
 }
 
 /// Parses a seed in decimal or 0x-hex.

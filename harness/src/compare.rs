@@ -33,15 +33,7 @@ pub struct CompareRequest {
 /// Usage errors for bad arguments or unknown filters; failures when a filter
 /// cannot be built.
 pub fn compare(request: &CompareRequest) -> Result<String, Error> {
-    if !(request.fpp > 0.0 && request.fpp < 1.0) {
-        return Err(Error::usage(format!(
-            "the false-positive probability must be in (0, 1), got {}",
-            request.fpp
-        )));
-    }
-    if request.items == 0 {
-        return Err(Error::usage("--items must be at least 1"));
-    }
+    crate::cli::check_workload(request.items, request.fpp)?;
     let entries = registry::select(&request.filters)?;
     let base = RunConfig::preset(Preset::Full, request.seed, request.threads);
     let config = RunConfig {

@@ -69,15 +69,7 @@ fn load<T: DeserializeOwned>(dir: &Path, file: &str) -> Vec<T> {
 ///
 /// A usage error for an FPP outside (0, 1) or zero items.
 pub fn recommend(request: &Request) -> Result<String, Error> {
-    if !(request.fpp > 0.0 && request.fpp < 1.0) {
-        return Err(Error::usage(format!(
-            "the false-positive probability must be in (0, 1), got {}",
-            request.fpp
-        )));
-    }
-    if request.items == 0 {
-        return Err(Error::usage("--items must be at least 1"));
-    }
+    crate::cli::check_workload(request.items, request.fpp)?;
     let mut out = String::new();
     let hash_bits = hash_bits_needed(request.items, request.fpp);
     let _ = writeln!(

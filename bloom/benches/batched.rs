@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use filterlab_bloom::{BlockedBloomFilter, BloomFilter, Filter};
-use filterlab_core::testing::{insert_key, query_key};
+use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::{mix64, reduce};
 
 const LOOKUPS: u64 = 1_000_000;

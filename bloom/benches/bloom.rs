@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use filterlab_bloom::{AtomicBloomFilter, BlockedBloomFilter, BloomFilter, Filter, Kernel};
 use filterlab_core::KeyHasher;
-use filterlab_core::testing::{insert_key, query_key};
+use filterlab_core::keys::{insert_key, query_key};
 
 /// How a filter is sized: for a target FPP, or with a fixed number of bits
 /// per key (the peers' usual 10, and what sbbf-rs-safe takes).

@@ -18,9 +18,9 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use filterlab_bloom::{AtomicBloomFilter, BlockedBloomFilter, BloomFilter, Filter, Kernel};
+use filterlab_bloom::{BlockedBloomFilter, BloomFilter, Filter, Kernel};
 use filterlab_core::KeyHasher;
-use filterlab_core::testing::{insert_key, query_key};
+use filterlab_core::keys::{insert_key, query_key};
 
 /// Lookups per timing and never-inserted keys per FPP measurement.
 const LOOKUPS: u64 = 1_000_000;
@@ -44,8 +44,6 @@ trait Subject {
 struct Ours<F> {
     name: &'static str,
     filter: F,
-    theory: fn(&F, u64) -> f64,
-    bits: fn(&F) -> u64,
 }
 
 impl<F: Filter> Subject for Ours<F> {
@@ -53,10 +51,10 @@ impl<F: Filter> Subject for Ours<F> {
         self.name.to_owned()
     }
     fn bits(&self) -> u64 {
-        (self.bits)(&self.filter)
+        self.filter.memory_usage() as u64 * 8
     }
     fn theory(&self, items: u64) -> Option<f64> {
-        Some((self.theory)(&self.filter, items))
+        self.filter.theoretical_fpp(items)
     }
     fn count(&self, keys: &[u64]) -> usize {
         keys.iter()
@@ -175,28 +173,20 @@ fn subjects(items: u64, bits_per_key: u64) -> Vec<Box<dyn Subject>> {
     let mut list: Vec<Box<dyn Subject>> = vec![Box::new(Ours {
         name: "BlockedBloomFilter",
         filter: blocked(items, bits_per_key, Kernel::detect()),
-        theory: BlockedBloomFilter::theoretical_fpp,
-        bits: BlockedBloomFilter::num_bits,
     })];
     if Kernel::detect() != Kernel::Scalar {
         list.push(Box::new(Ours {
             name: "BlockedBloomFilter (scalar)",
             filter: blocked(items, bits_per_key, Kernel::Scalar),
-            theory: BlockedBloomFilter::theoretical_fpp,
-            bits: BlockedBloomFilter::num_bits,
         }));
     }
     list.push(Box::new(Ours {
         name: "BloomFilter",
         filter: standard,
-        theory: BloomFilter::theoretical_fpp,
-        bits: BloomFilter::num_bits,
     }));
     list.push(Box::new(Ours {
         name: "AtomicBloomFilter",
         filter: atomic,
-        theory: AtomicBloomFilter::theoretical_fpp,
-        bits: AtomicBloomFilter::num_bits,
     }));
     list.push(Box::new(Sbbf(sbbf, hasher, bits_per_key as usize)));
     list.push(Box::new(FastBloom(fast)));

@@ -7,13 +7,13 @@ use std::sync::atomic::Ordering;
 
 use filterlab_core::format::{FrameReader, FrameWriter, Header};
 use filterlab_core::theory::{bloom_estimate_items, bloom_fpp_exact, bloom_fpp_given_fill};
-use filterlab_core::{Error, Filter, FilterKind, Key, KeyHasher, Merge, Persist};
+use filterlab_core::{Error, Filter, FilterKind, Key, KeyHasher, Merge, Persist, for_each_batch};
 
 use crate::BloomFilter;
 use crate::common::{SizedFor, serde_via_format};
 use crate::standard::{
-    BloomConfig, PREFETCH_AHEAD, PREFETCH_MIN_WORDS, all_bits_set, contains_batch, for_each_batch,
-    prefetch_probes, set_bits_with,
+    BloomConfig, PREFETCH_AHEAD, PREFETCH_MIN_WORDS, all_bits_set, contains_batch, prefetch_probes,
+    set_bits_with,
 };
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::AtomicU64;
@@ -160,12 +160,14 @@ impl AtomicBloomFilter {
     /// [the counter semantics](Self#the-item-counter)).
     #[inline]
     pub fn insert<K: Key + ?Sized>(&self, key: &K) -> bool {
-        self.insert_hash(self.hasher.hash(key))
+        self.insert_hash_shared(self.hasher.hash(key))
     }
 
-    /// Adds a pre-hashed key; see [`insert`](Self::insert).
+    /// Adds a pre-hashed key through a shared reference; see
+    /// [`insert`](Self::insert). (`Filter::insert_hash` does the same
+    /// through `&mut self`.)
     #[inline]
-    pub fn insert_hash(&self, hash: u64) -> bool {
+    pub fn insert_hash_shared(&self, hash: u64) -> bool {
         let bits = &self.bits;
         // A locked instruction holds back every later load until it is done,
         // so probing word by word waits for the cache misses one after
@@ -188,14 +190,18 @@ impl AtomicBloomFilter {
         new
     }
 
-    /// Adds every key, hashing them in batches and prefetching the bits of
-    /// the keys ahead; returns how many inserts returned `true`.
-    pub fn extend<I>(&self, keys: I) -> usize
+    /// Adds every key through a shared reference, hashing them in batches
+    /// and prefetching the bits of the keys ahead; returns how many inserts
+    /// returned `true`.
+    pub fn insert_many<I>(&self, keys: I) -> usize
     where
         I: IntoIterator,
         I::Item: Key,
     {
-        for_each_batch(keys, &self.hasher, |hashes| self.insert_batch(hashes))
+        let Ok(new) = for_each_batch(keys, &self.hasher, |hashes| {
+            Ok::<_, std::convert::Infallible>(self.insert_batch(hashes))
+        });
+        new
     }
 
     fn insert_batch(&self, hashes: &[u64]) -> usize {
@@ -205,7 +211,7 @@ impl AtomicBloomFilter {
             if let Some(&ahead) = hashes.get(i + PREFETCH_AHEAD).filter(|_| prefetching) {
                 prefetch_probes(&self.bits, self.num_bits, self.num_hashes, ahead);
             }
-            new += usize::from(self.insert_hash(hash));
+            new += usize::from(self.insert_hash_shared(hash));
         }
         new
     }
@@ -277,11 +283,6 @@ impl AtomicBloomFilter {
         bloom_estimate_items(self.set_bits(), self.num_bits, self.num_hashes)
     }
 
-    /// The exact FPP after `items` distinct inserts into this configuration.
-    pub fn theoretical_fpp(&self, items: u64) -> f64 {
-        bloom_fpp_exact(self.num_bits, self.num_hashes, items)
-    }
-
     /// This filter's configuration (that of the equivalent [`BloomFilter`]).
     pub fn config(&self) -> BloomConfig {
         BloomConfig {
@@ -318,7 +319,7 @@ impl Filter for AtomicBloomFilter {
     /// Never fails for a Bloom filter.
     #[inline]
     fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
-        Ok(AtomicBloomFilter::insert_hash(self, hash))
+        Ok(self.insert_hash_shared(hash))
     }
 
     #[inline]
@@ -358,6 +359,18 @@ impl Filter for AtomicBloomFilter {
     /// (X/m)^k for the X bits set now.
     fn expected_fpp(&self) -> f64 {
         bloom_fpp_given_fill(self.set_bits(), self.num_bits, self.num_hashes)
+    }
+
+    /// The exact FPP after `items` distinct inserts, as [`BloomFilter`]'s.
+    fn theoretical_fpp(&self, items: u64) -> Option<f64> {
+        bloom_fpp_exact(self.num_bits, self.num_hashes, items).ok()
+    }
+}
+
+impl<K: Key> Extend<K> for AtomicBloomFilter {
+    /// Inserts every key as [`insert_many`](AtomicBloomFilter::insert_many) does.
+    fn extend<I: IntoIterator<Item = K>>(&mut self, keys: I) {
+        self.insert_many(keys);
     }
 }
 

@@ -7,11 +7,14 @@ use std::sync::{Mutex, PoisonError};
 
 use filterlab_core::format::{FrameReader, FrameWriter, Header};
 use filterlab_core::memory::check_memory;
+use filterlab_core::sizing::{MAX_HASHES, SizeSearch};
 use filterlab_core::theory::{
     BlockFppTable, blocked_bloom_fpp, blocked_bloom_fpp_classic, blocked_bloom_fpp_with,
     bloom_estimate_items, bloom_fpp_given_fill, bloom_optimal_bits, hash_bits_needed,
 };
-use filterlab_core::{Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Persist};
+use filterlab_core::{
+    Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Persist, for_each_batch,
+};
 use filterlab_core::{mix64, reduce};
 
 use crate::arch::{Avx2, first_factors, prefetch};
@@ -20,8 +23,7 @@ use crate::common::{
     BuilderBase, SizedFor, Target, WordArray, builder_setters, count_ones, hashes_from_header,
     merge_by_words, serde_via_format,
 };
-use crate::sizing::{BloomSizing, HashChoice, MAX_HASHES, SizingProblem};
-use crate::standard::for_each_batch;
+use crate::sizing::{BloomSizing, HashChoice};
 
 /// Bits per block: one 64-byte cache line.
 pub const BLOCK_BITS: u32 = 512;
@@ -278,16 +280,23 @@ impl BlockedFpp {
         Self { items }
     }
 
-    fn fpp(&self, bits: u64, num_hashes: u32) -> f64 {
+    fn fpp(&self, bits: u64, num_hashes: u32) -> Result<f64, Error> {
         // A panic cannot leave a table half-updated in a way that matters:
         // `fpp_at` extends it by whole loads; use it even if poisoned.
         let mut tables = BLOCK_TABLES.lock().unwrap_or_else(PoisonError::into_inner);
         if tables.len() <= num_hashes as usize {
             tables.resize(num_hashes as usize + 1, None);
         }
-        let table = tables[num_hashes as usize]
-            .get_or_insert_with(|| BlockFppTable::new(BLOCK_BITS, num_hashes));
-        blocked_bloom_fpp_with(table, bits / u64::from(BLOCK_BITS), self.items)
+        let slot = &mut tables[num_hashes as usize];
+        if slot.is_none() {
+            *slot = Some(BlockFppTable::new(BLOCK_BITS, num_hashes)?);
+        }
+        let table = slot.as_mut().expect("the table was just made");
+        Ok(blocked_bloom_fpp_with(
+            table,
+            bits / u64::from(BLOCK_BITS),
+            self.items,
+        ))
     }
 }
 
@@ -320,21 +329,21 @@ impl BlockedBloomBuilder {
         let blocked = BlockedFpp::new(items);
         let fpp_of = |bits: u64, k: u32| blocked.fpp(bits, k);
         let near = |bits: u64| approximate_best_hashes(bits, items);
-        let problem = SizingProblem {
+        let problem = SizeSearch::new(
             items,
             fpp,
-            unit_bits: u64::from(BLOCK_BITS),
-            max_bits: self.base.max_bits(),
-            fpp_of: &fpp_of,
-            hashes_near: Some(&near),
-        };
+            u64::from(BLOCK_BITS),
+            self.base.max_bits(),
+            &fpp_of,
+        )
+        .starting_hashes(&near);
         let (bits, mut k, mut achieved) = problem.smallest()?;
         let mut choice = HashChoice::Blocked {
             approximate: near(bits),
         };
         if let Some(explicit) = self.base.explicit_hashes()? {
             k = explicit;
-            achieved = blocked.fpp(bits, k);
+            achieved = blocked.fpp(bits, k)?;
             choice = HashChoice::Explicit;
         }
         Ok(Self::report(
@@ -361,21 +370,15 @@ impl BlockedBloomBuilder {
             let blocked = BlockedFpp::new(items);
             let fpp_of = |bits: u64, k: u32| blocked.fpp(bits, k);
             let near = |bits: u64| approximate_best_hashes(bits, items);
-            let problem = SizingProblem {
-                items,
-                fpp: 0.5,
-                unit_bits: block_bits,
-                max_bits: self.base.max_bits(),
-                fpp_of: &fpp_of,
-                hashes_near: Some(&near),
-            };
+            let problem = SizeSearch::new(items, 0.5, block_bits, self.base.max_bits(), &fpp_of)
+                .starting_hashes(&near);
             let approximate = near(bits);
-            (
-                problem.best_hashes(bits).0,
+            Ok((
+                problem.best_hashes(bits)?.0,
                 HashChoice::Blocked { approximate },
-            )
+            ))
         })?;
-        let achieved = blocked_bloom_fpp(bits / block_bits, BLOCK_BITS, k, items);
+        let achieved = blocked_bloom_fpp(bits / block_bits, BLOCK_BITS, k, items)?;
         Ok(Self::report(
             items,
             None,
@@ -517,15 +520,15 @@ impl BlockedBloomFilter {
     }
 
     /// Adds `key`; returns `true` when it was not already reported present
-    /// (and counts it in `len`).
+    /// (and counts it in `len`). A Bloom filter never refuses a key.
     #[inline]
     pub fn insert<K: Key + ?Sized>(&mut self, key: &K) -> bool {
-        self.insert_hash(self.hasher.hash(key))
+        self.add_hash(self.hasher.hash(key))
     }
 
-    /// Adds a pre-hashed key; see [`insert`](Self::insert).
+    /// Adds a pre-hashed key (the infallible body of `Filter::insert_hash`).
     #[inline]
-    pub fn insert_hash(&mut self, hash: u64) -> bool {
+    fn add_hash(&mut self, hash: u64) -> bool {
         let index = block_index(hash, self.num_blocks);
         let seed = block_seed(hash);
         let new = !self
@@ -537,14 +540,18 @@ impl BlockedBloomFilter {
     }
 
     /// Adds every key, hashing them in batches and prefetching the blocks
-    /// ahead; returns how many were new.
-    pub fn extend<I>(&mut self, keys: I) -> usize
+    /// ahead; returns how many were new. (`Extend` does the same without the
+    /// count.)
+    pub fn insert_many<I>(&mut self, keys: I) -> usize
     where
         I: IntoIterator,
         I::Item: Key,
     {
         let hasher = self.hasher;
-        for_each_batch(keys, &hasher, |hashes| self.insert_batch(hashes))
+        let Ok(new) = for_each_batch(keys, &hasher, |hashes| {
+            Ok::<_, std::convert::Infallible>(self.insert_batch(hashes))
+        });
+        new
     }
 
     fn insert_batch(&mut self, hashes: &[u64]) -> usize {
@@ -661,16 +668,9 @@ impl BlockedBloomFilter {
             .sum()
     }
 
-    /// The exact FPP after `items` distinct inserts into this configuration:
-    /// the block load Binomial(n, 1/b) mixed with each load's exact Bloom FPP
-    /// (Putze, Sanders and Singler; Bose et al.).
-    pub fn theoretical_fpp(&self, items: u64) -> f64 {
-        blocked_bloom_fpp(self.num_blocks, BLOCK_BITS, self.num_hashes, items)
-    }
-
     /// Putze, Sanders and Singler's approximation at `items` (a Poisson load
     /// with independent bits in the block); slightly optimistic, see
-    /// [`theoretical_fpp`](Self::theoretical_fpp).
+    /// [`theoretical_fpp`](Filter::theoretical_fpp).
     pub fn classic_fpp(&self, items: u64) -> f64 {
         blocked_bloom_fpp_classic(self.num_blocks, BLOCK_BITS, self.num_hashes, items)
     }
@@ -693,7 +693,7 @@ impl Filter for BlockedBloomFilter {
     /// Never fails for a Bloom filter.
     #[inline]
     fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
-        Ok(BlockedBloomFilter::insert_hash(self, hash))
+        Ok(self.add_hash(hash))
     }
 
     #[inline]
@@ -748,6 +748,20 @@ impl Filter for BlockedBloomFilter {
             .map(|set| bloom_fpp_given_fill(set, u64::from(BLOCK_BITS), self.num_hashes))
             .sum();
         total / self.num_blocks as f64
+    }
+
+    /// The exact FPP after `items` distinct inserts: the block load
+    /// Binomial(n, 1/b) mixed with each load's exact Bloom FPP (Putze,
+    /// Sanders and Singler; Bose et al.).
+    fn theoretical_fpp(&self, items: u64) -> Option<f64> {
+        blocked_bloom_fpp(self.num_blocks, BLOCK_BITS, self.num_hashes, items).ok()
+    }
+}
+
+impl<K: Key> Extend<K> for BlockedBloomFilter {
+    /// Inserts every key as [`insert_many`](BlockedBloomFilter::insert_many) does.
+    fn extend<I: IntoIterator<Item = K>>(&mut self, keys: I) {
+        self.insert_many(keys);
     }
 }
 

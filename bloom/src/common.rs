@@ -9,7 +9,9 @@ use filterlab_core::format::Header;
 use filterlab_core::memory::DEFAULT_MEMORY_LIMIT;
 use filterlab_core::{Error, ErrorKind, KeyHasher};
 
-use crate::sizing::{HashChoice, check_fpp, check_hashes, check_items};
+use filterlab_core::sizing::{check_fpp, check_hashes, check_items};
+
+use crate::sizing::HashChoice;
 
 /// How a builder sizes the array.
 #[derive(Clone, Copy, Debug)]
@@ -69,14 +71,14 @@ impl BuilderBase {
     pub(crate) fn hashes_for_bits(
         &self,
         bits: u64,
-        best: impl FnOnce(u64) -> (u32, HashChoice),
+        best: impl FnOnce(u64) -> Result<(u32, HashChoice), Error>,
     ) -> Result<(u32, HashChoice, u64), Error> {
         if let Some(items) = self.expected_items {
             check_items(items)?;
         }
         let (k, choice) = match (self.explicit_hashes()?, self.expected_items) {
             (Some(k), _) => (k, HashChoice::Explicit),
-            (None, Some(items)) => best(items),
+            (None, Some(items)) => best(items)?,
             (None, None) => {
                 return Err(Error::invalid(
                     "with_bits needs hashes(k) or expected_items(n)",

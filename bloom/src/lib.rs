@@ -15,10 +15,11 @@ pub use atomic::AtomicBloomFilter;
 pub use blocked::{
     BLOCK_BITS, BlockedBloomBuilder, BlockedBloomConfig, BlockedBloomFilter, Kernel,
 };
+pub use filterlab_core::sizing::{MAX_HASHES, human_bytes};
 pub use filterlab_core::{
     Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Merge, Persist, ViaHash,
 };
-pub use sizing::{BloomSizing, HashChoice, MAX_HASHES, human_bytes};
+pub use sizing::{BloomSizing, HashChoice};
 pub use standard::{BloomBuilder, BloomConfig, BloomFilter};
 
 /// The root README's examples, compiled and run as doctests.

@@ -1,45 +1,11 @@
-//! Choosing (bits, hashes) for a target: validation, the search for the
-//! smallest array that meets p under a filter's exact FPP, and the sizing
-//! report `filterlab recommend` prints.
+//! The sizing record of a Bloom filter: what was chosen for a target and
+//! why, as `params(n, p)` returns it and `filterlab recommend` prints it.
+//! (The parameter rules and the size search itself are core's
+//! [`filterlab_core::sizing`].)
 
-use std::f64::consts::LN_2;
 use std::fmt;
 
-use filterlab_core::theory::{bloom_optimal_bits, hash_bits_needed};
-use filterlab_core::{Error, ErrorKind};
-
-/// The most hash probes a filter accepts. No FPP a 64-bit key hash can
-/// deliver needs more, and each probe is a memory access.
-pub const MAX_HASHES: u32 = 64;
-
-/// Checks an FPP target: finite and strictly inside (0, 1).
-pub(crate) fn check_fpp(fpp: f64) -> Result<(), Error> {
-    if fpp > 0.0 && fpp < 1.0 {
-        Ok(())
-    } else {
-        Err(Error::invalid(format!(
-            "the false-positive probability must be in (0, 1), got {fpp}"
-        )))
-    }
-}
-
-pub(crate) fn check_items(items: u64) -> Result<(), Error> {
-    if items == 0 {
-        Err(Error::invalid("expected items must be at least 1"))
-    } else {
-        Ok(())
-    }
-}
-
-pub(crate) fn check_hashes(hashes: u32) -> Result<(), Error> {
-    if (1..=MAX_HASHES).contains(&hashes) {
-        Ok(())
-    } else {
-        Err(Error::invalid(format!(
-            "the number of hashes must be in 1..={MAX_HASHES}, got {hashes}"
-        )))
-    }
-}
+use filterlab_core::sizing::human_bytes;
 
 /// Why a sizing chose its number of hashes.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -131,22 +97,6 @@ impl BloomSizing {
     }
 }
 
-/// Bytes in a human unit (binary prefixes).
-pub fn human_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{value:.2} {}", UNITS[unit])
-    }
-}
-
 impl fmt::Display for BloomSizing {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "{} sizing", self.filter)?;
@@ -205,128 +155,5 @@ impl fmt::Display for BloomSizing {
             )?;
         }
         Ok(())
-    }
-}
-
-/// A sizing problem: the exact FPP function of one filter family and the
-/// granularity of its bit array.
-pub(crate) struct SizingProblem<'a> {
-    pub(crate) items: u64,
-    pub(crate) fpp: f64,
-    /// Bit arrays are whole multiples of this many bits.
-    pub(crate) unit_bits: u64,
-    pub(crate) max_bits: u64,
-    /// The exact FPP of (bits, hashes) at `items`.
-    pub(crate) fpp_of: &'a dyn Fn(u64, u32) -> f64,
-    /// Where to start looking for the best k for a number of bits; `None`
-    /// for the standard filter's optimum (m/n)·ln 2.
-    pub(crate) hashes_near: Option<&'a dyn Fn(u64) -> u32>,
-}
-
-impl SizingProblem<'_> {
-    fn too_large(&self, bits: f64) -> Error {
-        Error::new(
-            ErrorKind::TooLarge,
-            format!(
-                "{} items at FPP {:e} need about {} of bits, over the memory limit of {}",
-                self.items,
-                self.fpp,
-                human_bytes((bits / 8.0).min(u64::MAX as f64) as u64),
-                human_bytes(self.max_bits / 8)
-            ),
-        )
-    }
-
-    /// The k near the optimum for `bits` with the lowest exact FPP.
-    ///
-    /// Searches ± 2 around the starting point ([`hashes_near`](Self::hashes_near),
-    /// by default (m/n)·ln 2) and follows the slope beyond that window when
-    /// the best k lies on its edge.
-    pub(crate) fn best_hashes(&self, bits: u64) -> (u32, f64) {
-        let center = if let Some(near) = self.hashes_near {
-            near(bits).clamp(1, MAX_HASHES)
-        } else {
-            let optimum = bits as f64 / self.items as f64 * LN_2;
-            optimum.round().clamp(1.0, f64::from(MAX_HASHES)) as u32
-        };
-        let low = center.saturating_sub(2).max(1);
-        let high = (center + 2).min(MAX_HASHES);
-        let mut best = (low..=high).map(|k| (k, (self.fpp_of)(bits, k))).fold(
-            (center, f64::INFINITY),
-            |best, candidate| {
-                if candidate.1 < best.1 {
-                    candidate
-                } else {
-                    best
-                }
-            },
-        );
-        let beyond: Vec<u32> = if best.0 == low {
-            (1..low).rev().collect()
-        } else if best.0 == high {
-            (high + 1..=MAX_HASHES).collect()
-        } else {
-            Vec::new()
-        };
-        for k in beyond {
-            let fpp = (self.fpp_of)(bits, k);
-            if fpp >= best.1 {
-                break;
-            }
-            best = (k, fpp);
-        }
-        best
-    }
-
-    /// The smallest whole-unit array (and its best k) whose exact FPP meets the target.
-    pub(crate) fn smallest(&self) -> Result<(u64, u32, f64), Error> {
-        let optimum = bloom_optimal_bits(self.items, self.fpp);
-        if optimum.is_nan() || optimum >= self.max_bits as f64 {
-            return Err(self.too_large(optimum));
-        }
-        let units = |bits: f64| (bits / self.unit_bits as f64).ceil().max(1.0) as u64;
-        let meets = |unit_count: u64| {
-            let (k, fpp) = self.best_hashes(unit_count * self.unit_bits);
-            (fpp <= self.fpp).then_some((k, fpp))
-        };
-        let max_units = self.max_bits / self.unit_bits;
-        let mut low = units(optimum).min(max_units);
-        if let Some((k, fpp)) = meets(low) {
-            return Ok((low * self.unit_bits, k, fpp));
-        }
-        // Grow geometrically until the target is met, then bisect.
-        let mut high = low;
-        let found = loop {
-            if high == max_units {
-                return Err(self.too_large(high as f64 * self.unit_bits as f64 * 1.01));
-            }
-            low = high;
-            high = (high + high / 32 + 1).min(max_units);
-            if let Some(found) = meets(high) {
-                break found;
-            }
-        };
-        let (mut best_units, mut best) = (high, found);
-        let mut lo = low; // does not meet
-        while best_units - lo > 1 {
-            let mid = lo + (best_units - lo) / 2;
-            match meets(mid) {
-                Some(found) => (best_units, best) = (mid, found),
-                None => lo = mid,
-            }
-        }
-        Ok((best_units * self.unit_bits, best.0, best.1))
-    }
-
-    /// The smallest k meeting the target with `bits` (power-of-two sizing).
-    pub(crate) fn smallest_hashes(&self, bits: u64) -> (u32, f64) {
-        (1..=MAX_HASHES)
-            .map(|k| (k, (self.fpp_of)(bits, k)))
-            .find(|&(_, fpp)| fpp <= self.fpp)
-            .unwrap_or_else(|| self.best_hashes(bits))
-    }
-
-    pub(crate) fn hash_bits_needed(&self) -> f64 {
-        hash_bits_needed(self.items, self.fpp)
     }
 }

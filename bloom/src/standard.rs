@@ -6,10 +6,14 @@ use std::sync::atomic::Ordering;
 
 use filterlab_core::format::{FrameReader, FrameWriter, Header};
 use filterlab_core::memory::{check_memory, zeroed_words};
+use filterlab_core::sizing::SizeSearch;
 use filterlab_core::theory::{
     bloom_estimate_items, bloom_fpp_classic, bloom_fpp_exact, bloom_fpp_given_fill,
+    hash_bits_needed,
 };
-use filterlab_core::{Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Persist, Probes};
+use filterlab_core::{
+    Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Persist, Probes, for_each_batch,
+};
 
 use crate::AtomicBloomFilter;
 use crate::arch::prefetch;
@@ -18,7 +22,7 @@ use crate::common::{
     BuilderBase, SizedFor, Target, WordArray, builder_setters, count_ones, hashes_from_header,
     merge_by_words, serde_via_format,
 };
-use crate::sizing::{BloomSizing, HashChoice, SizingProblem};
+use crate::sizing::{BloomSizing, HashChoice};
 
 /// Everything that decides which bits a key sets: two filters with equal
 /// configurations can be merged, and a file is only accepted by
@@ -105,14 +109,7 @@ impl BloomBuilder {
     fn sizing_for_fpp(&self, fpp: f64) -> Result<BloomSizing, Error> {
         let items = self.base.items_for_fpp(fpp)?;
         let fpp_of = |bits: u64, k: u32| bloom_fpp_exact(bits, k, items);
-        let problem = SizingProblem {
-            items,
-            fpp,
-            unit_bits: 64,
-            max_bits: self.base.max_bits(),
-            fpp_of: &fpp_of,
-            hashes_near: None,
-        };
+        let problem = SizeSearch::new(items, fpp, 64, self.base.max_bits(), &fpp_of);
         let (mut bits, mut k, mut achieved) = problem.smallest()?;
         let mut choice = HashChoice::Optimal {
             optimum: bits as f64 / items as f64 * std::f64::consts::LN_2,
@@ -120,14 +117,14 @@ impl BloomBuilder {
         if self.power_of_two {
             bits = bits.checked_next_power_of_two().unwrap_or(u64::MAX);
             check_memory(bits / 8, self.base.max_memory, "the power-of-two bit array")?;
-            (k, achieved) = problem.smallest_hashes(bits);
+            (k, achieved) = problem.smallest_hashes(bits)?;
             choice = HashChoice::SmallestMeetingTarget {
                 optimum: bits as f64 / items as f64 * std::f64::consts::LN_2,
             };
         }
         if let Some(explicit) = self.base.explicit_hashes()? {
             k = explicit;
-            achieved = bloom_fpp_exact(bits, k, items);
+            achieved = bloom_fpp_exact(bits, k, items)?;
             choice = HashChoice::Explicit;
         }
         Ok(BloomSizing {
@@ -164,18 +161,14 @@ impl BloomBuilder {
         )?;
         let (k, choice, items) = self.base.hashes_for_bits(bits, |items| {
             let fpp_of = |bits: u64, k: u32| bloom_fpp_exact(bits, k, items);
-            let problem = SizingProblem {
-                items,
-                fpp: 0.5,
-                unit_bits: 1,
-                max_bits: self.base.max_bits(),
-                fpp_of: &fpp_of,
-                hashes_near: None,
-            };
+            let problem = SizeSearch::new(items, 0.5, 1, self.base.max_bits(), &fpp_of);
             let optimum = bits as f64 / items as f64 * std::f64::consts::LN_2;
-            (problem.best_hashes(bits).0, HashChoice::Optimal { optimum })
+            Ok((
+                problem.best_hashes(bits)?.0,
+                HashChoice::Optimal { optimum },
+            ))
         })?;
-        let achieved = bloom_fpp_exact(bits, k, items);
+        let achieved = bloom_fpp_exact(bits, k, items)?;
         Ok(BloomSizing {
             filter: "BloomFilter",
             expected_items: items,
@@ -188,7 +181,7 @@ impl BloomBuilder {
             unit_bits: 64,
             fpp_at_capacity: achieved,
             fpp_classic: bloom_fpp_classic(bits, k, items),
-            hash_bits_needed: filterlab_core::theory::hash_bits_needed(items, achieved),
+            hash_bits_needed: hash_bits_needed(items, achieved),
         })
     }
 
@@ -278,29 +271,33 @@ impl BloomFilter {
     }
 
     /// Adds `key`; returns `true` when it was not already reported present
-    /// (and counts it in `len`).
+    /// (and counts it in `len`). A Bloom filter never refuses a key.
     #[inline]
     pub fn insert<K: Key + ?Sized>(&mut self, key: &K) -> bool {
-        self.insert_hash(self.hasher.hash(key))
+        self.add_hash(self.hasher.hash(key))
     }
 
-    /// Adds a pre-hashed key; see [`insert`](Self::insert).
+    /// Adds a pre-hashed key (the infallible body of `Filter::insert_hash`).
     #[inline]
-    pub fn insert_hash(&mut self, hash: u64) -> bool {
+    fn add_hash(&mut self, hash: u64) -> bool {
         let new = set_bits(&mut self.bits, self.num_bits, self.num_hashes, hash);
         self.len += u64::from(new);
         new
     }
 
     /// Adds every key, hashing them in batches and prefetching the bits of
-    /// the keys ahead; returns how many were new.
-    pub fn extend<I>(&mut self, keys: I) -> usize
+    /// the keys ahead; returns how many were new. (`Extend` does the same
+    /// without the count.)
+    pub fn insert_many<I>(&mut self, keys: I) -> usize
     where
         I: IntoIterator,
         I::Item: Key,
     {
         let hasher = self.hasher;
-        for_each_batch(keys, &hasher, |hashes| self.insert_batch(hashes))
+        let Ok(new) = for_each_batch(keys, &hasher, |hashes| {
+            Ok::<_, std::convert::Infallible>(self.insert_batch(hashes))
+        });
+        new
     }
 
     fn insert_batch(&mut self, hashes: &[u64]) -> usize {
@@ -310,7 +307,7 @@ impl BloomFilter {
             if let Some(&ahead) = hashes.get(i + PREFETCH_AHEAD).filter(|_| prefetching) {
                 prefetch_probes(&self.bits, self.num_bits, self.num_hashes, ahead);
             }
-            new += usize::from(self.insert_hash(hash));
+            new += usize::from(self.add_hash(hash));
         }
         new
     }
@@ -359,14 +356,8 @@ impl BloomFilter {
         bloom_estimate_items(self.set_bits(), self.num_bits, self.num_hashes)
     }
 
-    /// The exact FPP after `items` distinct inserts into this configuration
-    /// (Bose et al.).
-    pub fn theoretical_fpp(&self, items: u64) -> f64 {
-        bloom_fpp_exact(self.num_bits, self.num_hashes, items)
-    }
-
     /// The classic estimate (1 − (1 − 1/m)^{kn})^k at `items`; slightly
-    /// optimistic, see [`theoretical_fpp`](Self::theoretical_fpp).
+    /// optimistic, see [`theoretical_fpp`](Filter::theoretical_fpp).
     pub fn classic_fpp(&self, items: u64) -> f64 {
         bloom_fpp_classic(self.num_bits, self.num_hashes, items)
     }
@@ -381,36 +372,11 @@ impl BloomFilter {
     }
 }
 
-/// Keys hashed per batch by `extend`.
-pub(crate) const BATCH: usize = 256;
-
 /// Keys ahead of the one being processed whose bits a batched operation
 /// prefetches. Measured on a 256 MiB filter at 10 bits/key (k = 7), with
 /// all k words prefetched: 8 beats 4, 16 and 32 (each key already has k
 /// lines in flight).
 pub(crate) const PREFETCH_AHEAD: usize = 8;
-
-/// Hashes `keys` in batches of [`BATCH`] and hands each batch to `insert`;
-/// the sum of what it returns.
-pub(crate) fn for_each_batch<I>(
-    keys: I,
-    hasher: &KeyHasher,
-    mut insert: impl FnMut(&[u64]) -> usize,
-) -> usize
-where
-    I: IntoIterator,
-    I::Item: Key,
-{
-    let mut hashes = Vec::with_capacity(BATCH);
-    let mut keys = keys.into_iter().peekable();
-    let mut total = 0;
-    while keys.peek().is_some() {
-        hashes.clear();
-        hashes.extend(keys.by_ref().take(BATCH).map(|key| hasher.hash(&key)));
-        total += insert(&hashes);
-    }
-    total
-}
 
 /// A word of a bit array as the lookup reads it: a plain `u64`, or an
 /// `AtomicU64` shared with inserting threads (a relaxed load, the same
@@ -549,7 +515,7 @@ impl Filter for BloomFilter {
     /// Never fails for a Bloom filter.
     #[inline]
     fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
-        Ok(BloomFilter::insert_hash(self, hash))
+        Ok(self.add_hash(hash))
     }
 
     #[inline]
@@ -588,6 +554,18 @@ impl Filter for BloomFilter {
     /// (X/m)^k for the X bits set now: exact for this instance.
     fn expected_fpp(&self) -> f64 {
         bloom_fpp_given_fill(self.set_bits(), self.num_bits, self.num_hashes)
+    }
+
+    /// The exact FPP after `items` distinct inserts (Bose et al.).
+    fn theoretical_fpp(&self, items: u64) -> Option<f64> {
+        bloom_fpp_exact(self.num_bits, self.num_hashes, items).ok()
+    }
+}
+
+impl<K: Key> Extend<K> for BloomFilter {
+    /// Inserts every key as [`insert_many`](BloomFilter::insert_many) does.
+    fn extend<I: IntoIterator<Item = K>>(&mut self, keys: I) {
+        self.insert_many(keys);
     }
 }
 

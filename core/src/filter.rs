@@ -1,14 +1,58 @@
-//! The traits every filter implements.
+//! The traits every filter implements, and the one batching helper their
+//! batched operations share.
 
 use crate::{Error, Key, KeyHasher};
 
-/// Keys are hashed in batches of this many before a batched lookup.
-const BATCH: usize = 256;
+/// Keys are hashed in batches of this many before a batched operation.
+pub const BATCH: usize = 256;
+
+/// Hashes `keys` with `hasher` in batches of [`BATCH`] and hands each batch
+/// of hashes to `step`; returns the sum of what it returns. The one loop
+/// behind every filter's batched insert and [`Filter::contains_many`].
+///
+/// # Errors
+///
+/// The first error `step` returns; the batches before it were processed.
+///
+/// # Examples
+///
+/// ```
+/// use filterlab_core::{KeyHasher, for_each_batch};
+///
+/// let mut seen = 0;
+/// let total = for_each_batch(0..1000u64, &KeyHasher::new(1), |hashes| {
+///     seen += 1;
+///     Ok::<_, filterlab_core::Error>(hashes.len())
+/// })?;
+/// assert_eq!((total, seen), (1000, 4));
+/// # Ok::<(), filterlab_core::Error>(())
+/// ```
+pub fn for_each_batch<I, E>(
+    keys: I,
+    hasher: &KeyHasher,
+    mut step: impl FnMut(&[u64]) -> Result<usize, E>,
+) -> Result<usize, E>
+where
+    I: IntoIterator,
+    I::Item: Key,
+{
+    let mut hashes = Vec::with_capacity(BATCH);
+    let mut keys = keys.into_iter().peekable();
+    let mut total = 0;
+    while keys.peek().is_some() {
+        hashes.clear();
+        hashes.extend(keys.by_ref().take(BATCH).map(|key| hasher.hash(&key)));
+        total += step(&hashes)?;
+    }
+    Ok(total)
+}
 
 /// An approximate-membership filter over 64-bit key hashes.
 ///
-/// The trait is object-safe: the harness holds `Box<dyn Filter>` and one
-/// conformance suite checks every implementation. Keys are hashed with the
+/// The trait is object-safe, and it is everything a caller needs to
+/// measure a filter: one conformance suite, one statistical check, one
+/// benchmark loop and one harness adapter are written once over `F: Filter`
+/// (or `dyn Filter`) and serve every filter. Keys are hashed with the
 /// filter's own stable [`KeyHasher`]; the `*_hash` methods take hashes made
 /// by that hasher (or any uniformly distributed 64-bit hash, used
 /// consistently), so a caller can hash once and probe several filters.
@@ -20,7 +64,8 @@ const BATCH: usize = 256;
 ///
 /// /// Prints what any filter reports about itself.
 /// fn describe(filter: &dyn Filter) -> String {
-///     format!("{} items in {} bytes, expected FPP {:.2e}",
+///     let theory = filter.theoretical_fpp(filter.len() as u64);
+///     format!("{} items in {} bytes, FPP {:.2e} given its fill, {theory:?} by its formula",
 ///             filter.len(), filter.memory_usage(), filter.expected_fpp())
 /// }
 /// # let _ = describe;
@@ -47,12 +92,14 @@ pub trait Filter {
 
     /// Adds a batch of pre-hashed keys and returns how many were new.
     ///
-    /// Filters override this to overlap the memory accesses of a batch.
+    /// Filters override this to overlap the memory accesses of a batch; an
+    /// override must leave the filter exactly as [`insert_hash`](Self::insert_hash)
+    /// on each key in order would (the conformance suite compares them).
     ///
     /// # Errors
     ///
-    /// As [`insert_hash`](Self::insert_hash); keys before the failing one
-    /// stay inserted.
+    /// As [`insert_hash`](Self::insert_hash), at the first key refused: the
+    /// keys before it stay inserted, it and the keys after it are not.
     fn insert_hashes(&mut self, hashes: &[u64]) -> Result<usize, Error> {
         let mut new = 0;
         for &hash in hashes {
@@ -92,8 +139,16 @@ pub trait Filter {
     /// filter grows without bound.
     fn capacity(&self) -> Option<usize>;
 
-    /// The FPP this filter's own theory predicts at its current load.
+    /// The FPP of this instance given its actual state (for a Bloom filter
+    /// with X of m bits set, (X/m)^k): exact for the filter as it is now,
+    /// whatever its history (merges included).
     fn expected_fpp(&self) -> f64;
+
+    /// The FPP this configuration's exact formula predicts after `items`
+    /// distinct inserts, averaged over all filters of the configuration;
+    /// `None` where no formula applies. The statistical tests and the
+    /// harness's accuracy gate hold every filter to it.
+    fn theoretical_fpp(&self, items: u64) -> Option<f64>;
 
     /// Whether `key` may be present.
     fn contains<K: Key + ?Sized>(&self, key: &K) -> bool
@@ -113,15 +168,13 @@ pub trait Filter {
     {
         let hasher = *self.hasher();
         let mut found = Vec::new();
-        let mut hashes = Vec::with_capacity(BATCH);
-        let mut keys = keys.into_iter().peekable();
-        while keys.peek().is_some() {
-            hashes.clear();
-            hashes.extend(keys.by_ref().take(BATCH).map(|key| hasher.hash(&key)));
+        let batched = for_each_batch(keys, &hasher, |hashes| {
             let start = found.len();
             found.resize(start + hashes.len(), false);
-            self.contains_hashes(&hashes, &mut found[start..]);
-        }
+            self.contains_hashes(hashes, &mut found[start..]);
+            Ok::<_, std::convert::Infallible>(hashes.len())
+        });
+        let Ok(_) = batched;
         found
     }
 }

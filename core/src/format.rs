@@ -46,7 +46,21 @@ const FIXED_HEADER_LEN: usize = 48;
 /// Payloads are streamed in chunks of this many bytes.
 const CHUNK_BYTES: usize = 1 << 16;
 
-/// Which filter a file holds.
+/// Which filter a file holds: the registry of kind ids.
+///
+/// An id, once written to a file, means that kind forever; a new kind takes
+/// the next free id and is added here before its crate writes a byte.
+///
+/// | id | kind | written by | status |
+/// |---|---|---|---|
+/// | 1 | [`Bloom`](Self::Bloom) | `filterlab_bloom::BloomFilter`, `AtomicBloomFilter` | in use |
+/// | 2 | [`BlockedBloom`](Self::BlockedBloom) | `filterlab_bloom::BlockedBloomFilter` | in use |
+/// | 3 | [`CountingBloom`](Self::CountingBloom) | `filterlab_counting_bloom` | reserved |
+/// | 4 | [`ScalableBloom`](Self::ScalableBloom) | `filterlab_scalable` | reserved |
+/// | 5 | [`Cuckoo`](Self::Cuckoo) | `filterlab_cuckoo` | reserved |
+/// | 6 | [`DedupCheckpoint`](Self::DedupCheckpoint) | `filterlab_dedup` checkpoints | reserved |
+///
+/// Id 0 is never used, so a zeroed header is never a valid kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum FilterKind {
@@ -60,15 +74,18 @@ pub enum FilterKind {
     ScalableBloom,
     /// `filterlab_cuckoo::CuckooFilter`.
     Cuckoo,
+    /// A `filterlab_dedup` checkpoint: a de-duplicator's partitions and counters.
+    DedupCheckpoint,
 }
 
 impl FilterKind {
-    const ALL: [Self; 5] = [
+    const ALL: [Self; 6] = [
         Self::Bloom,
         Self::BlockedBloom,
         Self::CountingBloom,
         Self::ScalableBloom,
         Self::Cuckoo,
+        Self::DedupCheckpoint,
     ];
 
     /// The id stored in the header.
@@ -79,6 +96,7 @@ impl FilterKind {
             Self::CountingBloom => 3,
             Self::ScalableBloom => 4,
             Self::Cuckoo => 5,
+            Self::DedupCheckpoint => 6,
         }
     }
 
@@ -95,6 +113,7 @@ impl FilterKind {
             Self::CountingBloom => "counting Bloom",
             Self::ScalableBloom => "scalable Bloom",
             Self::Cuckoo => "cuckoo",
+            Self::DedupCheckpoint => "dedup checkpoint",
         }
     }
 }
@@ -774,6 +793,16 @@ mod tests {
             frame.finish().unwrap_err().kind(),
             ErrorKind::LengthMismatch
         );
+    }
+
+    #[test]
+    fn kind_ids_are_unique_and_stable() {
+        let ids: Vec<u16> = FilterKind::ALL.iter().map(|k| k.id()).collect();
+        assert_eq!(ids, [1, 2, 3, 4, 5, 6], "kind ids are part of the format");
+        for kind in FilterKind::ALL {
+            assert_eq!(FilterKind::from_id(kind.id()), Some(kind));
+        }
+        assert_eq!(FilterKind::from_id(0), None);
     }
 
     #[test]

@@ -1,12 +1,64 @@
 //! The conformance suite every filter runs, and helpers for statistical tests.
 //!
 //! Enabled by the `testing` feature. A filter crate checks the whole contract
-//! in one line from its integration tests:
+//! in one line from its integration tests, e.g.
+//! `Conformance::new("BloomFilter", || small(1)).with_variant(|| small(2)).check()`.
+//! Here it is run on a toy filter that stores its key hashes exactly:
 //!
-//! ```ignore
-//! filterlab_core::testing::Conformance::new("BloomFilter", || small_bloom(1))
-//!     .with_variant(|| small_bloom(2))
-//!     .check_all_mergeable();
+//! ```
+//! use filterlab_core::format::{FrameReader, FrameWriter, Header};
+//! use filterlab_core::testing::Conformance;
+//! use filterlab_core::{Error, ErrorKind, Filter, FilterKind, KeyHasher, Persist};
+//! use std::collections::BTreeSet;
+//!
+//! /// Remembers every key hash: no false positives, no capacity.
+//! #[derive(Clone, Debug, PartialEq)]
+//! struct ExactSet { hashes: BTreeSet<u64>, hasher: KeyHasher }
+//!
+//! impl Filter for ExactSet {
+//!     fn hasher(&self) -> &KeyHasher { &self.hasher }
+//!     fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> { Ok(self.hashes.insert(hash)) }
+//!     fn contains_hash(&self, hash: u64) -> bool { self.hashes.contains(&hash) }
+//!     fn len(&self) -> usize { self.hashes.len() }
+//!     fn clear(&mut self) { self.hashes.clear() }
+//!     fn memory_usage(&self) -> usize { 8 * self.hashes.len().max(1) }
+//!     fn capacity(&self) -> Option<usize> { None }
+//!     fn expected_fpp(&self) -> f64 { 0.0 }
+//!     fn theoretical_fpp(&self, _items: u64) -> Option<f64> { Some(0.0) }
+//! }
+//!
+//! impl Persist for ExactSet {
+//!     type Config = KeyHasher;
+//!     const KIND: FilterKind = FilterKind::Bloom; // a real filter has a kind of its own
+//!     fn config(&self) -> KeyHasher { self.hasher }
+//!     fn header(&self) -> Header {
+//!         let items = self.hashes.len() as u64;
+//!         Header { kind: Self::KIND, hasher: self.hasher, items, params: vec![], payload_len: 8 * items }
+//!     }
+//!     fn write_payload<W: std::io::Write>(&self, out: &mut FrameWriter<W>) -> Result<(), Error> {
+//!         out.write_words(&self.hashes.iter().copied().collect::<Vec<_>>())
+//!     }
+//!     fn config_from_header(header: &Header) -> Result<KeyHasher, Error> {
+//!         header.expect_params(0)?;
+//!         header.expect_payload_len(header.items.checked_mul(8).ok_or_else(|| {
+//!             Error::new(ErrorKind::InvalidHeader, "too many items")
+//!         })?)?;
+//!         Ok(header.hasher)
+//!     }
+//!     fn read_payload<R: std::io::Read>(
+//!         hasher: KeyHasher, header: &Header, input: &mut FrameReader<R>,
+//!     ) -> Result<Self, Error> {
+//!         let words = input.read_words(header.items as usize)?;
+//!         let hashes: BTreeSet<u64> = words.iter().copied().collect();
+//!         if hashes.len() != words.len() || !words.is_sorted() {
+//!             return Err(Error::new(ErrorKind::InvalidHeader, "hashes not strictly increasing"));
+//!         }
+//!         Ok(Self { hashes, hasher })
+//!     }
+//! }
+//!
+//! let make = |seed| move || ExactSet { hashes: BTreeSet::new(), hasher: KeyHasher::new(seed) };
+//! Conformance::new("ExactSet", make(1)).with_variant(make(2)).cases(8).check();
 //! ```
 //!
 //! The properties are proptest properties against a `HashSet` oracle:
@@ -22,24 +74,12 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 
 use crate::format::{FilterKind, MAX_PARAMS, Persist};
-use crate::{ErrorKind, Filter, Merge, RemovableFilter, mix64};
-
-/// The `i`-th key of a seeded stream of distinct keys to insert.
-///
-/// [`query_key`] never returns one of these, so the two streams give
-/// inserted keys and never-inserted probe keys for FPP measurements.
-pub fn insert_key(seed: u64, i: u64) -> u64 {
-    mix64(seed ^ mix64(i << 1))
-}
-
-/// The `i`-th key of a seeded stream of distinct keys that [`insert_key`]
-/// never produces for the same seed.
-pub fn query_key(seed: u64, i: u64) -> u64 {
-    mix64(seed ^ mix64((i << 1) | 1))
-}
+use crate::keys::query_key;
+use crate::{ErrorKind, Filter, Merge, RemovableFilter};
 
 /// Counts the false positives of `filter` over `queries` never-inserted keys
-/// of the seeded stream [`query_key`], hashed with the filter's hasher.
+/// of the seeded stream [`query_key`](crate::keys::query_key), hashed with
+/// the filter's hasher.
 pub fn count_false_positives<F: Filter + ?Sized>(filter: &F, seed: u64, queries: u64) -> u64 {
     let hasher = *filter.hasher();
     let mut hashes = Vec::with_capacity(1024);
@@ -188,13 +228,43 @@ where
                 }
                 prop_assert_eq!(filter.len(), len);
 
-                // The batched insert counts exactly what single inserts count.
-                let mut batched = (self.make)();
+                // A batched insert is the single inserts in order, stopping at
+                // the first refusal: the same count, and the same filter. A
+                // refusal must be `Full` and leave the keys before it inserted
+                // and the filter otherwise unchanged.
                 let hashes: Vec<u64> = keys.iter().map(|k| hasher.hash(k)).collect();
-                if let Ok(new) = batched.insert_hashes(&hashes) {
-                    prop_assert_eq!(new, batched.len());
-                    Self::assert_holds(&batched, &oracle, "after insert_hashes")?;
+                let mut one_by_one = (self.make)();
+                let mut new_one_by_one = 0;
+                let mut refused_at = None;
+                for (position, &hash) in hashes.iter().enumerate() {
+                    if let Ok(new) = one_by_one.insert_hash(hash) {
+                        new_one_by_one += usize::from(new);
+                    } else {
+                        refused_at = Some(position);
+                        break;
+                    }
                 }
+                let mut batched = (self.make)();
+                match (batched.insert_hashes(&hashes), refused_at) {
+                    (Ok(new), None) => {
+                        prop_assert_eq!(new, new_one_by_one);
+                        prop_assert_eq!(new, batched.len());
+                        Self::assert_holds(&batched, &oracle, "after insert_hashes")?;
+                    }
+                    (Err(err), Some(_)) => {
+                        prop_assert_eq!(err.kind(), ErrorKind::Full, "batch error: {}", err);
+                    }
+                    (result, refused_at) => {
+                        return Err(TestCaseError::fail(format!(
+                            "insert_hashes gave {result:?}, single inserts were refused at {refused_at:?}"
+                        )));
+                    }
+                }
+                prop_assert_eq!(
+                    &batched,
+                    &one_by_one,
+                    "insert_hashes left another filter than single inserts"
+                );
 
                 // Serialization round trip: equal filter, identical bytes.
                 let bytes = filter.to_bytes();
@@ -467,18 +537,5 @@ fn expect_kind<F: Persist + Debug>(name: &str, bytes: &[u8], kind: ErrorKind, wh
     match F::from_bytes(bytes) {
         Err(err) if err.kind() == kind => {}
         other => fail(name, what, format!("expected {kind:?}, got {other:?}")),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn key_streams_are_disjoint_and_distinct() {
-        let inserted: HashSet<u64> = (0..10_000).map(|i| insert_key(5, i)).collect();
-        assert_eq!(inserted.len(), 10_000);
-        assert!((0..10_000).all(|i| !inserted.contains(&query_key(5, i))));
-        assert_ne!(insert_key(5, 0), insert_key(6, 0));
     }
 }

@@ -16,8 +16,8 @@
 //!   by chance. The run's family-wise error rate (1%) is split over its rows
 //!   (Bonferroni): each row's interval has confidence 1 − 0.01/rows.
 
+use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::mix64;
-use filterlab_core::testing::{insert_key, query_key};
 use filterlab_core::theory::wilson_interval;
 use serde::{Deserialize, Serialize};
 

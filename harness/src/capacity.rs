@@ -5,7 +5,7 @@
 //! filter refuses (or, for the cuckoofilter crate, drops items), a scalable
 //! filter grows.
 
-use filterlab_core::testing::{insert_key, query_key};
+use filterlab_core::keys::{insert_key, query_key};
 use serde::{Deserialize, Serialize};
 
 use crate::Error;

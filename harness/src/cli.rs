@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+use filterlab_core::sizing::{check_fpp, check_items};
 
 use crate::compare::{CompareRequest, compare};
 use crate::config::{DEFAULT_SEED, Experiment, Preset, RunConfig};
@@ -133,31 +134,14 @@ pub fn parse_fpp(text: &str) -> Result<f64, String> {
         .trim()
         .parse()
         .map_err(|_| format!("`{text}` is not a number"))?;
-    check_fpp(fpp).map(|()| fpp)
+    check_fpp(fpp)
+        .map(|()| fpp)
+        .map_err(|err| err.detail().to_owned())
 }
 
-/// The FPP rule every subcommand applies: strictly inside (0, 1).
-fn check_fpp(fpp: f64) -> Result<(), String> {
-    if fpp > 0.0 && fpp < 1.0 {
-        Ok(())
-    } else {
-        Err(format!(
-            "the false-positive probability must be in (0, 1), got {fpp}"
-        ))
-    }
-}
-
-/// The item-count rule every subcommand applies: at least 1.
-fn check_items(items: u64) -> Result<(), String> {
-    if items == 0 {
-        Err("the number of items must be at least 1".to_owned())
-    } else {
-        Ok(())
-    }
-}
-
-/// Both rules, for callers of the library functions (`compare`,
-/// `recommend`), whose arguments clap has not parsed.
+/// Both workload rules (core's [`check_fpp`] and [`check_items`]), for
+/// callers of the library functions (`compare`, `recommend`), whose
+/// arguments clap has not parsed.
 ///
 /// # Errors
 ///
@@ -165,7 +149,7 @@ fn check_items(items: u64) -> Result<(), String> {
 pub(crate) fn check_workload(items: u64, fpp: f64) -> Result<(), Error> {
     check_fpp(fpp)
         .and_then(|()| check_items(items))
-        .map_err(Error::usage)
+        .map_err(|err| Error::usage(err.detail()))
 }
 
 /// Parses a positive item count, as an integer or in scientific notation.
@@ -186,7 +170,9 @@ pub fn parse_items(text: &str) -> Result<u64, String> {
         }
         value as u64
     };
-    check_items(items).map(|()| items)
+    check_items(items)
+        .map(|()| items)
+        .map_err(|err| err.detail().to_owned())
 }
 
 /// Parses a seed in decimal or 0x-hex.

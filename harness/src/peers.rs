@@ -50,11 +50,9 @@ impl PeerFilter for FastBloom {
     }
 
     fn theory(&self, load: u64) -> Option<Theory> {
-        Some(Theory::exact(bloom_fpp_exact(
-            self.0.num_bits() as u64,
-            self.0.num_hashes(),
-            load,
-        )))
+        bloom_fpp_exact(self.0.num_bits() as u64, self.0.num_hashes(), load)
+            .ok()
+            .map(Theory::exact)
     }
 
     fn fill_fpp(&self) -> Option<f64> {
@@ -115,11 +113,9 @@ impl PeerFilter for BloomFilterCrate {
     }
 
     fn theory(&self, load: u64) -> Option<Theory> {
-        Some(Theory::exact(bloom_fpp_exact(
-            self.0.len(),
-            self.0.number_of_hash_functions(),
-            load,
-        )))
+        bloom_fpp_exact(self.0.len(), self.0.number_of_hash_functions(), load)
+            .ok()
+            .map(Theory::exact)
     }
 
     fn fill_fpp(&self) -> Option<f64> {

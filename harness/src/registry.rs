@@ -9,9 +9,7 @@
 use std::f64::consts::LN_2;
 use std::fmt::{self, Write as _};
 
-use filterlab_bloom::{
-    AtomicBloomFilter, BlockedBloomFilter, BloomFilter, BloomSizing, HashChoice,
-};
+use filterlab_bloom::{BlockedBloomFilter, BloomFilter, BloomSizing, HashChoice};
 
 use crate::Error;
 use crate::peers::{
@@ -257,12 +255,7 @@ pub fn filterlab_entries() -> Vec<Entry> {
             origin: Origin::Filterlab,
             about: "standard Bloom filter sized by its exact FPP to the smallest whole-word array",
             capabilities: Capabilities::DYNAMIC,
-            build: Build::Empty(|w| {
-                Ok(
-                    FilterlabSubject::new(bloom(w, false).build()?, BloomFilter::theoretical_fpp)
-                        .boxed(),
-                )
-            }),
+            build: Build::Empty(|w| Ok(FilterlabSubject::new(bloom(w, false).build()?).boxed())),
             space: Some(BLOOM_SPACE),
             sizer: Some(BLOOM_SIZER),
         },
@@ -271,12 +264,7 @@ pub fn filterlab_entries() -> Vec<Entry> {
             origin: Origin::Filterlab,
             about: "BloomFilter with the array rounded up to a power of two and the fewest probes meeting the target",
             capabilities: Capabilities::DYNAMIC,
-            build: Build::Empty(|w| {
-                Ok(
-                    FilterlabSubject::new(bloom(w, true).build()?, BloomFilter::theoretical_fpp)
-                        .boxed(),
-                )
-            }),
+            build: Build::Empty(|w| Ok(FilterlabSubject::new(bloom(w, true).build()?).boxed())),
             space: Some(SpaceFormula {
                 label: "−n ln p / ln²2 rounded up to a power of two, per item",
                 bits_per_item: |n, p| {
@@ -311,7 +299,7 @@ pub fn filterlab_entries() -> Vec<Entry> {
                     .expected_items(w.items)
                     .seed(w.seed)
                     .build()?;
-                Ok(FilterlabSubject::new(filter, BlockedBloomFilter::theoretical_fpp).boxed())
+                Ok(FilterlabSubject::new(filter).boxed())
             }),
             space: Some(SpaceFormula {
                 label: "smallest whole-block array whose blocked FPP (Putze et al.) meets p",
@@ -338,12 +326,9 @@ pub fn filterlab_entries() -> Vec<Entry> {
                 ..Capabilities::DYNAMIC
             },
             build: Build::Empty(|w| {
-                Ok(FilterlabSubject::new(
-                    bloom(w, false).build_atomic()?,
-                    AtomicBloomFilter::theoretical_fpp,
-                )
-                .concurrent()
-                .boxed())
+                Ok(FilterlabSubject::new(bloom(w, false).build_atomic()?)
+                    .concurrent()
+                    .boxed())
             }),
             space: Some(BLOOM_SPACE),
             sizer: Some(BLOOM_SIZER),

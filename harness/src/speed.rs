@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::Instant;
 
+use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::mix64;
-use filterlab_core::testing::{insert_key, query_key};
 use serde::{Deserialize, Serialize};
 
 use crate::accuracy::derive_seed;

@@ -86,7 +86,7 @@ pub trait SharedInsert: Filter + Sync {
 
 impl SharedInsert for filterlab_bloom::AtomicBloomFilter {
     fn insert_shared(&self, keys: &[u64]) {
-        self.extend(keys);
+        self.insert_many(keys);
     }
 }
 
@@ -104,9 +104,6 @@ fn insert_from_threads<F: SharedInsert>(filter: &F, keys: &[u64], threads: usize
 /// Inserts into a shared filter from several threads.
 type ConcurrentInsertFn<F> = fn(&F, &[u64], usize);
 
-/// The exact FPP of a filter configuration after `load` distinct inserts.
-pub type TheoryFn<F> = fn(&F, u64) -> f64;
-
 /// Removes one pre-hashed key from a filter.
 type RemoveFn<F> = fn(&mut F, u64) -> Result<bool, FilterError>;
 
@@ -114,18 +111,15 @@ type RemoveFn<F> = fn(&mut F, u64) -> Result<bool, FilterError>;
 /// hasher and go through its batch hooks (`insert_hashes`, `contains_hashes`).
 pub struct FilterlabSubject<F> {
     filter: F,
-    theory: TheoryFn<F>,
     remove: Option<RemoveFn<F>>,
     concurrent: Option<ConcurrentInsertFn<F>>,
 }
 
 impl<F: Filter + 'static> FilterlabSubject<F> {
-    /// Wraps `filter`; `theory` gives its exact FPP at a load (e.g.
-    /// `BloomFilter::theoretical_fpp`).
-    pub fn new(filter: F, theory: TheoryFn<F>) -> Self {
+    /// Wraps `filter`.
+    pub fn new(filter: F) -> Self {
         Self {
             filter,
-            theory,
             remove: None,
             concurrent: None,
         }
@@ -210,7 +204,7 @@ impl<F: Filter> Subject for FilterlabSubject<F> {
     }
 
     fn theory(&self, load: u64) -> Option<Theory> {
-        Some(Theory::exact((self.theory)(&self.filter, load)))
+        self.filter.theoretical_fpp(load).map(Theory::exact)
     }
 
     fn fill_fpp(&self) -> Option<f64> {
@@ -303,7 +297,7 @@ impl<P: PeerFilter> Subject for PeerSubject<P> {
 mod tests {
     use super::*;
     use filterlab_bloom::BloomFilter;
-    use filterlab_core::testing::insert_key;
+    use filterlab_core::keys::insert_key;
 
     #[test]
     fn filterlab_subject_holds_what_it_inserts() {
@@ -312,7 +306,7 @@ mod tests {
             .seed(3)
             .build()
             .unwrap();
-        let mut subject = FilterlabSubject::new(filter, BloomFilter::theoretical_fpp).boxed();
+        let mut subject = FilterlabSubject::new(filter).boxed();
         let keys: Vec<u64> = (0..1000).map(|i| insert_key(3, i)).collect();
         let mut refused = Vec::new();
         subject.insert_keys(&keys, &mut refused);

@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use filterlab_bloom::{AtomicBloomFilter, BloomFilter, Filter, Persist};
 use filterlab_core::Probes;
-use filterlab_core::testing::{Conformance, insert_key, query_key};
+use filterlab_core::keys::{insert_key, query_key};
+use filterlab_core::testing::Conformance;
 
 use crate::check_fpp_against_theory;
 
@@ -86,7 +87,7 @@ fn threads_inserting_disjoint_keys_lose_nothing() {
                     let new = if thread % 2 == 0 {
                         keys.filter(|key| filter.insert(key)).count()
                     } else {
-                        filter.extend(keys)
+                        filter.insert_many(keys)
                     };
                     reported.fetch_add(new, Ordering::Relaxed);
                 });

@@ -1,0 +1,282 @@
+//! The parameter rules and the exact-FPP size search every filter's builder
+//! uses, and the CLI's checks: one definition of a valid FPP, item count and
+//! hash count for the whole workspace.
+
+use std::f64::consts::LN_2;
+
+use crate::theory::{bloom_optimal_bits, hash_bits_needed};
+use crate::{Error, ErrorKind};
+
+/// The most hash probes a filter accepts. No FPP a 64-bit key hash can
+/// deliver needs more, and each probe is a memory access.
+pub const MAX_HASHES: u32 = 64;
+
+/// Checks an FPP target: finite and strictly inside (0, 1).
+///
+/// # Errors
+///
+/// [`ErrorKind::InvalidParameter`] otherwise (NaN included).
+///
+/// # Examples
+///
+/// ```
+/// use filterlab_core::sizing::check_fpp;
+///
+/// assert!(check_fpp(0.01).is_ok());
+/// assert!(check_fpp(1.0).is_err() && check_fpp(f64::NAN).is_err());
+/// ```
+pub fn check_fpp(fpp: f64) -> Result<(), Error> {
+    if fpp > 0.0 && fpp < 1.0 {
+        Ok(())
+    } else {
+        Err(Error::invalid(format!(
+            "the false-positive probability must be in (0, 1), got {fpp}"
+        )))
+    }
+}
+
+/// Checks an expected item count: at least 1.
+///
+/// # Errors
+///
+/// [`ErrorKind::InvalidParameter`] for 0.
+pub fn check_items(items: u64) -> Result<(), Error> {
+    if items == 0 {
+        Err(Error::invalid("expected items must be at least 1"))
+    } else {
+        Ok(())
+    }
+}
+
+/// Checks a number of probes per key: 1..=[`MAX_HASHES`].
+///
+/// # Errors
+///
+/// [`ErrorKind::InvalidParameter`] otherwise.
+pub fn check_hashes(hashes: u32) -> Result<(), Error> {
+    if (1..=MAX_HASHES).contains(&hashes) {
+        Ok(())
+    } else {
+        Err(Error::invalid(format!(
+            "the number of hashes must be in 1..={MAX_HASHES}, got {hashes}"
+        )))
+    }
+}
+
+/// Bytes in a human unit (binary prefixes).
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(filterlab_core::sizing::human_bytes(8 << 30), "8.00 GiB");
+/// ```
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.2} {}", UNITS[unit])
+    }
+}
+
+/// The exact FPP of (array bits, probes per key) at the load being sized for.
+pub type FppOf<'a> = &'a dyn Fn(u64, u32) -> Result<f64, Error>;
+
+/// A sizing problem: the smallest array, in whole units, and the best k whose
+/// exact FPP at `items` meets `fpp`. Every filter family that sizes a bit or
+/// counter array by its exact formula (standard, blocked, counting, the
+/// layers of a scalable filter) searches with this.
+///
+/// # Examples
+///
+/// ```
+/// use filterlab_core::sizing::SizeSearch;
+/// use filterlab_core::theory::bloom_fpp_exact;
+///
+/// let fpp_of = |bits: u64, k: u32| bloom_fpp_exact(bits, k, 1_000_000);
+/// let search = SizeSearch::new(1_000_000, 0.01, 64, u64::MAX, &fpp_of);
+/// let (bits, k, fpp) = search.smallest()?;
+/// assert_eq!(k, 7);
+/// assert!(fpp <= 0.01 && bits % 64 == 0);
+/// # Ok::<(), filterlab_core::Error>(())
+/// ```
+pub struct SizeSearch<'a> {
+    items: u64,
+    fpp: f64,
+    unit_bits: u64,
+    max_bits: u64,
+    fpp_of: FppOf<'a>,
+    hashes_near: Option<&'a dyn Fn(u64) -> u32>,
+}
+
+impl<'a> SizeSearch<'a> {
+    /// A search for `items` at `fpp` over arrays that are whole multiples of
+    /// `unit_bits` (64 for word arrays, 512 for blocks), at most `max_bits`,
+    /// judged by `fpp_of`.
+    pub fn new(items: u64, fpp: f64, unit_bits: u64, max_bits: u64, fpp_of: FppOf<'a>) -> Self {
+        Self {
+            items,
+            fpp,
+            unit_bits: unit_bits.max(1),
+            max_bits,
+            fpp_of,
+            hashes_near: None,
+        }
+    }
+
+    /// Where to start looking for the best k for a number of bits, instead
+    /// of the standard filter's optimum (m/n)·ln 2 (a blocked filter's best
+    /// k is well below it at many bits per item).
+    #[must_use]
+    pub fn starting_hashes(mut self, near: &'a dyn Fn(u64) -> u32) -> Self {
+        self.hashes_near = Some(near);
+        self
+    }
+
+    fn too_large(&self, bits: f64) -> Error {
+        Error::new(
+            ErrorKind::TooLarge,
+            format!(
+                "{} items at FPP {:e} need about {} of bits, over the memory limit of {}",
+                self.items,
+                self.fpp,
+                human_bytes((bits / 8.0).min(u64::MAX as f64) as u64),
+                human_bytes(self.max_bits / 8)
+            ),
+        )
+    }
+
+    /// The k near the optimum for `bits` with the lowest exact FPP, and that FPP.
+    ///
+    /// Searches ± 2 around the starting point (by default (m/n)·ln 2) and
+    /// follows the slope beyond that window when the best k lies on its edge.
+    ///
+    /// # Errors
+    ///
+    /// Those of the FPP function.
+    pub fn best_hashes(&self, bits: u64) -> Result<(u32, f64), Error> {
+        let center = if let Some(near) = self.hashes_near {
+            near(bits).clamp(1, MAX_HASHES)
+        } else {
+            let optimum = bits as f64 / self.items as f64 * LN_2;
+            optimum.round().clamp(1.0, f64::from(MAX_HASHES)) as u32
+        };
+        let low = center.saturating_sub(2).max(1);
+        let high = (center + 2).min(MAX_HASHES);
+        let mut best = (center, f64::INFINITY);
+        for k in low..=high {
+            let fpp = (self.fpp_of)(bits, k)?;
+            if fpp < best.1 {
+                best = (k, fpp);
+            }
+        }
+        let beyond: Vec<u32> = if best.0 == low {
+            (1..low).rev().collect()
+        } else if best.0 == high {
+            (high + 1..=MAX_HASHES).collect()
+        } else {
+            Vec::new()
+        };
+        for k in beyond {
+            let fpp = (self.fpp_of)(bits, k)?;
+            if fpp >= best.1 {
+                break;
+            }
+            best = (k, fpp);
+        }
+        Ok(best)
+    }
+
+    /// The smallest whole-unit array (in bits), its best k and exact FPP,
+    /// meeting the target.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::TooLarge`] when no array within `max_bits` meets it;
+    /// those of the FPP function.
+    pub fn smallest(&self) -> Result<(u64, u32, f64), Error> {
+        let optimum = bloom_optimal_bits(self.items, self.fpp);
+        if optimum.is_nan() || optimum >= self.max_bits as f64 {
+            return Err(self.too_large(optimum));
+        }
+        let units = |bits: f64| (bits / self.unit_bits as f64).ceil().max(1.0) as u64;
+        let meets = |unit_count: u64| -> Result<Option<(u32, f64)>, Error> {
+            let (k, fpp) = self.best_hashes(unit_count * self.unit_bits)?;
+            Ok((fpp <= self.fpp).then_some((k, fpp)))
+        };
+        let max_units = self.max_bits / self.unit_bits;
+        let mut low = units(optimum).min(max_units);
+        if let Some((k, fpp)) = meets(low)? {
+            return Ok((low * self.unit_bits, k, fpp));
+        }
+        // Grow geometrically until the target is met, then bisect.
+        let mut high = low;
+        let found = loop {
+            if high == max_units {
+                return Err(self.too_large(high as f64 * self.unit_bits as f64 * 1.01));
+            }
+            low = high;
+            high = (high + high / 32 + 1).min(max_units);
+            if let Some(found) = meets(high)? {
+                break found;
+            }
+        };
+        let (mut best_units, mut best) = (high, found);
+        let mut lo = low; // does not meet
+        while best_units - lo > 1 {
+            let mid = lo + (best_units - lo) / 2;
+            match meets(mid)? {
+                Some(found) => (best_units, best) = (mid, found),
+                None => lo = mid,
+            }
+        }
+        Ok((best_units * self.unit_bits, best.0, best.1))
+    }
+
+    /// The smallest k meeting the target with `bits` (power-of-two sizing),
+    /// or the best k when none does.
+    ///
+    /// # Errors
+    ///
+    /// Those of the FPP function.
+    pub fn smallest_hashes(&self, bits: u64) -> Result<(u32, f64), Error> {
+        for k in 1..=MAX_HASHES {
+            let fpp = (self.fpp_of)(bits, k)?;
+            if fpp <= self.fpp {
+                return Ok((k, fpp));
+            }
+        }
+        self.best_hashes(bits)
+    }
+
+    /// Bits of key hash the target needs: log2(n/p).
+    pub fn hash_bits_needed(&self) -> f64 {
+        hash_bits_needed(self.items, self.fpp)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules() {
+        for bad in [0.0, 1.0, -1.0, 1.5, f64::NAN, f64::INFINITY] {
+            assert_eq!(
+                check_fpp(bad).unwrap_err().kind(),
+                ErrorKind::InvalidParameter
+            );
+        }
+        assert!(check_items(0).is_err() && check_items(1).is_ok());
+        assert!(check_hashes(0).is_err() && check_hashes(65).is_err());
+        assert!(check_hashes(1).is_ok() && check_hashes(64).is_ok());
+        assert_eq!(human_bytes(1000), "1000 B");
+        assert_eq!(human_bytes(1536), "1.50 KiB");
+    }
+}

@@ -119,9 +119,14 @@ pub trait Filter {
         }
     }
 
-    /// The number of items counted as newly inserted: an exact count of
-    /// inserts that returned `true` (like RedisBloom's BF.CARD). It is never
-    /// more than the number of distinct keys inserted.
+    /// The number of items the filter counts as held.
+    ///
+    /// For a set-like filter (the Bloom filters) an exact count of inserts
+    /// that returned `true` (RedisBloom's BF.CARD), never more than the
+    /// number of distinct keys inserted. For a multiset filter (counting
+    /// Bloom, cuckoo), where inserting a key again adds another copy that a
+    /// removal can take away, every accepted insert, duplicates included,
+    /// minus every successful removal (CF.INFO's inserted − deleted).
     fn len(&self) -> usize;
 
     /// Whether nothing has been inserted.

@@ -106,6 +106,7 @@ pub struct Conformance<F, M> {
     make: M,
     variant: Option<Box<dyn Fn() -> F>>,
     cases: u32,
+    multiset: bool,
 }
 
 /// Keys a case inserts: random, or drawn from a small range to force duplicates.
@@ -129,7 +130,18 @@ where
             make,
             variant: None,
             cases: Config::default().cases.max(32),
+            multiset: false,
         }
+    }
+
+    /// The filter is a multiset (counting Bloom, cuckoo): inserting a key
+    /// again adds a copy (still answering `Ok(false)`, as it was present),
+    /// and `len` counts every accepted insert minus every removal, as
+    /// [`Filter::len`] documents.
+    #[must_use]
+    pub fn multiset(mut self) -> Self {
+        self.multiset = true;
+        self
     }
 
     /// A differently configured filter (other size, hash count or seed): it
@@ -167,6 +179,7 @@ where
         let hasher = *filter.hasher();
         let mut oracle = HashSet::new();
         let mut new_inserts = 0usize;
+        let mut accepted = 0usize;
         for &key in keys {
             let before = filter.clone();
             match filter.insert_hash(hasher.hash(&key)) {
@@ -176,6 +189,7 @@ where
                         "re-inserting {key} was reported new"
                     );
                     new_inserts += usize::from(new);
+                    accepted += 1;
                     oracle.insert(key);
                 }
                 Err(err) => {
@@ -184,12 +198,16 @@ where
                 }
             }
         }
-        prop_assert_eq!(
-            filter.len(),
-            new_inserts,
-            "len is not the count of new inserts"
-        );
-        prop_assert!(filter.len() <= oracle.len(), "len exceeds distinct keys");
+        if self.multiset {
+            prop_assert_eq!(filter.len(), accepted, "len is not the count of inserts");
+        } else {
+            prop_assert_eq!(
+                filter.len(),
+                new_inserts,
+                "len is not the count of new inserts"
+            );
+            prop_assert!(filter.len() <= oracle.len(), "len exceeds distinct keys");
+        }
         prop_assert_eq!(filter.is_empty(), filter.len() == 0);
         Ok((filter, oracle))
     }
@@ -220,13 +238,27 @@ where
                 let (mut filter, oracle) = self.fill(&keys)?;
                 Self::assert_holds(&filter, &oracle, "after inserts")?;
 
-                // Re-inserting is never new and leaves len alone.
+                // Re-inserting is never new; it leaves len alone, or for a
+                // multiset adds a copy (unless refused as full, unchanged).
                 let len = filter.len();
                 let hasher = *filter.hasher();
+                let mut copies = 0;
                 for &key in &oracle {
-                    prop_assert_eq!(filter.insert_hash(hasher.hash(&key)).ok(), Some(false));
+                    let before = self.multiset.then(|| filter.clone());
+                    match filter.insert_hash(hasher.hash(&key)) {
+                        Ok(new) => {
+                            prop_assert!(!new, "re-inserting {} was reported new", key);
+                            copies += 1;
+                        }
+                        Err(err) => {
+                            prop_assert!(self.multiset, "re-inserting {} failed: {}", key, err);
+                            prop_assert_eq!(err.kind(), ErrorKind::Full);
+                            prop_assert_eq!(Some(&filter), before.as_ref());
+                        }
+                    }
                 }
-                prop_assert_eq!(filter.len(), len);
+                let expected_len = if self.multiset { len + copies } else { len };
+                prop_assert_eq!(filter.len(), expected_len);
 
                 // A batched insert is the single inserts in order, stopping at
                 // the first refusal: the same count, and the same filter. A
@@ -434,9 +466,13 @@ where
                 let mut filter = (self.make)();
                 let hasher = *filter.hasher();
                 let mut held: HashMap<u64, usize> = HashMap::new();
+                // A multiset holds a copy per accepted insert; a set-like
+                // filter holds a key once, however often it was inserted.
                 for &key in &keys {
-                    if filter.insert_hash(hasher.hash(&key)).is_ok() {
-                        *held.entry(key).or_default() += 1;
+                    if let Ok(new) = filter.insert_hash(hasher.hash(&key)) {
+                        if new || self.multiset {
+                            *held.entry(key).or_default() += 1;
+                        }
                     }
                 }
                 for (&key, &remove) in keys.iter().zip(&removals) {
@@ -457,6 +493,13 @@ where
                     .map(|(&k, _)| k)
                     .collect();
                 Self::assert_holds(&filter, &still, "after removals")?;
+                if self.multiset {
+                    prop_assert_eq!(
+                        filter.len(),
+                        held.values().sum::<usize>(),
+                        "len is not inserts minus removals"
+                    );
+                }
                 let bytes = filter.to_bytes();
                 let decoded =
                     F::from_bytes(&bytes).map_err(|e| TestCaseError::fail(e.to_string()))?;

@@ -78,7 +78,7 @@ use crate::keys::query_key;
 use crate::{ErrorKind, Filter, Merge, RemovableFilter};
 
 /// Counts the false positives of `filter` over `queries` never-inserted keys
-/// of the seeded stream [`query_key`](crate::keys::query_key), hashed with
+/// of the seeded stream [`query_key`], hashed with
 /// the filter's hasher.
 pub fn count_false_positives<F: Filter + ?Sized>(filter: &F, seed: u64, queries: u64) -> u64 {
     let hasher = *filter.hasher();

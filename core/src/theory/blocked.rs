@@ -11,7 +11,7 @@ use crate::Error;
 ///
 /// An occupancy chain advances the distribution of the number X of set bits
 /// throw by throw and reads E[(X/B)^k] after every k throws, so loads 0..=i
-/// cost O(i·k·B) together, where calling [`bloom_fpp_exact`] per load would
+/// cost O(i·k·B) together, where calling [`bloom_fpp_exact`](super::bloom_fpp_exact) per load would
 /// redo the work each time. Once every bit is set with probability within
 /// 1e-15 of 1, the FPP is 1 for every larger load and the chain stops.
 ///
@@ -113,7 +113,7 @@ impl BlockFppTable {
 /// `num_hashes` bits in it, after `items` insertions.
 ///
 /// A block's load is Binomial(n, 1/b) and a block holding i keys is a small
-/// Bloom filter with the exact FPP of [`bloom_fpp_exact`] (Putze, Sanders and
+/// Bloom filter with the exact FPP of [`bloom_fpp_exact`](super::bloom_fpp_exact) (Putze, Sanders and
 /// Singler 2007, "Cache-, hash- and space-efficient Bloom filters", with the
 /// exact per-block FPP in place of their independent-bits approximation).
 ///
@@ -212,7 +212,7 @@ fn for_each_load(
 
 /// Putze, Sanders and Singler's approximation of the blocked Bloom FPP: a
 /// Poisson(nB/m) mixture of the classic per-block FPP (1 − (1 − 1/B)^{ik})^k.
-/// Slightly optimistic, like [`bloom_fpp_classic`]; see [`blocked_bloom_fpp`].
+/// Slightly optimistic, like [`bloom_fpp_classic`](super::bloom_fpp_classic); see [`blocked_bloom_fpp`].
 pub fn blocked_bloom_fpp_classic(
     num_blocks: u64,
     block_bits: u32,

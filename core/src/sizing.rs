@@ -11,7 +11,18 @@ use crate::{Error, ErrorKind};
 /// deliver needs more, and each probe is a memory access.
 pub const MAX_HASHES: u32 = 64;
 
-/// Checks an FPP target: finite and strictly inside (0, 1).
+/// The smallest FPP target accepted: 1e-300.
+///
+/// The exact formulas keep a relative error below 1e-12 down to here; below
+/// f64's normal range (about 2.2e-308) probabilities lose digits and then
+/// round to 0, and a sizing's exact FPP can sit a few orders of magnitude
+/// under its target (k is a whole number; power-of-two sizing rounds the
+/// array up), so the margin keeps every sized filter's claimed FPP a full-
+/// precision number. (Far above it, a 64-bit key hash already limits any
+/// filter to about n / 2^64; see [`SizeSearch::hash_bits_needed`].)
+pub const MIN_FPP: f64 = 1e-300;
+
+/// Checks an FPP target: strictly inside (0, 1) and at least [`MIN_FPP`].
 ///
 /// # Errors
 ///
@@ -22,16 +33,22 @@ pub const MAX_HASHES: u32 = 64;
 /// ```
 /// use filterlab_core::sizing::check_fpp;
 ///
-/// assert!(check_fpp(0.01).is_ok());
+/// assert!(check_fpp(0.01).is_ok() && check_fpp(1e-300).is_ok());
 /// assert!(check_fpp(1.0).is_err() && check_fpp(f64::NAN).is_err());
+/// assert!(check_fpp(1e-320).is_err());
 /// ```
 pub fn check_fpp(fpp: f64) -> Result<(), Error> {
-    if fpp > 0.0 && fpp < 1.0 {
-        Ok(())
-    } else {
+    if !(fpp > 0.0 && fpp < 1.0) {
         Err(Error::invalid(format!(
             "the false-positive probability must be in (0, 1), got {fpp}"
         )))
+    } else if fpp < MIN_FPP {
+        Err(Error::invalid(format!(
+            "the false-positive probability must be at least {MIN_FPP:e} (FPPs below it are not \
+             evaluated to full precision in f64), got {fpp:e}"
+        )))
+    } else {
+        Ok(())
     }
 }
 
@@ -193,17 +210,40 @@ impl<'a> SizeSearch<'a> {
         Ok(best)
     }
 
+    /// The fewest bits any array can meet the target with: where the
+    /// classic FPP (1 − e^{−kn/m})^k, which lies below the exact one,
+    /// minimised over k ≤ [`MAX_HASHES`], reaches it.
+    ///
+    /// That is the textbook −n ln p / ln²2 while its optimal k,
+    /// log2(1/p), is at most [`MAX_HASHES`]; below p ≈ 5.4e-20 the cap
+    /// binds and the bound is −kn / ln(1 − p^{1/k}) at k = [`MAX_HASHES`].
+    fn least_bits(&self) -> f64 {
+        let optimum = bloom_optimal_bits(self.items, self.fpp);
+        let hashes = f64::from(MAX_HASHES);
+        if optimum.is_nan() || optimum / self.items as f64 * LN_2 <= hashes {
+            return optimum;
+        }
+        let per_hash = (self.fpp.ln() / hashes).exp();
+        -hashes * self.items as f64 / (-per_hash).ln_1p()
+    }
+
     /// The smallest whole-unit array (in bits), its best k and exact FPP,
     /// meeting the target.
+    ///
+    /// Starts from the fewest bits any array could meet the target with (the
+    /// classic FPP, a lower bound on the exact one, minimised over k up to
+    /// [`MAX_HASHES`]), grows with steps that double (3% at first) until the
+    /// target is met, then bisects: at most about 2 log2(array units) + 2
+    /// evaluations of [`best_hashes`](Self::best_hashes).
     ///
     /// # Errors
     ///
     /// [`ErrorKind::TooLarge`] when no array within `max_bits` meets it;
     /// those of the FPP function.
     pub fn smallest(&self) -> Result<(u64, u32, f64), Error> {
-        let optimum = bloom_optimal_bits(self.items, self.fpp);
-        if optimum.is_nan() || optimum >= self.max_bits as f64 {
-            return Err(self.too_large(optimum));
+        let least = self.least_bits();
+        if least.is_nan() || least >= self.max_bits as f64 {
+            return Err(self.too_large(least));
         }
         let units = |bits: f64| (bits / self.unit_bits as f64).ceil().max(1.0) as u64;
         let meets = |unit_count: u64| -> Result<Option<(u32, f64)>, Error> {
@@ -211,18 +251,20 @@ impl<'a> SizeSearch<'a> {
             Ok((fpp <= self.fpp).then_some((k, fpp)))
         };
         let max_units = self.max_bits / self.unit_bits;
-        let mut low = units(optimum).min(max_units);
+        let mut low = units(least).min(max_units);
         if let Some((k, fpp)) = meets(low)? {
             return Ok((low * self.unit_bits, k, fpp));
         }
-        // Grow geometrically until the target is met, then bisect.
+        // Grow until the target is met, then bisect.
         let mut high = low;
+        let mut step = low / 32 + 1;
         let found = loop {
             if high == max_units {
                 return Err(self.too_large(high as f64 * self.unit_bits as f64 * 1.01));
             }
             low = high;
-            high = (high + high / 32 + 1).min(max_units);
+            high = high.saturating_add(step).min(max_units);
+            step = step.saturating_mul(2);
             if let Some(found) = meets(high)? {
                 break found;
             }
@@ -278,5 +320,71 @@ mod tests {
         assert!(check_hashes(1).is_ok() && check_hashes(64).is_ok());
         assert_eq!(human_bytes(1000), "1000 B");
         assert_eq!(human_bytes(1536), "1.50 KiB");
+        // The floor: 1e-300 itself is accepted, nothing below it.
+        assert!(check_fpp(MIN_FPP).is_ok());
+        for tiny in [9.99e-301, 1e-310, f64::MIN_POSITIVE, 5e-324] {
+            let err = check_fpp(tiny).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidParameter);
+            assert!(err.detail().contains("at least 1e-300"), "{err}");
+        }
+        assert!(
+            check_fpp(1.5)
+                .unwrap_err()
+                .detail()
+                .contains("must be in (0, 1)")
+        );
+    }
+
+    /// (items, target, the search's answer, the FPP evaluations it made).
+    type Search = (u64, f64, Result<(u64, u32, f64), Error>, u32);
+
+    /// The standard filter's search over a grid of targets.
+    fn searches() -> impl Iterator<Item = Search> {
+        let targets = [1e-1, 1e-5, 1e-19, 1e-20, 1e-40, 1e-100, 1e-200, 1e-300];
+        let loads = [1u64, 1000, 1_000_000, 1_000_000_000_000];
+        targets.into_iter().flat_map(move |fpp| {
+            loads.into_iter().map(move |items| {
+                let calls = std::cell::Cell::new(0u32);
+                let fpp_of = |bits: u64, k: u32| {
+                    calls.set(calls.get() + 1);
+                    crate::theory::bloom_fpp_exact(bits, k, items)
+                };
+                let search = SizeSearch::new(items, fpp, 64, 1 << 40, &fpp_of);
+                let found = search.smallest();
+                (items, fpp, found, calls.get())
+            })
+        })
+    }
+
+    #[test]
+    fn the_search_starts_below_every_answer_and_stays_short() {
+        use crate::theory::bloom_fpp_classic;
+        for (items, fpp, found, calls) in searches() {
+            let fpp_of = |bits: u64, k: u32| crate::theory::bloom_fpp_exact(bits, k, items);
+            let least = SizeSearch::new(items, fpp, 64, 1 << 40, &fpp_of).least_bits();
+            // No k up to the cap meets the target below the starting point.
+            let below = (least * (1.0 - 1e-9)).floor() as u64;
+            if below > 0 {
+                for k in 1..=MAX_HASHES {
+                    assert!(
+                        bloom_fpp_classic(below, k, items) > fpp,
+                        "n={items} p={fpp:e} k={k}: {below} bits meet it"
+                    );
+                }
+            }
+            match found {
+                Ok((bits, k, claimed)) => {
+                    assert!(
+                        bits as f64 >= least && claimed <= fpp,
+                        "n={items} p={fpp:e}"
+                    );
+                    assert!(claimed >= bloom_fpp_classic(bits, k, items) * (1.0 - 1e-9));
+                }
+                Err(err) => assert_eq!(err.kind(), ErrorKind::TooLarge, "n={items} p={fpp:e}"),
+            }
+            // The growing steps double and the bisection halves: a few dozen
+            // sizes, about five k each, whatever the start's distance.
+            assert!(calls < 600, "n={items} p={fpp:e}: {calls} evaluations");
+        }
     }
 }

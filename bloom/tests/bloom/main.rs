@@ -3,6 +3,7 @@
 
 mod atomic;
 mod blocked;
+mod sizing_claims;
 mod standard;
 
 use std::fmt::Debug;

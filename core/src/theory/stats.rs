@@ -1,5 +1,6 @@
-//! Statistics for judging measured FPPs: the normal quantile, the Wilson
-//! score interval, and how many queries a measurement needs.
+//! Statistics for judging measured FPPs (the normal quantile, the Wilson
+//! score interval, how many queries a measurement needs), and the log-space
+//! binomial and Poisson probabilities the FPP formulas sum.
 
 /// The standard normal quantile Φ⁻¹(p), by Acklam's rational approximation
 /// (relative error below 1.2e-9). NaN outside (0, 1).
@@ -86,9 +87,220 @@ pub fn queries_for(fpp: f64, false_positives: f64) -> u64 {
     (false_positives / fpp).ceil() as u64
 }
 
+/// ln 2π.
+const LN_2PI: f64 = 1.837_877_066_409_345_5;
+
+/// Below this count the log-pmfs are summed factor by factor, exactly; above
+/// it Loader's saddle-point form takes over, in constant time.
+const DIRECT_TERMS: f64 = 15.0;
+
+/// Stirling's error δ(x) = ln x! − (x + ½) ln x + x − ½ ln 2π, by its
+/// asymptotic series; accurate to a few ulp for x > 15 (Loader 2000).
+fn stirling_error(x: f64) -> f64 {
+    const S0: f64 = 1.0 / 12.0;
+    const S1: f64 = 1.0 / 360.0;
+    const S2: f64 = 1.0 / 1260.0;
+    const S3: f64 = 1.0 / 1680.0;
+    const S4: f64 = 1.0 / 1188.0;
+    let x2 = x * x;
+    if x > 500.0 {
+        (S0 - S1 / x2) / x
+    } else if x > 80.0 {
+        (S0 - (S1 - S2 / x2) / x2) / x
+    } else if x > 35.0 {
+        (S0 - (S1 - (S2 - S3 / x2) / x2) / x2) / x
+    } else {
+        (S0 - (S1 - (S2 - (S3 - S4 / x2) / x2) / x2) / x2) / x
+    }
+}
+
+/// The deviance term x ln(x/μ) + μ − x ≥ 0, without cancellation when x ≈ μ
+/// (Loader 2000, "Fast and accurate computation of binomial probabilities").
+fn deviance(x: f64, mean: f64) -> f64 {
+    if (x - mean).abs() < 0.1 * (x + mean) {
+        let v = (x - mean) / (x + mean);
+        let v2 = v * v;
+        let mut sum = (x - mean) * v;
+        let mut power = 2.0 * x * v;
+        for j in 1..1000 {
+            power *= v2;
+            let next = sum + power / f64::from(2 * j + 1);
+            if next == sum {
+                break;
+            }
+            sum = next;
+        }
+        sum
+    } else {
+        x * (x / mean).ln() + mean - x
+    }
+}
+
+/// ln P(X = x) for X ~ Binomial(n, p), with `q` = 1 − p passed in so that
+/// callers can give it exactly. `x` is a whole number; `n` may be any real
+/// at least x (counts beyond 2^53 are not exact in f64 anyway).
+///
+/// Accurate to about 1e-14 absolute for any n up to f64's range: small
+/// counts are summed factor by factor, larger ones use Loader's saddle-point
+/// form, which never subtracts two large logarithms. −∞ where P = 0.
+pub(crate) fn ln_binomial_pmf(x: f64, n: f64, p: f64, q: f64) -> f64 {
+    if !(0.0..=n).contains(&x) {
+        return f64::NEG_INFINITY;
+    }
+    if p <= 0.0 || q <= 0.0 {
+        let certain = if p <= 0.0 { 0.0 } else { n };
+        return if x == certain { 0.0 } else { f64::NEG_INFINITY };
+    }
+    if x == n && x > DIRECT_TERMS {
+        return n * if q < 0.5 { (-q).ln_1p() } else { p.ln() };
+    }
+    let rest = n - x;
+    if x <= DIRECT_TERMS {
+        // Σ ln((n − i)p / (i + 1)) + (n − x) ln q: every factor is a ratio
+        // near the mean, so nothing large cancels. ln q from whichever of p
+        // and q is given more precisely.
+        let ln_q = if p < 0.5 { (-p).ln_1p() } else { q.ln() };
+        let mut sum = rest * ln_q;
+        let mut i = 0.0;
+        while i < x {
+            sum += ((n - i) * p / (i + 1.0)).ln();
+            i += 1.0;
+        }
+        sum
+    } else if rest <= DIRECT_TERMS {
+        ln_binomial_pmf(rest, n, q, p)
+    } else {
+        stirling_error(n)
+            - stirling_error(x)
+            - stirling_error(rest)
+            - deviance(x, n * p)
+            - deviance(rest, n * q)
+            - 0.5 * (LN_2PI + x.ln() + (-x / n).ln_1p())
+    }
+}
+
+/// ln P(X = x) for X ~ Poisson(mean), x a whole number; as accurate as
+/// [`ln_binomial_pmf`]. −∞ where P = 0.
+pub(crate) fn ln_poisson_pmf(x: f64, mean: f64) -> f64 {
+    if x < 0.0 {
+        return f64::NEG_INFINITY;
+    }
+    if mean <= 0.0 {
+        return if x == 0.0 { 0.0 } else { f64::NEG_INFINITY };
+    }
+    if x <= DIRECT_TERMS {
+        let mut sum = -mean;
+        let mut i = 1.0;
+        while i <= x {
+            sum += (mean / i).ln();
+            i += 1.0;
+        }
+        sum
+    } else {
+        -stirling_error(x) - deviance(x, mean) - 0.5 * (LN_2PI + x.ln())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// ln x! by summing logarithms (exact enough for small x).
+    fn ln_factorial(x: u64) -> f64 {
+        (2..=x).map(|i| (i as f64).ln()).sum()
+    }
+
+    #[test]
+    fn stirling_error_matches_factorials() {
+        for x in [16u64, 20, 31, 36, 50, 81, 100, 400, 501, 1000] {
+            let xf = x as f64;
+            let direct = ln_factorial(x) - (xf + 0.5) * xf.ln() + xf - 0.5 * LN_2PI;
+            // The direct form cancels about ln x! ≈ 6000 down to 1e-4.
+            let tolerance = 8.0 * f64::EPSILON * ln_factorial(x).max(1.0);
+            assert!(
+                (stirling_error(xf) - direct).abs() < tolerance,
+                "x={x}: {} vs {direct}",
+                stirling_error(xf)
+            );
+        }
+    }
+
+    #[test]
+    fn binomial_pmf_matches_direct_sums_and_normalises() {
+        for &(n, p) in &[
+            (10u64, 0.3f64),
+            (60, 0.5),
+            (61, 0.01),
+            (200, 0.9),
+            (1000, 0.07),
+            (5000, 0.5),
+        ] {
+            let q = 1.0 - p;
+            let mut total = 0.0;
+            for x in 0..=n {
+                let direct = ln_factorial(n) - ln_factorial(x) - ln_factorial(n - x)
+                    + x as f64 * p.ln()
+                    + (n - x) as f64 * q.ln();
+                let fast = ln_binomial_pmf(x as f64, n as f64, p, q);
+                // The direct form itself loses ulps of the logarithms it sums.
+                let scale = 2.0 * ln_factorial(n) + n as f64 * (p.ln().abs() + q.ln().abs());
+                let tolerance = 1e-13 + 4.0 * f64::EPSILON * scale;
+                assert!(
+                    (fast - direct).abs() < tolerance,
+                    "n={n} p={p} x={x}: {fast} vs {direct}"
+                );
+                total += fast.exp();
+            }
+            assert!((total - 1.0).abs() < 1e-12, "n={n} p={p}: {total}");
+        }
+        assert_eq!(ln_binomial_pmf(3.0, 2.0, 0.5, 0.5), f64::NEG_INFINITY);
+        assert_eq!(ln_binomial_pmf(0.0, 5.0, 0.0, 1.0), 0.0);
+        assert_eq!(ln_binomial_pmf(5.0, 5.0, 1.0, 0.0), 0.0);
+        assert_eq!(ln_binomial_pmf(4.0, 5.0, 1.0, 0.0), f64::NEG_INFINITY);
+    }
+
+    #[test]
+    fn binomial_pmf_for_huge_counts() {
+        // n = 2^70 with a Poisson limit: the binomial must agree with it.
+        let n = 2f64.powi(70);
+        for (mean, x) in [
+            (3.0, 0.0),
+            (3.0, 5.0),
+            (3.0, 64.0),
+            (1e6, 1e6),
+            (1e6, 1.001e6),
+        ] {
+            let p = mean / n;
+            let binomial = ln_binomial_pmf(x, n, p, 1.0 - p);
+            let poisson = ln_poisson_pmf(x, mean);
+            assert!(
+                (binomial - poisson).abs() < 1e-12 * (1.0 + poisson.abs()),
+                "mean={mean} x={x}: {binomial} vs {poisson}"
+            );
+        }
+        // Far tails stay finite in log space.
+        assert!(ln_binomial_pmf(64.0, 6.4e7, 5.6e-8, 1.0 - 5.6e-8) < -100.0);
+        assert!(ln_binomial_pmf(1e18, 2e19, 0.5, 0.5) < -1e18);
+    }
+
+    #[test]
+    fn poisson_pmf_matches_direct_sums_and_normalises() {
+        for mean in [0.001f64, 0.5, 7.0, 29.5, 31.0, 300.0] {
+            let mut total = 0.0;
+            for x in 0..2000u64 {
+                let direct = x as f64 * mean.ln() - mean - ln_factorial(x);
+                let fast = ln_poisson_pmf(x as f64, mean);
+                assert!(
+                    (fast - direct).abs() < 1e-12 * (1.0 + direct.abs()),
+                    "mean={mean} x={x}: {fast} vs {direct}"
+                );
+                total += fast.exp();
+            }
+            assert!((total - 1.0).abs() < 1e-12, "mean={mean}: {total}");
+        }
+        assert_eq!(ln_poisson_pmf(0.0, 0.0), 0.0);
+        assert_eq!(ln_poisson_pmf(1.0, 0.0), f64::NEG_INFINITY);
+    }
 
     #[test]
     fn normal_quantiles() {

@@ -5,12 +5,13 @@ use filterlab_core::{BATCH, Error, Filter, KeyHasher, RemovableFilter};
 
 use crate::subject::{Mode, Subject, Theory};
 
-/// Inserts keys into a filter through a shared reference (e.g.
-/// `AtomicBloomFilter::insert_many`); returns how many were new.
-pub type SharedInsert<F> = fn(&F, &[u64]) -> usize;
+/// Inserts keys into a filter through a shared reference, in a [`Mode`]
+/// (e.g. `AtomicBloomFilter::insert` key by key, or its batched
+/// `insert_many`); returns how many were new.
+pub type SharedInsert<F> = fn(&F, &[u64], Mode) -> usize;
 
 /// Spreads keys over threads that each call a [`SharedInsert`].
-type Spread<F> = fn(&F, &[u64], usize, SharedInsert<F>) -> u64;
+type Spread<F> = fn(&F, &[u64], usize, Mode, SharedInsert<F>) -> u64;
 
 /// Removes one pre-hashed key.
 type Remove<F> = fn(&mut F, u64) -> Result<bool, Error>;
@@ -78,13 +79,14 @@ fn insert_from_threads<F: Sync>(
     filter: &F,
     keys: &[u64],
     threads: usize,
+    mode: Mode,
     insert: SharedInsert<F>,
 ) -> u64 {
     let share = keys.len().div_ceil(threads.max(1)).max(1);
     std::thread::scope(|scope| {
         let workers: Vec<_> = keys
             .chunks(share)
-            .map(|part| scope.spawn(move || insert(filter, part) as u64))
+            .map(|part| scope.spawn(move || insert(filter, part, mode) as u64))
             .collect();
         workers
             .into_iter()
@@ -186,9 +188,9 @@ impl<F: Filter> Subject for FilterlabSubject<F> {
         Some(removed as u64)
     }
 
-    fn insert_keys_concurrently(&self, keys: &[u64], threads: usize) -> Option<u64> {
+    fn insert_keys_concurrently(&self, keys: &[u64], threads: usize, mode: Mode) -> Option<u64> {
         let (insert, spread) = self.concurrent?;
-        Some(spread(&self.filter, keys, threads, insert))
+        Some(spread(&self.filter, keys, threads, mode, insert))
     }
 
     fn clear(&mut self) -> bool {
@@ -235,7 +237,7 @@ mod tests {
             }
         }
 
-        fn insert_shared(&self, keys: &[u64]) -> usize {
+        fn insert_shared(&self, keys: &[u64], _mode: Mode) -> usize {
             let mut hashes = self.hashes.lock().unwrap();
             keys.iter()
                 .filter(|key| hashes.insert(self.hasher.hash(*key)))
@@ -321,15 +323,21 @@ mod tests {
     #[test]
     fn removal_and_concurrent_inserts_are_opt_in() {
         let keys = keys(1000);
-        let subject = FilterlabSubject::new(ExactSet::new(1000))
-            .removable()
-            .concurrent(ExactSet::insert_shared);
-        assert_eq!(subject.insert_keys_concurrently(&keys, 3), Some(1000));
+        let make = || {
+            FilterlabSubject::new(ExactSet::new(1000))
+                .removable()
+                .concurrent(ExactSet::insert_shared)
+        };
+        for mode in Mode::ALL {
+            assert_eq!(make().insert_keys_concurrently(&keys, 3, mode), Some(1000));
+        }
+        let subject = make();
+        subject.insert_keys_concurrently(&keys, 2, Mode::OneKey);
         let mut subject = subject.boxed();
         assert_eq!(subject.count_contained(&keys, Mode::Batched), 1000);
         assert_eq!(subject.remove_keys(&keys[..400]), Some(400));
         assert_eq!(subject.count_contained(&keys, Mode::OneKey), 600);
         let plain = FilterlabSubject::new(ExactSet::new(10)).boxed();
-        assert_eq!(plain.insert_keys_concurrently(&keys, 2), None);
+        assert_eq!(plain.insert_keys_concurrently(&keys, 2, Mode::OneKey), None);
     }
 }

@@ -86,7 +86,7 @@ impl<P: PeerFilter> Subject for PeerSubject<P> {
         P::REMOVABLE.then(|| keys.iter().filter(|&&key| self.0.remove(key)).count() as u64)
     }
 
-    fn insert_keys_concurrently(&self, _keys: &[u64], _threads: usize) -> Option<u64> {
+    fn insert_keys_concurrently(&self, _: &[u64], _: usize, _: Mode) -> Option<u64> {
         None
     }
 

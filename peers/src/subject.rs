@@ -92,9 +92,9 @@ pub trait Subject {
     fn remove_keys(&mut self, keys: &[u64]) -> Option<u64>;
 
     /// Inserts `keys` from `threads` threads at once into this one filter,
-    /// each thread a contiguous share; returns how many were new, or `None`
-    /// when the filter does not take concurrent inserts.
-    fn insert_keys_concurrently(&self, keys: &[u64], threads: usize) -> Option<u64>;
+    /// each thread a contiguous share in `mode`; returns how many were new,
+    /// or `None` when the filter does not take concurrent inserts.
+    fn insert_keys_concurrently(&self, keys: &[u64], threads: usize, mode: Mode) -> Option<u64>;
 
     /// Empties the filter, keeping its configuration; `false` when it cannot
     /// be emptied (a static filter, built once from its keys).

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use crate::Error;
+use crate::error::Error;
 
 /// Readable, distinct line colours; a filter keeps its colour in every chart.
 const COLOURS: [RGBColor; 12] = [
@@ -29,6 +29,8 @@ const COLOURS: [RGBColor; 12] = [
 pub enum Style {
     /// A measured filter: solid line with points, colour by its index.
     Measured(usize),
+    /// The same filter through its batch API: dashed, in its colour.
+    Batched(usize),
     /// A reference curve (bound, target): dashed black.
     Reference,
 }
@@ -155,15 +157,19 @@ pub fn draw(chart: &Chart, path: &Path) -> Result<(), Error> {
             continue;
         }
         match s.style {
-            Style::Measured(index) => {
+            Style::Measured(index) | Style::Batched(index) => {
                 let colour = COLOURS[index % COLOURS.len()];
-                context
-                    .draw_series(LineSeries::new(points.clone(), colour.stroke_width(2)))
+                let dashed = matches!(s.style, Style::Batched(_));
+                let line = colour.stroke_width(2);
+                let drawn = if dashed {
+                    context.draw_series(DashedLineSeries::new(points.clone(), 8, 4, line))
+                } else {
+                    context.draw_series(LineSeries::new(points.clone(), line))
+                };
+                drawn
                     .map_err(|e| failed(&e))?
                     .label(s.name.clone())
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
-                    });
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], line));
                 context
                     .draw_series(points.iter().map(|&p| Circle::new(p, 3, colour.filled())))
                     .map_err(|e| failed(&e))?;
@@ -229,6 +235,11 @@ mod tests {
                     style: Style::Measured(0),
                 },
                 Series {
+                    name: "a (batched)".into(),
+                    points: vec![(1e-3, 1.5), (1e-2, 2.5)],
+                    style: Style::Batched(0),
+                },
+                Series {
                     name: "bound".into(),
                     points: vec![(1e-3, 1.0), (1e-2, 1.5)],
                     style: Style::Reference,
@@ -237,7 +248,7 @@ mod tests {
         };
         draw(&chart, &path).unwrap();
         let svg = std::fs::read_to_string(&path).unwrap();
-        assert!(svg.starts_with("<svg") && svg.contains("bound"));
+        assert!(svg.starts_with("<svg") && svg.contains("bound") && svg.contains("a (batched)"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

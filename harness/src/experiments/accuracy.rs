@@ -1,0 +1,687 @@
+//! The accuracy experiment: for every filter, capacity n and target p, the
+//! empirical FPP over never-inserted keys with a Wilson interval, beside the
+//! filter's theory; false negatives; and the gate CI runs.
+//!
+//! Two traps are handled:
+//!
+//! - **Instance variation.** A Wilson interval only covers the sampling of
+//!   queries, not the variation between filter instances (for a Bloom filter
+//!   the fill X varies, and the FPP of one instance is (X/m)^k, whose relative
+//!   spread ≈ √(k ln 2 / n) dominates for small n). Each row therefore pools
+//!   ⌈instance_items / n⌉ independently seeded instances (64 at n = 10^3), which
+//!   shrinks that spread below a tenth of the query-sampling variance, and also
+//!   reports `fill_fpp`: the mean of each instance's FPP conditional on its
+//!   actual state, where the filter can tell.
+//! - **Multiple comparisons.** With many rows, some would miss a 95% interval
+//!   by chance. The run's family-wise error rate (1%) is split over its rows
+//!   (Bonferroni): each row's interval has confidence 1 − 0.01/rows.
+
+use std::fmt;
+use std::str::FromStr;
+
+use filterlab_core::keys::{insert_key, query_key};
+use filterlab_core::mix64;
+use filterlab_core::theory::wilson_interval;
+use filterlab_peers::{Mode, Subject, Theory, Workload};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::config::RunConfig;
+use crate::error::Error;
+use crate::parallel::map_in_order;
+use crate::progress::Progress;
+use crate::registry::{Entry, Origin};
+use crate::text::format_count;
+
+/// A design FPP up to this factor over the target still counts as meeting it.
+const DESIGN_TOLERANCE: f64 = 1.001;
+
+/// Query keys are generated and looked up in chunks of this many.
+const QUERY_CHUNK: u64 = 4096;
+
+/// What a row's FPP formula is worth (the `theory` column).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TheoryKind {
+    /// Exact for the design under ideal hashing.
+    #[serde(rename = "exact")]
+    Exact,
+    /// An approximation.
+    #[serde(rename = "approximate")]
+    Approximate,
+    /// No formula applies.
+    #[serde(rename = "n/a")]
+    None,
+}
+
+impl TheoryKind {
+    /// The kind of a subject's theory.
+    pub fn of(theory: Option<Theory>) -> Self {
+        match theory {
+            Some(Theory::Exact(_)) => Self::Exact,
+            Some(Theory::Approximate(_)) => Self::Approximate,
+            None => Self::None,
+        }
+    }
+
+    /// As written in accuracy.csv and the report.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Exact => "exact",
+            Self::Approximate => "approximate",
+            Self::None => "n/a",
+        }
+    }
+}
+
+impl fmt::Display for TheoryKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+impl FromStr for TheoryKind {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        [Self::Exact, Self::Approximate, Self::None]
+            .into_iter()
+            .find(|kind| kind.label() == text)
+            .ok_or_else(|| format!("unknown theory kind `{text}`"))
+    }
+}
+
+/// How a row stands against its target: the report's ✓, ≈ and ✗ (the
+/// `target` column of space.csv).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TargetStatus {
+    /// ✓ nothing lost or refused, the measured FPP not significantly above
+    /// the target, and the exact theory (where known) not above it either.
+    #[serde(rename = "meets")]
+    Meets,
+    /// ≈ measured within the target, but the filter's own exact FPP is
+    /// above it (typically sized with the optimistic classic formula).
+    #[serde(rename = "theory over target")]
+    TheoryOverTarget,
+    /// ✗ measured over the target, or keys lost or refused.
+    #[serde(rename = "misses")]
+    Misses,
+}
+
+impl TargetStatus {
+    /// ✓, ≈ or ✗.
+    pub fn mark(self) -> &'static str {
+        match self {
+            Self::Meets => "✓",
+            Self::TheoryOverTarget => "≈",
+            Self::Misses => "✗",
+        }
+    }
+}
+
+/// Where a row's theory lies against its interval.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TheoryCheck {
+    /// Inside the interval.
+    Inside(TheoryKind),
+    /// Outside it; the measured FPP is this many times the theory.
+    Outside(TheoryKind, f64),
+    /// The filter has no theory.
+    Missing,
+}
+
+/// Where a row's measured FPP lies against its target.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TargetCheck {
+    /// The interval reaches the target, and the exact theory is within it.
+    Meets,
+    /// Measured within the target, but the exact theory is this many times p.
+    TheoryOver(f64),
+    /// The whole interval is above the target; measured this many times p.
+    Misses(f64),
+}
+
+/// A row's verdict: what was lost or refused, and where its theory and
+/// its measured FPP lie (the `verdict` column of accuracy.csv, in words).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Verdict {
+    /// Inserted keys answered absent.
+    pub false_negatives: u64,
+    /// Inserts refused as full.
+    pub refused: u64,
+    /// The theory against the interval.
+    pub theory: TheoryCheck,
+    /// The measured FPP against the target.
+    pub target: TargetCheck,
+}
+
+impl Verdict {
+    /// A placeholder until the row it belongs to is complete.
+    const UNJUDGED: Self = Self {
+        false_negatives: 0,
+        refused: 0,
+        theory: TheoryCheck::Missing,
+        target: TargetCheck::Meets,
+    };
+
+    /// The verdict on `row`'s measurements.
+    pub fn of(row: &AccuracyRow) -> Self {
+        let theory = match (row.theoretical_fpp, row.theory_inside()) {
+            (Some(_), Some(true)) => TheoryCheck::Inside(row.theory),
+            (Some(theory), _) => TheoryCheck::Outside(row.theory, row.empirical_fpp / theory),
+            (None, _) => TheoryCheck::Missing,
+        };
+        let target = if row.ci_low > row.target_fpp {
+            TargetCheck::Misses(row.empirical_fpp / row.target_fpp)
+        } else if let Some(excess) = row.design_excess() {
+            TargetCheck::TheoryOver(excess)
+        } else {
+            TargetCheck::Meets
+        };
+        Self {
+            false_negatives: row.false_negatives,
+            refused: row.refused,
+            theory,
+            target,
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.false_negatives > 0 {
+            write!(f, "{} FALSE NEGATIVES; ", self.false_negatives)?;
+        }
+        if self.refused > 0 {
+            write!(f, "{} inserts refused (full); ", self.refused)?;
+        }
+        match self.theory {
+            TheoryCheck::Inside(kind) => write!(f, "{kind} theory inside interval")?,
+            TheoryCheck::Outside(kind, ratio) => write!(
+                f,
+                "{kind} theory OUTSIDE interval (measured {ratio:.3}× theory)"
+            )?,
+            TheoryCheck::Missing => f.write_str("no theory")?,
+        }
+        match self.target {
+            TargetCheck::Misses(ratio) => write!(f, "; FPP misses target ({ratio:.2}× p)"),
+            TargetCheck::TheoryOver(excess) => write!(
+                f,
+                "; measured FPP within target, but its exact theory is {excess:.4}× p"
+            ),
+            TargetCheck::Meets => f.write_str("; FPP meets target"),
+        }
+    }
+}
+
+impl FromStr for Verdict {
+    type Err = String;
+
+    /// Reads the words [`Display`](fmt::Display) writes (ratios to the
+    /// precision written).
+    fn from_str(text: &str) -> Result<Self, String> {
+        let number = |value: &str| value.parse::<f64>().map_err(|e| format!("{value}: {e}"));
+        let count = |value: &str| value.parse::<u64>().map_err(|e| format!("{value}: {e}"));
+        let mut parts: Vec<&str> = text.split("; ").collect();
+        let target = match parts.pop().unwrap_or_default() {
+            "FPP meets target" => TargetCheck::Meets,
+            part => {
+                if let Some(ratio) = between(part, "FPP misses target (", "× p)") {
+                    TargetCheck::Misses(number(ratio)?)
+                } else if let Some(excess) = between(
+                    part,
+                    "measured FPP within target, but its exact theory is ",
+                    "× p",
+                ) {
+                    TargetCheck::TheoryOver(number(excess)?)
+                } else {
+                    return Err(format!("unknown target verdict `{part}`"));
+                }
+            }
+        };
+        let theory = match parts.pop().unwrap_or_default() {
+            "no theory" => TheoryCheck::Missing,
+            part => {
+                if let Some(kind) = part.strip_suffix(" theory inside interval") {
+                    TheoryCheck::Inside(kind.parse()?)
+                } else if let Some((kind, rest)) = part.split_once(" theory OUTSIDE interval") {
+                    let ratio = between(rest, " (measured ", "× theory)").unwrap_or(rest);
+                    TheoryCheck::Outside(kind.parse()?, number(ratio)?)
+                } else {
+                    return Err(format!("unknown theory verdict `{part}`"));
+                }
+            }
+        };
+        let mut verdict = Self {
+            false_negatives: 0,
+            refused: 0,
+            theory,
+            target,
+        };
+        for part in parts {
+            if let Some(lost) = part.strip_suffix(" FALSE NEGATIVES") {
+                verdict.false_negatives = count(lost)?;
+            } else if let Some(refused) = part.strip_suffix(" inserts refused (full)") {
+                verdict.refused = count(refused)?;
+            } else {
+                return Err(format!("unknown verdict `{part}`"));
+            }
+        }
+        Ok(verdict)
+    }
+}
+
+/// The text of `part` between `prefix` and `suffix`.
+fn between<'a>(part: &'a str, prefix: &str, suffix: &str) -> Option<&'a str> {
+    part.strip_prefix(prefix)?.strip_suffix(suffix)
+}
+
+impl Serialize for Verdict {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Verdict {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// One row of `accuracy.csv`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AccuracyRow {
+    /// The filter's registry name.
+    pub filter: String,
+    /// filterlab or a peer.
+    pub origin: Origin,
+    /// Capacity the filter was sized for; exactly this many keys are inserted.
+    pub n: u64,
+    /// The target FPP it was sized for.
+    pub target_fpp: f64,
+    /// Bits of storage per item (first instance).
+    pub bits_per_item: f64,
+    /// The FPP the filter's formula predicts at n (empty when unknown).
+    pub theoretical_fpp: Option<f64>,
+    /// What that formula is worth.
+    pub theory: TheoryKind,
+    /// Mean FPP conditional on each instance's state, weighted by its queries.
+    pub fill_fpp: Option<f64>,
+    /// False positives / queries.
+    pub empirical_fpp: f64,
+    /// Wilson interval, lower end, at `confidence`.
+    pub ci_low: f64,
+    /// Wilson interval, upper end, at `confidence`.
+    pub ci_high: f64,
+    /// The interval's confidence (Bonferroni-adjusted).
+    pub confidence: f64,
+    /// Never-inserted keys queried, over all instances.
+    pub queries: u64,
+    /// Queries answered "present".
+    pub false_positives: u64,
+    /// Independently seeded filters pooled in this row.
+    pub instances: u32,
+    /// Inserted (and accepted) keys answered "absent", over all instances.
+    pub false_negatives: u64,
+    /// Inserts the filter refused as full, over all instances.
+    pub refused: u64,
+    /// The row's verdict ([`Verdict::of`] the fields above).
+    pub verdict: Verdict,
+}
+
+impl AccuracyRow {
+    /// Whether the theory lies inside the interval; `None` without a theory.
+    pub fn theory_inside(&self) -> Option<bool> {
+        self.theoretical_fpp
+            .map(|theory| self.ci_low <= theory && theory <= self.ci_high)
+    }
+
+    /// Whether the fill-conditional FPP lies inside the interval.
+    pub fn fill_inside(&self) -> Option<bool> {
+        self.fill_fpp
+            .map(|fill| self.ci_low <= fill && fill <= self.ci_high)
+    }
+
+    /// The filter's exact theory / target, when the design itself exceeds
+    /// the target by more than 0.1% (e.g. sized with the optimistic classic
+    /// formula); `None` otherwise.
+    pub fn design_excess(&self) -> Option<f64> {
+        let theory = self
+            .theoretical_fpp
+            .filter(|_| self.theory == TheoryKind::Exact)?;
+        let ratio = theory / self.target_fpp;
+        (ratio > DESIGN_TOLERANCE).then_some(ratio)
+    }
+
+    /// How the row stands against its target.
+    pub fn status(&self) -> TargetStatus {
+        let delivered =
+            self.false_negatives == 0 && self.refused == 0 && self.ci_low <= self.target_fpp;
+        match (delivered, self.design_excess()) {
+            (true, None) => TargetStatus::Meets,
+            (true, Some(_)) => TargetStatus::TheoryOverTarget,
+            (false, _) => TargetStatus::Misses,
+        }
+    }
+
+    /// Whether the filter delivered its target ([`TargetStatus::Meets`]).
+    pub fn meets_target(&self) -> bool {
+        self.status() == TargetStatus::Meets
+    }
+
+    /// Whether this row is a filterlab filter's.
+    pub fn is_filterlab(&self) -> bool {
+        self.origin == Origin::Filterlab
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{} at n = {}, p = {:e}",
+            self.filter,
+            format_count(self.n),
+            self.target_fpp
+        )
+    }
+}
+
+/// Why the accuracy gate fails, one line per failing row; empty when it passes.
+///
+/// The gate holds filterlab filters (not peers) to: no false negatives, and an
+/// exact theory inside the row's interval.
+pub fn gate(rows: &[AccuracyRow]) -> Vec<String> {
+    let mut failures = Vec::new();
+    for row in rows.iter().filter(|r| r.is_filterlab()) {
+        if row.false_negatives > 0 {
+            failures.push(format!(
+                "{}: {} false negatives",
+                row.describe(),
+                row.false_negatives
+            ));
+        }
+        if row.theory == TheoryKind::Exact && row.theory_inside() == Some(false) {
+            failures.push(format!(
+                "{}: theory {:.4e} outside the {:.4}% interval [{:.4e}, {:.4e}] (measured {:.4e})",
+                row.describe(),
+                row.theoretical_fpp.unwrap_or(f64::NAN),
+                row.confidence * 100.0,
+                row.ci_low,
+                row.ci_high,
+                row.empirical_fpp
+            ));
+        }
+    }
+    failures
+}
+
+/// A seed derived from the master seed and a row's coordinates.
+pub fn derive_seed(master: u64, parts: &[u64]) -> u64 {
+    parts
+        .iter()
+        .fold(mix64(master ^ 0xacc0_4a7e), |seed, &part| {
+            mix64(seed ^ mix64(part.wrapping_add(0x9e37_79b9_7f4a_7c15)))
+        })
+}
+
+/// One accuracy row to measure.
+struct Task<'a> {
+    entry: &'a Entry,
+    items: u64,
+    fpp: f64,
+}
+
+/// The Bonferroni-adjusted confidence of each row when `rows` rows share
+/// the family-wise error rate `family`.
+pub fn row_confidence(family: f64, rows: usize) -> f64 {
+    1.0 - family / rows.max(1) as f64
+}
+
+/// Runs the accuracy experiment over `entries`.
+///
+/// # Errors
+///
+/// When a filter cannot be built for a row's workload.
+pub fn run(entries: &[Entry], config: &RunConfig, quiet: bool) -> Result<Vec<AccuracyRow>, Error> {
+    let mut tasks = Vec::new();
+    for entry in entries {
+        for &items in &config.accuracy_items {
+            for &fpp in &config.accuracy_fpps {
+                tasks.push(Task { entry, items, fpp });
+            }
+        }
+    }
+    let confidence = row_confidence(config.family_error_rate, tasks.len());
+    // Largest tasks (smallest p, largest n) first, so the workers finish together.
+    let mut order: Vec<usize> = (0..tasks.len()).collect();
+    order.sort_by(|&a, &b| {
+        let cost = |t: &Task<'_>| config.expected_false_positives / t.fpp + t.items as f64;
+        cost(&tasks[b]).total_cmp(&cost(&tasks[a]))
+    });
+    let progress = Progress::new("accuracy", tasks.len() as u64, quiet);
+    let rows = map_in_order(&order, config.threads, |index| {
+        let task = &tasks[index];
+        let row = measure(task.entry, task.items, task.fpp, config, confidence);
+        if let Ok(row) = &row {
+            progress.step(&format!("{}: {}", row.describe(), row.verdict));
+        }
+        row
+    });
+    progress.finish();
+    rows.into_iter().collect()
+}
+
+/// Measures one row: `instances` seeded filters of capacity `items` at `fpp`,
+/// each filled with exactly `items` keys and probed with its share of the
+/// row's never-inserted queries.
+///
+/// # Errors
+///
+/// When the filter cannot be built.
+pub fn measure(
+    entry: &Entry,
+    items: u64,
+    fpp: f64,
+    config: &RunConfig,
+    confidence: f64,
+) -> Result<AccuracyRow, Error> {
+    let instances = config.instances(items);
+    let mut totals = Totals::default();
+    let mut queries = 0;
+    let mut theory = None;
+    let mut bits_per_item = 0.0;
+    let mut fill_weighted = Some(0.0);
+    for instance in 0..instances {
+        let seed = derive_seed(config.seed, &[items, fpp.to_bits(), u64::from(instance)]);
+        let workload = Workload { items, fpp, seed };
+        let keys: Vec<u64> = (0..items).map(|i| insert_key(seed, i)).collect();
+        let (subject, refused) = entry
+            .build_with(&workload, &keys)
+            .map_err(|e| e.context(format!("{} at n = {items}, p = {fpp:e}", entry.name)))?;
+        if instance == 0 {
+            theory = subject.theory(items);
+            bits_per_item = subject.memory_usage() as f64 * 8.0 / items as f64;
+            // Enough queries for the expected false positives at the lower of
+            // the target and the predicted FPP.
+            let expected = theory.map_or(fpp, |t| t.fpp().min(fpp)).max(1e-12);
+            queries = ((config.expected_false_positives / expected).ceil() as u64)
+                .clamp(u64::from(instances) * 100, config.max_queries.max(1));
+        }
+        let share = queries / u64::from(instances)
+            + u64::from(u64::from(instance) < queries % u64::from(instances));
+        totals.refused += refused.len() as u64;
+        totals.false_negatives += count_false_negatives(subject.as_ref(), &keys, &refused);
+        totals.false_positives += count_positives(subject.as_ref(), seed, share);
+        fill_weighted = match (fill_weighted, subject.fill_fpp()) {
+            (Some(sum), Some(fill)) => Some(sum + fill * share as f64),
+            _ => None,
+        };
+    }
+    let (ci_low, ci_high) = wilson_interval(totals.false_positives, queries, confidence);
+    let mut row = AccuracyRow {
+        filter: entry.name.to_owned(),
+        origin: entry.origin,
+        n: items,
+        target_fpp: fpp,
+        bits_per_item,
+        theoretical_fpp: theory.map(Theory::fpp),
+        theory: TheoryKind::of(theory),
+        fill_fpp: fill_weighted.map(|sum| sum / queries as f64),
+        empirical_fpp: totals.false_positives as f64 / queries as f64,
+        ci_low,
+        ci_high,
+        confidence,
+        queries,
+        false_positives: totals.false_positives,
+        instances,
+        false_negatives: totals.false_negatives,
+        refused: totals.refused,
+        verdict: Verdict::UNJUDGED,
+    };
+    row.verdict = Verdict::of(&row);
+    Ok(row)
+}
+
+#[derive(Default)]
+struct Totals {
+    false_positives: u64,
+    false_negatives: u64,
+    refused: u64,
+}
+
+/// Inserted keys the filter accepted but now reports absent.
+pub fn count_false_negatives(subject: &dyn Subject, keys: &[u64], refused: &[usize]) -> u64 {
+    if refused.is_empty() {
+        return keys.len() as u64 - subject.count_contained(keys, Mode::Batched);
+    }
+    let mut refused_sorted = refused.to_vec();
+    refused_sorted.sort_unstable();
+    let accepted: Vec<u64> = keys
+        .iter()
+        .enumerate()
+        .filter(|(index, _)| refused_sorted.binary_search(index).is_err())
+        .map(|(_, &key)| key)
+        .collect();
+    accepted.len() as u64 - subject.count_contained(&accepted, Mode::Batched)
+}
+
+/// Positives among the first `queries` keys of the never-inserted stream.
+pub fn count_positives(subject: &dyn Subject, seed: u64, queries: u64) -> u64 {
+    let mut chunk = Vec::with_capacity(QUERY_CHUNK as usize);
+    let mut positives = 0;
+    let mut next = 0;
+    while next < queries {
+        let end = (next + QUERY_CHUNK).min(queries);
+        chunk.clear();
+        chunk.extend((next..end).map(|i| query_key(seed, i)));
+        positives += subject.count_contained(&chunk, Mode::Batched);
+        next = end;
+    }
+    positives
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(origin: Origin, theory: f64, low: f64, high: f64, false_negatives: u64) -> AccuracyRow {
+        let mut row = AccuracyRow {
+            filter: "X".into(),
+            origin,
+            n: 1000,
+            target_fpp: 0.01,
+            bits_per_item: 9.6,
+            theoretical_fpp: Some(theory),
+            theory: TheoryKind::Exact,
+            fill_fpp: None,
+            empirical_fpp: f64::midpoint(low, high),
+            ci_low: low,
+            ci_high: high,
+            confidence: 0.999,
+            queries: 40_000,
+            false_positives: 400,
+            instances: 1,
+            false_negatives,
+            refused: 0,
+            verdict: Verdict::UNJUDGED,
+        };
+        row.verdict = Verdict::of(&row);
+        row
+    }
+
+    #[test]
+    fn gate_passes_theory_inside_and_no_false_negatives() {
+        assert!(gate(&[row(Origin::Filterlab, 0.01, 0.009, 0.011, 0)]).is_empty());
+    }
+
+    #[test]
+    fn gate_fails_on_false_negatives_and_theory_outside() {
+        let failures = gate(&[
+            row(Origin::Filterlab, 0.01, 0.009, 0.011, 2),
+            row(Origin::Filterlab, 0.01, 0.012, 0.014, 0),
+        ]);
+        assert_eq!(failures.len(), 2, "{failures:?}");
+        assert!(failures[0].contains("2 false negatives"));
+        assert!(failures[1].contains("outside"));
+    }
+
+    #[test]
+    fn gate_ignores_peers_and_non_exact_theories() {
+        let mut approximate = row(Origin::Filterlab, 0.01, 0.012, 0.014, 0);
+        approximate.theory = TheoryKind::Approximate;
+        let peer = row(Origin::Peer, 0.01, 0.02, 0.03, 5);
+        assert!(gate(&[approximate, peer]).is_empty());
+    }
+
+    #[test]
+    fn verdicts_say_what_happened() {
+        let missed = row(Origin::Peer, 0.01, 0.02, 0.03, 5);
+        let text = missed.verdict.to_string();
+        assert_eq!(
+            text,
+            "5 FALSE NEGATIVES; exact theory OUTSIDE interval (measured 2.500× theory); \
+             FPP misses target (2.50× p)"
+        );
+        assert_eq!(missed.status(), TargetStatus::Misses);
+        let fine = row(Origin::Filterlab, 0.01, 0.009, 0.011, 0);
+        assert_eq!(
+            fine.verdict.to_string(),
+            "exact theory inside interval; FPP meets target"
+        );
+        assert!(fine.meets_target());
+        let mut over = row(Origin::Peer, 0.010_04, 0.009, 0.011, 0);
+        over.refused = 3;
+        over.verdict = Verdict::of(&over);
+        assert_eq!(over.status(), TargetStatus::Misses);
+        assert_eq!(
+            over.verdict.to_string(),
+            "3 inserts refused (full); exact theory inside interval; \
+             measured FPP within target, but its exact theory is 1.0040× p"
+        );
+    }
+
+    #[test]
+    fn verdicts_read_back_from_their_words() {
+        let mut none = row(Origin::Peer, 0.01, 0.009, 0.011, 0);
+        none.theoretical_fpp = None;
+        none.theory = TheoryKind::None;
+        none.verdict = Verdict::of(&none);
+        assert_eq!(none.verdict.to_string(), "no theory; FPP meets target");
+        for verdict in [
+            none.verdict,
+            row(Origin::Peer, 0.01, 0.02, 0.03, 5).verdict,
+            row(Origin::Peer, 0.010_04, 0.009, 0.011, 0).verdict,
+        ] {
+            let text = verdict.to_string();
+            let back: Verdict = text.parse().unwrap();
+            assert_eq!(back.to_string(), text);
+        }
+        assert!("FPP meets target".parse::<Verdict>().is_err());
+        assert!("nonsense; FPP meets target".parse::<Verdict>().is_err());
+    }
+
+    #[test]
+    fn bonferroni_splits_the_family_rate() {
+        assert!((row_confidence(0.01, 100) - 0.9999).abs() < 1e-12);
+        assert!((row_confidence(0.01, 0) - 0.99).abs() < 1e-12);
+        assert_ne!(derive_seed(1, &[2, 3]), derive_seed(1, &[3, 2]));
+    }
+}

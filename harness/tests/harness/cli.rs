@@ -108,6 +108,35 @@ fn recommend_says_when_no_filterlab_filter_deletes() {
 }
 
 #[test]
+fn compare_shows_one_key_and_batched_speed() {
+    let output = filterlab(&[
+        "compare",
+        "--items",
+        "2000",
+        "--fpp",
+        "0.01",
+        "--filters",
+        "BloomFilter,fastbloom",
+        "--quiet",
+    ]);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    let at = |name: &str| lines.iter().position(|l| l.starts_with(name)).unwrap();
+    assert!(
+        lines[at("BloomFilter ") + 1]
+            .trim_start()
+            .starts_with("(batched)"),
+        "{stdout}"
+    );
+    assert!(
+        !lines[at("fastbloom ") + 1].contains("(batched)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("exact theory inside interval"), "{stdout}");
+}
+
+#[test]
 fn list_names_every_filter() {
     let output = filterlab(&["list"]);
     let (stdout, _) = text(&output);
@@ -172,7 +201,30 @@ fn report_writes_a_complete_report() {
         "filter,origin,n,target_fpp,bits_per_item,theoretical_fpp,theory,fill_fpp,empirical_fpp,ci_low,ci_high,confidence,queries,false_positives,instances,false_negatives,refused,verdict"
     ));
     let speed = fs::read_to_string(out.join("speed.csv")).unwrap();
-    assert!(speed.starts_with("filter,origin,op,n,ns_per_op,"));
+    assert!(speed.starts_with(
+        "filter,origin,op,n,ns_per_op,min_ns_per_op,max_ns_per_op,repetitions,target_fpp,mode\n"
+    ));
+    // filterlab filters one key at a time and batched; peers one key at a time.
+    for line in [
+        "BloomFilter,filterlab,lookup_negative,10000,",
+        "fastbloom,peer,lookup_negative,10000,",
+    ] {
+        assert!(speed.contains(line), "{line}");
+    }
+    assert!(
+        speed
+            .lines()
+            .any(|l| l.starts_with("BloomFilter,") && l.ends_with(",batched"))
+    );
+    assert!(
+        !speed
+            .lines()
+            .any(|l| l.starts_with("fastbloom,") && l.ends_with(",batched"))
+    );
+    for row in ["| BloomFilter (batched) |", "| fastbloom |"] {
+        assert!(readme.contains(row), "README lacks {row}");
+    }
+    assert!(!readme.contains("| fastbloom (batched) |"));
     let leftovers = fs::read_dir(&out)
         .unwrap()
         .filter_map(Result::ok)

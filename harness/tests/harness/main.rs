@@ -2,6 +2,7 @@
 //! the report it writes, and the reproducibility of its accuracy figures.
 
 mod cli;
+mod extra_filter;
 mod reproducibility;
 
 use std::path::PathBuf;

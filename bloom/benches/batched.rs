@@ -5,14 +5,20 @@
 //!
 //! `cargo bench -p filterlab-bloom --bench batched` (building the filters
 //! takes about a minute: 215 million keys each).
+//!
+//! Both ways of looking up go through `filterlab_peers::Subject`, the trait
+//! the harness measures through: [`Mode::OneKey`] (hash, then
+//! `contains_hash`, key after key) and [`Mode::Batched`] (`contains_hashes`
+//! on batches of hashes, prefetching the keys ahead).
 
 use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use filterlab_bloom::{BlockedBloomFilter, BloomFilter, Filter};
+use filterlab_bloom::{BlockedBloomFilter, BloomFilter};
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::{mix64, reduce};
+use filterlab_peers::{FilterlabSubject, Mode, Subject};
 
 const LOOKUPS: u64 = 1_000_000;
 
@@ -60,44 +66,28 @@ fn batched_vs_random_reads(c: &mut Criterion) {
         .build()
         .unwrap();
     standard.extend(keys());
-    for (name, filter) in [
-        ("blocked", &blocked as &dyn BigFilter),
-        ("standard", &standard as &dyn BigFilter),
-    ] {
+    let filters: [(&str, Box<dyn Subject>); 2] = [
+        ("blocked", FilterlabSubject::new(blocked).boxed()),
+        ("standard", FilterlabSubject::new(standard).boxed()),
+    ];
+    for (name, filter) in &filters {
         eprintln!(
             "batched/{name}: {} MiB, {} keys",
-            filter.bytes() >> 20,
+            filter.memory_usage() >> 20,
             BIG_ITEMS
         );
         for (kind, keys) in [("negative", &absent), ("positive", &present)] {
-            group.bench_function(format!("{name}/one_by_one/{kind}"), |b| {
-                b.iter(|| filter.count_one_by_one(black_box(keys)));
-            });
-            group.bench_function(format!("{name}/contains_many/{kind}"), |b| {
-                b.iter(|| filter.count_batched(black_box(keys)));
-            });
+            for (mode, way) in [
+                (Mode::OneKey, "one_by_one"),
+                (Mode::Batched, "contains_many"),
+            ] {
+                group.bench_function(format!("{name}/{way}/{kind}"), |b| {
+                    b.iter(|| filter.count_contained(black_box(keys), mode));
+                });
+            }
         }
     }
     group.finish();
-}
-
-/// The two ways of looking up many keys, for the filters of the batched group.
-trait BigFilter {
-    fn bytes(&self) -> usize;
-    fn count_one_by_one(&self, keys: &[u64]) -> usize;
-    fn count_batched(&self, keys: &[u64]) -> usize;
-}
-
-impl<F: Filter> BigFilter for F {
-    fn bytes(&self) -> usize {
-        self.memory_usage()
-    }
-    fn count_one_by_one(&self, keys: &[u64]) -> usize {
-        keys.iter().filter(|&key| self.contains(key)).count()
-    }
-    fn count_batched(&self, keys: &[u64]) -> usize {
-        self.contains_many(keys).iter().filter(|&&hit| hit).count()
-    }
 }
 
 criterion_group! {

@@ -11,11 +11,13 @@
 //! `contains_hash`, key after key) and [`Mode::Batched`] (`contains_hashes`
 //! on batches of hashes, prefetching the keys ahead).
 
-use std::hint::black_box;
-use std::time::Duration;
+mod common;
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use filterlab_bloom::{BlockedBloomFilter, BloomFilter};
+use std::hint::black_box;
+
+use common::{Size, blocked, bloom};
+use criterion::{Criterion, Throughput};
+use filterlab_bloom::{Error, Filter, Kernel};
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::{mix64, reduce};
 use filterlab_peers::{FilterlabSubject, Mode, Subject};
@@ -53,22 +55,13 @@ fn batched_vs_random_reads(c: &mut Criterion) {
     });
     drop(array);
 
-    let keys = || (0..BIG_ITEMS).map(|i| insert_key(9, i));
-    let mut blocked = BlockedBloomFilter::with_bits(10 * BIG_ITEMS)
-        .expected_items(BIG_ITEMS)
-        .seed(9)
-        .build()
-        .unwrap();
-    blocked.extend(keys());
-    let mut standard = BloomFilter::with_bits(10 * BIG_ITEMS)
-        .expected_items(BIG_ITEMS)
-        .seed(9)
-        .build()
-        .unwrap();
-    standard.extend(keys());
-    let filters: [(&str, Box<dyn Subject>); 2] = [
-        ("blocked", FilterlabSubject::new(blocked).boxed()),
-        ("standard", FilterlabSubject::new(standard).boxed()),
+    let ten_bits = Size::BitsPerKey(10);
+    let filters = [
+        (
+            "blocked",
+            big(blocked(BIG_ITEMS, ten_bits, 9, Kernel::detect()).build()),
+        ),
+        ("standard", big(bloom(BIG_ITEMS, ten_bits, 9).build())),
     ];
     for (name, filter) in &filters {
         eprintln!(
@@ -90,12 +83,13 @@ fn batched_vs_random_reads(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group! {
-    name = benches;
-    config = Criterion::default()
-        .sample_size(10)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(3));
-    targets = batched_vs_random_reads
+/// A filter holding the `BIG_ITEMS` keys, to measure.
+fn big<F: Filter + Extend<u64> + 'static>(filter: Result<F, Error>) -> Box<dyn Subject> {
+    let mut filter = filter.expect("valid sizes");
+    filter.extend((0..BIG_ITEMS).map(|i| insert_key(9, i)));
+    FilterlabSubject::new(filter).boxed()
 }
-criterion_main!(benches);
+
+fn main() {
+    common::run(batched_vs_random_reads);
+}

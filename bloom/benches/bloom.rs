@@ -14,11 +14,14 @@
 //! measured on the million never-inserted lookup keys, so speed and
 //! accuracy are read together.
 
+mod common;
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use filterlab_bloom::{BlockedBloomBuilder, BlockedBloomFilter, BloomBuilder, BloomFilter, Kernel};
+use common::{Size, blocked, bloom};
+use criterion::{BenchmarkId, Criterion, Throughput};
+use filterlab_bloom::Kernel;
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_peers::{
     BloomFilterCrate, FastBloom, FilterlabSubject, Mode, PeerSubject, SplitBlock, Subject, Workload,
@@ -27,45 +30,9 @@ use filterlab_peers::{
 /// The seed of every filter's hasher.
 const SEED: u64 = 1;
 
-/// How a filter is sized: for a target FPP, or with a fixed number of bits
-/// per key (the peers' usual 10, and what sbbf-rs-safe takes).
-#[derive(Clone, Copy, Debug)]
-enum Size {
-    Fpp(f64),
-    BitsPerKey(u64),
-}
-
-impl Size {
-    fn label(self, items: u64) -> String {
-        match self {
-            Self::Fpp(p) => format!("n={items:.0e},p={p:.0e}"),
-            Self::BitsPerKey(b) => format!("n={items:.0e},bits={b}"),
-        }
-    }
-}
-
 /// Builds one benchmarked filter, empty, for `items` keys at a size;
 /// `None` when it cannot be sized that way.
 type Make = fn(u64, Size) -> Option<Box<dyn Subject>>;
-
-fn bloom(items: u64, size: Size) -> BloomBuilder {
-    match size {
-        Size::Fpp(p) => BloomFilter::with_fpp(p),
-        Size::BitsPerKey(b) => BloomFilter::with_bits(b * items),
-    }
-    .expected_items(items)
-    .seed(SEED)
-}
-
-fn blocked(items: u64, size: Size, kernel: Kernel) -> BlockedBloomBuilder {
-    match size {
-        Size::Fpp(p) => BlockedBloomFilter::with_fpp(p),
-        Size::BitsPerKey(b) => BlockedBloomFilter::with_bits(b * items),
-    }
-    .expected_items(items)
-    .seed(SEED)
-    .kernel(kernel)
-}
 
 fn workload(items: u64, fpp: f64) -> Workload {
     Workload {
@@ -78,12 +45,12 @@ fn workload(items: u64, fpp: f64) -> Workload {
 /// Every benchmarked filter, in group order.
 const SUBJECTS: [(&str, Make); 7] = [
     ("filterlab-blocked", |n, size| {
-        let filter = blocked(n, size, Kernel::detect()).build().ok()?;
+        let filter = blocked(n, size, SEED, Kernel::detect()).build().ok()?;
         Some(FilterlabSubject::new(filter).boxed())
     }),
     // The blocked filter with its portable kernel, as on CPUs without AVX2.
     ("filterlab-blocked-scalar", |n, size| {
-        let filter = blocked(n, size, Kernel::Scalar).build().ok()?;
+        let filter = blocked(n, size, SEED, Kernel::Scalar).build().ok()?;
         Some(FilterlabSubject::new(filter).boxed())
     }),
     // Given the same XXH3 key hash as this crate's filters, so the
@@ -96,10 +63,10 @@ const SUBJECTS: [(&str, Make); 7] = [
         Some(PeerSubject::boxed(filter))
     }),
     ("filterlab", |n, size| {
-        Some(FilterlabSubject::new(bloom(n, size).build().ok()?).boxed())
+        Some(FilterlabSubject::new(bloom(n, size, SEED).build().ok()?).boxed())
     }),
     ("filterlab-atomic", |n, size| {
-        Some(FilterlabSubject::new(bloom(n, size).build_atomic().ok()?).boxed())
+        Some(FilterlabSubject::new(bloom(n, size, SEED).build_atomic().ok()?).boxed())
     }),
     ("fastbloom", |n, size| {
         Some(PeerSubject::boxed(match size {
@@ -179,12 +146,6 @@ fn bloom_vs_peers(c: &mut Criterion) {
     }
 }
 
-criterion_group! {
-    name = benches;
-    config = Criterion::default()
-        .sample_size(10)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(3));
-    targets = bloom_vs_peers
+fn main() {
+    common::run(bloom_vs_peers);
 }
-criterion_main!(benches);

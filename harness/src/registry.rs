@@ -75,7 +75,7 @@ pub type BuildEmpty = fn(&Workload) -> Result<Box<dyn Subject>, Error>;
 pub type BuildFromKeys = fn(&Workload, &[u64]) -> Result<Box<dyn Subject>, Error>;
 
 /// How a filter is built for a workload.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 pub enum Build {
     /// Built empty, then keys are inserted.
     Empty(BuildEmpty),
@@ -84,7 +84,7 @@ pub enum Build {
 }
 
 /// A closed-form bits-per-item formula for a target FPP.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 pub struct SpaceFormula {
     /// The formula, for the report.
     pub label: &'static str,
@@ -177,7 +177,7 @@ impl Sizing {
 }
 
 /// How `recommend` sizes a filterlab filter.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 pub struct Sizer {
     /// The sizing that meets a target FPP at a number of items.
     pub for_target: fn(u64, f64) -> Result<Sizing, Error>,
@@ -186,7 +186,7 @@ pub struct Sizer {
 }
 
 /// One measured filter, with all the report says about it.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct Entry {
     /// The name used in `--filters`, the CSV files and the report.
     pub name: &'static str,
@@ -210,17 +210,60 @@ pub struct Entry {
     pub sizer: Option<Sizer>,
 }
 
-impl fmt::Debug for Entry {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Entry")
-            .field("name", &self.name)
-            .field("origin", &self.origin)
-            .field("capabilities", &self.capabilities)
-            .finish_non_exhaustive()
-    }
-}
-
 impl Entry {
+    /// An entry that can do nothing beyond inserts and lookups, repeats run
+    /// to run, and has no space formula and no sizer; the methods below add
+    /// those.
+    pub fn new(
+        name: &'static str,
+        origin: Origin,
+        package: &'static str,
+        description: &'static str,
+        theory_note: &'static str,
+        build: Build,
+    ) -> Self {
+        Self {
+            name,
+            origin,
+            package,
+            description,
+            theory_note,
+            capabilities: &[],
+            reproducible: true,
+            build,
+            space: None,
+            sizer: None,
+        }
+    }
+
+    /// With these capabilities.
+    #[must_use]
+    pub fn can(mut self, capabilities: &'static [Capability]) -> Self {
+        self.capabilities = capabilities;
+        self
+    }
+
+    /// Its measurements differ run to run for the same seed.
+    #[must_use]
+    pub fn unreproducible(mut self) -> Self {
+        self.reproducible = false;
+        self
+    }
+
+    /// With a bits-per-item formula.
+    #[must_use]
+    pub fn space(mut self, formula: SpaceFormula) -> Self {
+        self.space = Some(formula);
+        self
+    }
+
+    /// With a sizing for `recommend`.
+    #[must_use]
+    pub fn sizer(mut self, sizer: Sizer) -> Self {
+        self.sizer = Some(sizer);
+        self
+    }
+
     /// Whether this is a filterlab filter.
     pub fn is_filterlab(&self) -> bool {
         self.origin == Origin::Filterlab
@@ -316,188 +359,153 @@ fn power_of_two_at_most(bits: u64) -> u64 {
 
 /// The filterlab filters, one entry each.
 pub fn filterlab_entries() -> Vec<Entry> {
+    let bloom_filter = |name, description, build| {
+        Entry::new(
+            name,
+            Origin::Filterlab,
+            "filterlab-bloom",
+            description,
+            BLOOM_THEORY,
+            build,
+        )
+        .space(BLOOM_SPACE)
+        .sizer(BLOOM_SIZER)
+    };
     vec![
-        Entry {
-            name: "BloomFilter",
-            origin: Origin::Filterlab,
-            package: "filterlab-bloom",
-            description: "standard Bloom filter sized by its exact FPP to the smallest whole-word array",
-            theory_note: BLOOM_THEORY,
-            capabilities: &[],
-            reproducible: true,
-            build: Build::Empty(|w| Ok(FilterlabSubject::new(bloom(w, false).build()?).boxed())),
-            space: Some(BLOOM_SPACE),
-            sizer: Some(BLOOM_SIZER),
-        },
-        Entry {
-            name: "BloomFilter-pow2",
-            origin: Origin::Filterlab,
-            package: "filterlab-bloom",
-            description: "BloomFilter with the array rounded up to a power of two and the fewest probes meeting the target",
-            theory_note: BLOOM_THEORY,
-            capabilities: &[],
-            reproducible: true,
-            build: Build::Empty(|w| Ok(FilterlabSubject::new(bloom(w, true).build()?).boxed())),
-            space: Some(SpaceFormula {
-                label: "−n ln p / ln²2 rounded up to a power of two, per item",
-                bits_per_item: |n, p| {
-                    let bits = (BLOOM_SPACE.bits_per_item)(n, p) * n as f64;
-                    (bits.ceil() as u64).next_power_of_two() as f64 / n as f64
-                },
+        bloom_filter(
+            "BloomFilter",
+            "standard Bloom filter sized by its exact FPP to the smallest whole-word array",
+            Build::Empty(|w| Ok(FilterlabSubject::new(bloom(w, false).build()?).boxed())),
+        ),
+        bloom_filter(
+            "BloomFilter-pow2",
+            "BloomFilter with the array rounded up to a power of two and the fewest probes meeting the target",
+            Build::Empty(|w| Ok(FilterlabSubject::new(bloom(w, true).build()?).boxed())),
+        )
+        .space(SpaceFormula {
+            label: "−n ln p / ln²2 rounded up to a power of two, per item",
+            bits_per_item: |n, p| {
+                let bits = (BLOOM_SPACE.bits_per_item)(n, p) * n as f64;
+                (bits.ceil() as u64).next_power_of_two() as f64 / n as f64
+            },
+        })
+        .sizer(Sizer {
+            for_target: |n, p| {
+                let builder = BloomFilter::with_fpp(p).expected_items(n);
+                Ok(Sizing::bloom(&builder.power_of_two(true).sizing()?, Locality::RandomLines))
+            },
+            within_memory: |n, bytes| {
+                let bits = power_of_two_at_most(bytes.saturating_mul(8));
+                let sizing = BloomFilter::with_bits(bits).expected_items(n).sizing()?;
+                Ok(Sizing::bloom(&sizing, Locality::RandomLines))
+            },
+        }),
+        Entry::new(
+            "BlockedBloomFilter",
+            Origin::Filterlab,
+            "filterlab-bloom",
+            "blocked Bloom filter: k probes inside one 512-bit block per key, sized by the blocked FPP formula",
+            "exact: Σ_i Pois(i; n/blocks) × the exact FPP of one 512-bit block holding i keys (Putze, Sanders, Singler 2007)",
+            Build::Empty(|w| {
+                let builder = BlockedBloomFilter::with_fpp(w.fpp).expected_items(w.items);
+                Ok(FilterlabSubject::new(builder.seed(w.seed).build()?).boxed())
             }),
-            sizer: Some(Sizer {
-                for_target: |n, p| {
-                    let sizing = BloomFilter::with_fpp(p)
-                        .expected_items(n)
-                        .power_of_two(true)
-                        .sizing()?;
-                    Ok(Sizing::bloom(&sizing, Locality::RandomLines))
-                },
-                within_memory: |n, bytes| {
-                    let bits = power_of_two_at_most(bytes.saturating_mul(8));
-                    let sizing = BloomFilter::with_bits(bits).expected_items(n).sizing()?;
-                    Ok(Sizing::bloom(&sizing, Locality::RandomLines))
-                },
+        )
+        .space(SpaceFormula {
+            label: "smallest whole-block array whose blocked FPP (Putze et al.) meets p",
+            bits_per_item: |n, p| {
+                BlockedBloomFilter::params(n, p).map_or(f64::NAN, |s| s.bits_per_item())
+            },
+        })
+        .sizer(Sizer {
+            for_target: |n, p| Ok(Sizing::bloom(&BlockedBloomFilter::params(n, p)?, BLOCK)),
+            within_memory: |n, bytes| {
+                let builder = BlockedBloomFilter::with_bits(bytes.saturating_mul(8));
+                Ok(Sizing::bloom(&builder.expected_items(n).sizing()?, BLOCK))
+            },
+        }),
+        bloom_filter(
+            "AtomicBloomFilter",
+            "BloomFilter whose inserts take &self (atomic fetch_or), for several threads",
+            Build::Empty(|w| {
+                let filter = bloom(w, false).build_atomic()?;
+                Ok(FilterlabSubject::new(filter).concurrent(atomic_insert).boxed())
             }),
-        },
-        Entry {
-            name: "BlockedBloomFilter",
-            origin: Origin::Filterlab,
-            package: "filterlab-bloom",
-            description: "blocked Bloom filter: k probes inside one 512-bit block per key, sized by the blocked FPP formula",
-            theory_note: "exact: Σ_i Pois(i; n/blocks) × the exact FPP of one 512-bit block holding i keys (Putze, Sanders, Singler 2007)",
-            capabilities: &[],
-            reproducible: true,
-            build: Build::Empty(|w| {
-                let filter = BlockedBloomFilter::with_fpp(w.fpp)
-                    .expected_items(w.items)
-                    .seed(w.seed)
-                    .build()?;
-                Ok(FilterlabSubject::new(filter).boxed())
-            }),
-            space: Some(SpaceFormula {
-                label: "smallest whole-block array whose blocked FPP (Putze et al.) meets p",
-                bits_per_item: |n, p| {
-                    BlockedBloomFilter::params(n, p).map_or(f64::NAN, |s| s.bits_per_item())
-                },
-            }),
-            sizer: Some(Sizer {
-                for_target: |n, p| Ok(Sizing::bloom(&BlockedBloomFilter::params(n, p)?, BLOCK)),
-                within_memory: |n, bytes| {
-                    let sizing = BlockedBloomFilter::with_bits(bytes.saturating_mul(8))
-                        .expected_items(n)
-                        .sizing()?;
-                    Ok(Sizing::bloom(&sizing, BLOCK))
-                },
-            }),
-        },
-        Entry {
-            name: "AtomicBloomFilter",
-            origin: Origin::Filterlab,
-            package: "filterlab-bloom",
-            description: "BloomFilter whose inserts take &self (atomic fetch_or), for several threads",
-            theory_note: BLOOM_THEORY,
-            capabilities: &[Capability::ConcurrentInserts],
-            reproducible: true,
-            build: Build::Empty(|w| {
-                Ok(FilterlabSubject::new(bloom(w, false).build_atomic()?)
-                    .concurrent(atomic_insert)
-                    .boxed())
-            }),
-            space: Some(BLOOM_SPACE),
-            sizer: Some(BLOOM_SIZER),
-        },
+        )
+        .can(&[Capability::ConcurrentInserts]),
     ]
 }
 
 /// The peer crates, one entry each.
-#[allow(clippy::too_many_lines)] // a table: one entry per peer
 pub fn peer_entries() -> Vec<Entry> {
+    let peer = |name, package, description, theory_note, build| {
+        Entry::new(name, Origin::Peer, package, description, theory_note, build)
+    };
     vec![
-        Entry {
-            name: "fastbloom",
-            origin: Origin::Peer,
-            package: "fastbloom 0.17",
-            description: "standard Bloom filter with foldhash, its fastest hasher (its default is SipHash-1-3)",
-            theory_note: BLOOM_THEORY,
-            capabilities: &[],
-            reproducible: true,
-            build: Build::Empty(|w| Ok(PeerSubject::boxed(FastBloom::new(w)))),
-            space: Some(BLOOM_SPACE),
-            sizer: None,
-        },
-        Entry {
-            name: "bloomfilter",
-            origin: Origin::Peer,
-            package: "bloomfilter 3",
-            description: "standard Bloom filter with two seeded SipHash-1-3 hashes",
-            theory_note: BLOOM_THEORY,
-            capabilities: &[],
-            reproducible: true,
-            build: Build::Empty(|w| Ok(PeerSubject::boxed(BloomFilterCrate::new(w)?))),
-            space: Some(BLOOM_SPACE),
-            sizer: None,
-        },
-        Entry {
-            name: "sbbf-rs-safe",
-            origin: Origin::Peer,
-            package: "sbbf-rs-safe 0.3",
-            description: "split-block Bloom filter (Parquet's; SIMD), sized here by the split-block formula",
-            theory_note: "exact: Σ_i Pois(i; n/blocks)·(1 − (31/32)^i)^8 (one bit in each of the eight 32-bit words of a 256-bit block)",
-            capabilities: &[],
-            reproducible: true,
-            build: Build::Empty(|w| Ok(PeerSubject::boxed(SplitBlock::new(w)?))),
-            space: Some(SpaceFormula {
-                label: "split-block formula (8 probes in one 256-bit block), whole bits per key",
-                bits_per_item: |n, p| sbbf_bits_per_key(n, p).map_or(f64::NAN, |b| b as f64),
-            }),
-            sizer: None,
-        },
-        Entry {
-            name: "cuckoofilter",
-            origin: Origin::Peer,
-            package: "cuckoofilter 0.5",
-            description: "cuckoo filter, 8-bit fingerprints, 4-slot buckets; drops a random item when full",
-            theory_note: "approximate: 1 − (1 − 1/255)^(8·load), a query comparing its fingerprint with two 4-slot buckets (Fan et al. 2014)",
-            capabilities: &[Capability::Deletes],
-            reproducible: false,
-            build: Build::Empty(|w| Ok(PeerSubject::boxed(Cuckoo::new(w)))),
-            space: Some(SpaceFormula {
-                label: "8 bits × slots / n, slots = n rounded up to a power of two (p not configurable)",
-                bits_per_item: |n, _| 8.0 * n.next_power_of_two() as f64 / n as f64,
-            }),
-            sizer: None,
-        },
-        Entry {
-            name: "growable-bloom-filter",
-            origin: Origin::Peer,
-            package: "growable-bloom-filter 2.1",
-            description: "scalable Bloom filter (growth 2, tightening 0.85) of partitioned Bloom layers",
-            theory_note: "none: its FPP depends on its growth history",
-            capabilities: &[Capability::Growth],
-            reproducible: true,
-            build: Build::Empty(|w| Ok(PeerSubject::boxed(Growable::new(w)))),
-            space: Some(SpaceFormula {
-                label: "⌈log2(1/p)⌉ / ln 2 (first partitioned layer)",
-                bits_per_item: |_, p| (1.0 / p).log2().ceil() / LN_2,
-            }),
-            sizer: None,
-        },
-        Entry {
-            name: "xorf-BinaryFuse8",
-            origin: Origin::Peer,
-            package: "xorf 0.13 BinaryFuse8",
-            description: "binary fuse filter with 8-bit fingerprints, built once from the whole key set (static)",
-            theory_note: "exact: 2^−8, the chance that a query's 8-bit fingerprint matches",
-            capabilities: &[Capability::StaticSet],
-            reproducible: true,
-            build: Build::FromKeys(|_, keys| Ok(PeerSubject::boxed(BinaryFuse8::build(keys)?))),
-            space: Some(SpaceFormula {
-                label: "8 bits × 1.125 (p fixed at 2^−8)",
-                bits_per_item: |_, _| 9.0,
-            }),
-            sizer: None,
-        },
+        peer(
+            "fastbloom",
+            "fastbloom 0.17",
+            "standard Bloom filter with foldhash, its fastest hasher (its default is SipHash-1-3)",
+            BLOOM_THEORY,
+            Build::Empty(|w| Ok(PeerSubject::boxed(FastBloom::new(w)))),
+        )
+        .space(BLOOM_SPACE),
+        peer(
+            "bloomfilter",
+            "bloomfilter 3",
+            "standard Bloom filter with two seeded SipHash-1-3 hashes",
+            BLOOM_THEORY,
+            Build::Empty(|w| Ok(PeerSubject::boxed(BloomFilterCrate::new(w)?))),
+        )
+        .space(BLOOM_SPACE),
+        peer(
+            "sbbf-rs-safe",
+            "sbbf-rs-safe 0.3",
+            "split-block Bloom filter (Parquet's; SIMD), sized here by the split-block formula",
+            "exact: Σ_i Pois(i; n/blocks)·(1 − (31/32)^i)^8 (one bit in each of the eight 32-bit words of a 256-bit block)",
+            Build::Empty(|w| Ok(PeerSubject::boxed(SplitBlock::new(w)?))),
+        )
+        .space(SpaceFormula {
+            label: "split-block formula (8 probes in one 256-bit block), whole bits per key",
+            bits_per_item: |n, p| sbbf_bits_per_key(n, p).map_or(f64::NAN, |b| b as f64),
+        }),
+        peer(
+            "cuckoofilter",
+            "cuckoofilter 0.5",
+            "cuckoo filter, 8-bit fingerprints, 4-slot buckets; drops a random item when full",
+            "approximate: 1 − (1 − 1/255)^(8·load), a query comparing its fingerprint with two 4-slot buckets (Fan et al. 2014)",
+            Build::Empty(|w| Ok(PeerSubject::boxed(Cuckoo::new(w)))),
+        )
+        .can(&[Capability::Deletes])
+        .unreproducible()
+        .space(SpaceFormula {
+            label: "8 bits × slots / n, slots = n rounded up to a power of two (p not configurable)",
+            bits_per_item: |n, _| 8.0 * n.next_power_of_two() as f64 / n as f64,
+        }),
+        peer(
+            "growable-bloom-filter",
+            "growable-bloom-filter 2.1",
+            "scalable Bloom filter (growth 2, tightening 0.85) of partitioned Bloom layers",
+            "none: its FPP depends on its growth history",
+            Build::Empty(|w| Ok(PeerSubject::boxed(Growable::new(w)))),
+        )
+        .can(&[Capability::Growth])
+        .space(SpaceFormula {
+            label: "⌈log2(1/p)⌉ / ln 2 (first partitioned layer)",
+            bits_per_item: |_, p| (1.0 / p).log2().ceil() / LN_2,
+        }),
+        peer(
+            "xorf-BinaryFuse8",
+            "xorf 0.13 BinaryFuse8",
+            "binary fuse filter with 8-bit fingerprints, built once from the whole key set (static)",
+            "exact: 2^−8, the chance that a query's 8-bit fingerprint matches",
+            Build::FromKeys(|_, keys| Ok(PeerSubject::boxed(BinaryFuse8::build(keys)?))),
+        )
+        .can(&[Capability::StaticSet])
+        .space(SpaceFormula {
+            label: "8 bits × 1.125 (p fixed at 2^−8)",
+            bits_per_item: |_, _| 9.0,
+        }),
     ]
 }
 

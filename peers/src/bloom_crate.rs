@@ -1,9 +1,8 @@
 //! bloomfilter 3's `Bloom`.
 
-use filterlab_core::theory::{bloom_fpp_exact, bloom_fpp_given_fill};
 use filterlab_core::{Error, ErrorKind, mix64};
 
-use crate::peer::{Inserted, PeerFilter, ones, to_usize};
+use crate::peer::{Inserted, PeerFilter, bloom_fill, bloom_theory, to_usize};
 use crate::subject::{Theory, Workload};
 
 /// bloomfilter 3's `Bloom` (two seeded SipHash-1-3 hashes), with its seed
@@ -70,11 +69,7 @@ impl BloomFilterCrate {
 
 impl PeerFilter for BloomFilterCrate {
     fn insert(&mut self, key: u64) -> Inserted {
-        if self.0.check_and_set(&key) {
-            Inserted::Present
-        } else {
-            Inserted::New
-        }
+        Inserted::unless_present(self.0.check_and_set(&key))
     }
 
     fn contains(&self, key: u64) -> bool {
@@ -92,17 +87,16 @@ impl PeerFilter for BloomFilterCrate {
 
     /// The exact Bloom formula with its m and k.
     fn theory(&self, items: u64) -> Option<Theory> {
-        bloom_fpp_exact(self.0.len(), self.0.number_of_hash_functions(), items)
-            .ok()
-            .map(Theory::Exact)
+        bloom_theory(self.0.len(), self.0.number_of_hash_functions(), items)
     }
 
     fn fill_fpp(&self) -> Option<f64> {
-        let set = ones(self.bits(), u8::count_ones);
-        Some(bloom_fpp_given_fill(
-            set,
+        let hashes = self.0.number_of_hash_functions();
+        Some(bloom_fill(
+            self.bits(),
+            u8::count_ones,
             self.0.len(),
-            self.0.number_of_hash_functions(),
+            hashes,
         ))
     }
 }

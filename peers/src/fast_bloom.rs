@@ -1,9 +1,8 @@
 //! fastbloom 0.17's standard Bloom filter.
 
-use filterlab_core::theory::{bloom_fpp_exact, bloom_fpp_given_fill};
 use foldhash::fast::FixedState;
 
-use crate::peer::{Inserted, PeerFilter, ones, to_usize};
+use crate::peer::{Inserted, PeerFilter, bloom_fill, bloom_theory, to_usize};
 use crate::subject::{Theory, Workload};
 
 /// fastbloom 0.17 with foldhash, its fastest hasher (its default is
@@ -33,11 +32,7 @@ impl FastBloom {
 impl PeerFilter for FastBloom {
     fn insert(&mut self, key: u64) -> Inserted {
         // fastbloom answers whether the key was (maybe) present already.
-        if self.0.insert(&key) {
-            Inserted::Present
-        } else {
-            Inserted::New
-        }
+        Inserted::unless_present(self.0.insert(&key))
     }
 
     fn contains(&self, key: u64) -> bool {
@@ -55,16 +50,15 @@ impl PeerFilter for FastBloom {
 
     /// The exact Bloom formula with its m and k.
     fn theory(&self, items: u64) -> Option<Theory> {
-        bloom_fpp_exact(self.0.num_bits() as u64, self.0.num_hashes(), items)
-            .ok()
-            .map(Theory::Exact)
+        bloom_theory(self.0.num_bits() as u64, self.0.num_hashes(), items)
     }
 
     fn fill_fpp(&self) -> Option<f64> {
-        let set = ones(self.0.as_slice(), u64::count_ones);
-        Some(bloom_fpp_given_fill(
-            set,
-            self.0.num_bits() as u64,
+        let (words, bits) = (self.0.as_slice(), self.0.num_bits() as u64);
+        Some(bloom_fill(
+            words,
+            u64::count_ones,
+            bits,
             self.0.num_hashes(),
         ))
     }

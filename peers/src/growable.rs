@@ -30,11 +30,7 @@ impl Growable {
 impl PeerFilter for Growable {
     /// It answers whether the key was new (and skips a key it reports present).
     fn insert(&mut self, key: u64) -> Inserted {
-        if self.filter.insert(key) {
-            Inserted::New
-        } else {
-            Inserted::Present
-        }
+        Inserted::unless_present(!self.filter.insert(key))
     }
 
     fn contains(&self, key: u64) -> bool {

@@ -289,14 +289,21 @@ mod tests {
         (0..count).map(|i| insert_key(3, i)).collect()
     }
 
+    /// A set of `capacity` offered 1000 keys in `mode`: the subject, the
+    /// keys, how many were new and the refused positions.
+    fn offered(capacity: usize, mode: Mode) -> (Box<dyn Subject>, Vec<u64>, u64, Vec<usize>) {
+        let mut subject = FilterlabSubject::new(ExactSet::new(capacity)).boxed();
+        let keys = keys(1000);
+        let mut refused = Vec::new();
+        let new = subject.insert_keys(&keys, mode, &mut refused);
+        (subject, keys, new, refused)
+    }
+
     #[test]
     fn both_modes_insert_and_find_the_same_keys() {
         for mode in Mode::ALL {
-            let mut subject = FilterlabSubject::new(ExactSet::new(1000)).boxed();
-            let keys = keys(1000);
-            let mut refused = Vec::new();
-            assert_eq!(subject.insert_keys(&keys, mode, &mut refused), 1000);
-            assert!(refused.is_empty());
+            let (mut subject, keys, new, mut refused) = offered(1000, mode);
+            assert_eq!((new, refused.len()), (1000, 0));
             assert_eq!(subject.insert_keys(&keys[..10], mode, &mut refused), 0);
             for lookup in Mode::ALL {
                 assert_eq!(subject.count_contained(&keys, lookup), 1000);
@@ -311,10 +318,8 @@ mod tests {
     #[test]
     fn refused_keys_are_reported_by_position_in_both_modes() {
         for mode in Mode::ALL {
-            let mut subject = FilterlabSubject::new(ExactSet::new(600)).boxed();
-            let keys = keys(1000);
-            let mut refused = Vec::new();
-            assert_eq!(subject.insert_keys(&keys, mode, &mut refused), 600);
+            let (subject, keys, new, refused) = offered(600, mode);
+            assert_eq!(new, 600);
             assert_eq!(refused, (600..1000).collect::<Vec<_>>(), "{mode:?}");
             assert_eq!(subject.count_contained(&keys[..600], mode), 600);
         }

@@ -1,6 +1,8 @@
 //! [`PeerFilter`]: a peer crate's filter, key by key; [`PeerSubject`] makes
 //! one a [`Subject`].
 
+use filterlab_core::theory::{bloom_fpp_exact, bloom_fpp_given_fill};
+
 use crate::subject::{Mode, Subject, Theory};
 
 /// What a peer answered to an insert.
@@ -13,6 +15,17 @@ pub enum Inserted {
     Present,
     /// Refused: the filter is full, or takes no inserts.
     Refused,
+}
+
+impl Inserted {
+    /// The answer of a filter that says whether the key was present already.
+    pub fn unless_present(was_present: bool) -> Self {
+        if was_present {
+            Self::Present
+        } else {
+            Self::New
+        }
+    }
 }
 
 /// A peer crate's filter over `u64` keys, through its own one-key API.
@@ -112,7 +125,19 @@ pub(crate) fn to_usize(value: u64) -> usize {
     usize::try_from(value).unwrap_or(usize::MAX)
 }
 
-/// Counts the set bits of a bit array.
-pub(crate) fn ones<T: Copy>(words: &[T], count: impl Fn(T) -> u32) -> u64 {
-    words.iter().map(|&word| u64::from(count(word))).sum()
+/// A standard Bloom filter's exact theory with `bits` bits and `hashes` probes.
+pub(crate) fn bloom_theory(bits: u64, hashes: u32, items: u64) -> Option<Theory> {
+    bloom_fpp_exact(bits, hashes, items).ok().map(Theory::Exact)
+}
+
+/// A standard Bloom filter's FPP given its fill: (X/m)^k, X the set bits of
+/// `words` (words of any width, counted by `ones`).
+pub(crate) fn bloom_fill<T: Copy>(
+    words: &[T],
+    ones: impl Fn(T) -> u32,
+    bits: u64,
+    hashes: u32,
+) -> f64 {
+    let set = words.iter().map(|&word| u64::from(ones(word))).sum();
+    bloom_fpp_given_fill(set, bits, hashes)
 }

@@ -83,11 +83,7 @@ impl SplitBlock {
 impl PeerFilter for SplitBlock {
     fn insert(&mut self, key: u64) -> Inserted {
         // sbbf answers whether the key's bits were all set already.
-        if self.filter.insert_hash(self.hasher.hash_u64(key)) {
-            Inserted::Present
-        } else {
-            Inserted::New
-        }
+        Inserted::unless_present(self.filter.insert_hash(self.hasher.hash_u64(key)))
     }
 
     fn contains(&self, key: u64) -> bool {

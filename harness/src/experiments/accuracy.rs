@@ -62,13 +62,19 @@ impl TheoryKind {
         }
     }
 
+    /// Each kind and its words in accuracy.csv and the report.
+    const LABELS: [(Self, &'static str); 3] = [
+        (Self::Exact, "exact"),
+        (Self::Approximate, "approximate"),
+        (Self::None, "n/a"),
+    ];
+
     /// As written in accuracy.csv and the report.
     pub fn label(self) -> &'static str {
-        match self {
-            Self::Exact => "exact",
-            Self::Approximate => "approximate",
-            Self::None => "n/a",
-        }
+        Self::LABELS
+            .iter()
+            .find(|(kind, _)| *kind == self)
+            .map_or("n/a", |(_, label)| label)
     }
 }
 
@@ -82,9 +88,10 @@ impl FromStr for TheoryKind {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Self, String> {
-        [Self::Exact, Self::Approximate, Self::None]
-            .into_iter()
-            .find(|kind| kind.label() == text)
+        Self::LABELS
+            .iter()
+            .find(|(_, label)| *label == text)
+            .map(|(kind, _)| *kind)
             .ok_or_else(|| format!("unknown theory kind `{text}`"))
     }
 }

@@ -5,11 +5,9 @@
 use filterlab_peers::Mode;
 
 use crate::error::Error;
-use crate::experiments::accuracy::AccuracyRow;
 use crate::experiments::capacity::{CapacityResults, CapacityRow};
 use crate::experiments::measurements::Measurements;
-use crate::experiments::space::SpaceRow;
-use crate::experiments::speed::{Operation, SpeedResults, SpeedRow};
+use crate::experiments::speed::{Operation, SpeedResults};
 use crate::registry::Entry;
 use crate::render::plot::{self, Chart, Series, Style};
 use crate::text::format_count;
@@ -22,24 +20,26 @@ pub struct ChartFile {
     pub chart: Chart,
 }
 
-/// The series of every entry with rows among `rows`, in entry order; rows
-/// map to points with `point`, and to a mode with `mode`.
-fn series_by_entry<T>(
-    entries: &[Entry],
-    rows: &[&T],
-    filter_of: impl Fn(&T) -> &str,
-    mode_of: impl Fn(&T) -> Mode,
-    point: impl Fn(&T) -> (f64, f64),
-) -> Vec<Series> {
+/// One measured point: the filter, the mode, and (x, y).
+type Point<'a> = (&'a str, Mode, (f64, f64));
+
+/// A point of a measurement that has no mode (accuracy, space, capacity).
+fn one_key(filter: &str, x: f64, y: f64) -> Point<'_> {
+    (filter, Mode::OneKey, (x, y))
+}
+
+/// The series of every entry with points among `points`, in entry order,
+/// one per mode.
+fn series_by_entry(entries: &[Entry], points: &[Point<'_>]) -> Vec<Series> {
     let mut series = Vec::new();
     for (colour, entry) in entries.iter().enumerate() {
         for mode in Mode::ALL {
-            let points: Vec<(f64, f64)> = rows
+            let mine: Vec<(f64, f64)> = points
                 .iter()
-                .filter(|row| filter_of(row) == entry.name && mode_of(row) == mode)
-                .map(|row| point(row))
+                .filter(|&&(filter, of, _)| filter == entry.name && of == mode)
+                .map(|&(_, _, xy)| xy)
                 .collect();
-            if points.is_empty() {
+            if mine.is_empty() {
                 continue;
             }
             let (name, style) = match mode {
@@ -48,7 +48,7 @@ fn series_by_entry<T>(
             };
             series.push(Series {
                 name,
-                points,
+                points: mine,
                 style,
             });
         }
@@ -82,83 +82,84 @@ pub fn draw_all(charts: &[ChartFile], dir: &std::path::Path) -> Result<(), Error
     Ok(())
 }
 
+/// A reference curve over the target FPP: its name and y(p).
+type Reference = (&'static str, fn(f64) -> f64);
+
+/// One value per filter and target FPP (log x axis), with reference curves.
+fn against_target(
+    measured: &Measurements,
+    points: &[Point<'_>],
+    references: &[Reference],
+    (file, title, y_label, y_log): (&'static str, String, &str, bool),
+) -> ChartFile {
+    let mut series = series_by_entry(&measured.entries, points);
+    for &(name, y) in references {
+        series.push(Series {
+            name: name.to_owned(),
+            points: measured
+                .config
+                .accuracy_fpps
+                .iter()
+                .map(|&p| (p, y(p)))
+                .collect(),
+            style: Style::Reference,
+        });
+    }
+    ChartFile {
+        file,
+        chart: Chart {
+            title,
+            x_label: "target FPP".into(),
+            y_label: y_label.to_owned(),
+            x_log: true,
+            y_log,
+            series,
+        },
+    }
+}
+
 /// Measured FPP against target at the largest n.
 fn accuracy_chart(measured: &Measurements) -> Option<ChartFile> {
     let largest = measured.accuracy.iter().map(|r| r.n).max()?;
-    let rows: Vec<&AccuracyRow> = measured
-        .accuracy
-        .iter()
-        .filter(|r| r.n == largest)
-        .collect();
-    let mut series = series_by_entry(
-        &measured.entries,
-        &rows,
-        |r| &r.filter,
-        |_| Mode::OneKey,
-        |r| (r.target_fpp, r.empirical_fpp),
-    );
-    series.push(Series {
-        name: "target (measured = target)".into(),
-        points: measured
-            .config
-            .accuracy_fpps
-            .iter()
-            .map(|&p| (p, p))
-            .collect(),
-        style: Style::Reference,
-    });
-    Some(ChartFile {
-        file: "accuracy.svg",
-        chart: Chart {
-            title: format!("Measured FPP against target, n = {}", format_count(largest)),
-            x_label: "target FPP".into(),
-            y_label: "measured FPP".into(),
-            x_log: true,
-            y_log: true,
-            series,
-        },
-    })
+    let rows = measured.accuracy.iter().filter(move |r| r.n == largest);
+    Some(against_target(
+        measured,
+        &rows
+            .map(|r| one_key(&r.filter, r.target_fpp, r.empirical_fpp))
+            .collect::<Vec<_>>(),
+        &[("target (measured = target)", |p| p)],
+        (
+            "accuracy.svg",
+            format!("Measured FPP against target, n = {}", format_count(largest)),
+            "measured FPP",
+            true,
+        ),
+    ))
 }
 
 /// Bits per item against target, beside the Bloom optimum and the bound.
 fn space_chart(measured: &Measurements) -> Option<ChartFile> {
-    let first = measured.space.first()?;
-    let fpps = &measured.config.accuracy_fpps;
-    let rows: Vec<&SpaceRow> = measured.space.iter().collect();
-    let mut series = series_by_entry(
-        &measured.entries,
-        &rows,
-        |r| &r.filter,
-        |_| Mode::OneKey,
-        |r| (r.target_fpp, r.bits_per_item),
-    );
-    series.push(Series {
-        name: "Bloom optimum 1.44·log2(1/p)".into(),
-        points: fpps
+    let n = measured.space.first()?.n;
+    Some(against_target(
+        measured,
+        &measured
+            .space
             .iter()
-            .map(|&p| (p, -p.ln() / std::f64::consts::LN_2.powi(2)))
-            .collect(),
-        style: Style::Reference,
-    });
-    series.push(Series {
-        name: "lower bound log2(1/p)".into(),
-        points: fpps.iter().map(|&p| (p, -p.log2())).collect(),
-        style: Style::Reference,
-    });
-    Some(ChartFile {
-        file: "space.svg",
-        chart: Chart {
-            title: format!(
-                "Bits per item against target FPP, n = {}",
-                format_count(first.n)
-            ),
-            x_label: "target FPP".into(),
-            y_label: "bits per item".into(),
-            x_log: true,
-            y_log: false,
-            series,
-        },
-    })
+            .map(|r| one_key(&r.filter, r.target_fpp, r.bits_per_item))
+            .collect::<Vec<_>>(),
+        &[
+            ("Bloom optimum 1.44·log2(1/p)", |p| {
+                -p.ln() / std::f64::consts::LN_2.powi(2)
+            }),
+            ("lower bound log2(1/p)", |p| -p.log2()),
+        ],
+        (
+            "space.svg",
+            format!("Bits per item against target FPP, n = {}", format_count(n)),
+            "bits per item",
+            false,
+        ),
+    ))
 }
 
 /// ns per operation against n, one chart per operation; one key at a time
@@ -183,14 +184,13 @@ fn speed_charts(measured: &Measurements, speed: &SpeedResults) -> Vec<ChartFile>
         ),
         ("speed_remove.svg", &[Operation::Remove][..], "remove"),
     ] {
-        let rows: Vec<&SpeedRow> = speed.rows.iter().filter(|r| ops.contains(&r.op)).collect();
-        let series = series_by_entry(
-            &measured.entries,
-            &rows,
-            |r| &r.filter,
-            |r| r.mode,
-            |r| (r.n as f64, r.ns_per_op),
-        );
+        let points: Vec<Point<'_>> = speed
+            .rows
+            .iter()
+            .filter(|r| ops.contains(&r.op))
+            .map(|r| (r.filter.as_str(), r.mode, (r.n as f64, r.ns_per_op)))
+            .collect();
+        let series = series_by_entry(&measured.entries, &points);
         if series.is_empty() {
             continue;
         }
@@ -215,23 +215,21 @@ fn speed_charts(measured: &Measurements, speed: &SpeedResults) -> Vec<ChartFile>
 /// FPP and memory against load past capacity.
 fn capacity_charts(measured: &Measurements, capacity: &CapacityResults) -> [ChartFile; 2] {
     let config = &measured.config;
-    let rows: Vec<&CapacityRow> = capacity.rows.iter().collect();
-    let by_entry = |point: fn(&CapacityRow) -> (f64, f64)| {
-        series_by_entry(
-            &measured.entries,
-            &rows,
-            |r| &r.filter,
-            |_| Mode::OneKey,
-            point,
-        )
+    let by_entry = |y: fn(&CapacityRow) -> f64| {
+        let points: Vec<Point<'_>> = capacity
+            .rows
+            .iter()
+            .map(|r| one_key(&r.filter, r.load, y(r)))
+            .collect();
+        series_by_entry(&measured.entries, &points)
     };
-    let mut fpp = by_entry(|r| (r.load, r.empirical_fpp));
+    let mut fpp = by_entry(|r| r.empirical_fpp);
     fpp.push(Series {
         name: "target".into(),
         points: vec![(0.0, config.capacity_fpp), (3.0, config.capacity_fpp)],
         style: Style::Reference,
     });
-    let memory = by_entry(|r| (r.load, r.memory_bytes as f64 * 8.0 / r.capacity as f64));
+    let memory = by_entry(|r| r.memory_bytes as f64 * 8.0 / r.capacity as f64);
     [
         ChartFile {
             file: "capacity_fpp.svg",

@@ -5,7 +5,6 @@ use std::fmt::Write as _;
 
 use crate::experiments::measurements::Measurements;
 use crate::machine::Machine;
-use crate::registry::Capability;
 use crate::render::charts::ChartFile;
 use crate::render::guide::decision_guide;
 use crate::render::sections::accuracy::accuracy_section;
@@ -79,31 +78,19 @@ fn unreproducible(measured: &Measurements) -> String {
 /// Every filter measured: where it comes from, what it is, its theory and
 /// its capabilities.
 fn filters_section(measured: &Measurements) -> String {
-    let rows: Vec<Vec<String>> = measured
-        .entries
-        .iter()
-        .map(|entry| {
-            let capabilities: Vec<&str> = entry
-                .capabilities
-                .iter()
-                .map(|&c| Capability::noun(c))
-                .collect();
-            vec![
-                format!("**{}**", entry.name),
-                entry.package.to_owned(),
-                entry.description.to_owned(),
-                entry.theory_note.to_owned(),
-                capabilities.join(", "),
-            ]
-        })
-        .collect();
-    format!(
-        "## The filters\n\n{}\n",
-        table(
-            &header(&["filter", "crate", "what it is", "theory", "capabilities"]),
-            &rows
-        )
-    )
+    let mut rows = Vec::new();
+    for entry in &measured.entries {
+        let capabilities: Vec<&str> = entry.capabilities.iter().map(|c| c.noun()).collect();
+        rows.push(vec![
+            format!("**{}**", entry.name),
+            entry.package.to_owned(),
+            entry.description.to_owned(),
+            entry.theory_note.to_owned(),
+            capabilities.join(", "),
+        ]);
+    }
+    let header = header(&["filter", "crate", "what it is", "theory", "capabilities"]);
+    format!("## The filters\n\n{}\n", table(&header, &rows))
 }
 
 fn machine_section(measured: &Measurements, machine: &Machine) -> String {

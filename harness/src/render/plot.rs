@@ -8,21 +8,18 @@ use plotters::prelude::*;
 
 use crate::error::Error;
 
-/// Readable, distinct line colours; a filter keeps its colour in every chart.
-const COLOURS: [RGBColor; 12] = [
-    RGBColor(0, 114, 178),
-    RGBColor(213, 94, 0),
-    RGBColor(0, 158, 115),
-    RGBColor(204, 121, 167),
-    RGBColor(86, 180, 233),
-    RGBColor(230, 159, 0),
-    RGBColor(120, 60, 160),
-    RGBColor(150, 150, 0),
-    RGBColor(170, 40, 40),
-    RGBColor(40, 40, 160),
-    RGBColor(90, 90, 90),
-    RGBColor(0, 90, 60),
+/// Readable, distinct line colours (0xRRGGBB); a filter keeps its colour in
+/// every chart.
+const COLOURS: [u32; 12] = [
+    0x00_72b2, 0xd5_5e00, 0x00_9e73, 0xcc_79a7, 0x56_b4e9, 0xe6_9f00, 0x78_3ca0, 0x96_9600,
+    0xaa_2828, 0x28_28a0, 0x5a_5a5a, 0x00_5a3c,
 ];
+
+/// The colour of series `index`.
+fn colour(index: usize) -> RGBColor {
+    let [_, red, green, blue] = COLOURS[index % COLOURS.len()].to_be_bytes();
+    RGBColor(red, green, blue)
+}
 
 /// How a series is drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -158,7 +155,7 @@ pub fn draw(chart: &Chart, path: &Path) -> Result<(), Error> {
         }
         match s.style {
             Style::Measured(index) | Style::Batched(index) => {
-                let colour = COLOURS[index % COLOURS.len()];
+                let colour = colour(index);
                 let dashed = matches!(s.style, Style::Batched(_));
                 let line = colour.stroke_width(2);
                 let drawn = if dashed {

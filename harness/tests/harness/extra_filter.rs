@@ -10,7 +10,7 @@ use filterlab_core::{Error, Filter, KeyHasher, RemovableFilter};
 use filterlab_harness::commands::report::{ReportOptions, run_with};
 use filterlab_harness::config::{Preset, RunConfig};
 use filterlab_harness::registry::{self, Build, Capability, Entry, Origin};
-use filterlab_peers::{FilterlabSubject, Mode};
+use filterlab_peers::{FilterlabSubject, Mode, Subject, Workload};
 
 use crate::scratch;
 
@@ -64,32 +64,34 @@ impl RemovableFilter for Extra {
     }
 }
 
+/// Builds the extra filter as a measured subject: removable, and taking
+/// inserts from several threads.
+fn build_extra(w: &Workload) -> Result<Box<dyn Subject>, filterlab_harness::Error> {
+    let builder = BloomFilter::with_fpp(w.fpp)
+        .expected_items(w.items)
+        .seed(w.seed);
+    let subject = FilterlabSubject::new(Extra(builder.build_atomic()?))
+        .removable()
+        .concurrent(|extra, keys, mode| match mode {
+            Mode::OneKey => keys.iter().filter(|key| extra.0.insert(*key)).count(),
+            Mode::Batched => extra.0.insert_many(keys),
+        });
+    Ok(subject.boxed())
+}
+
 /// The one entry the extra filter needs.
 fn extra_entry() -> Entry {
-    Entry {
-        name: NAME,
-        origin: Origin::Filterlab,
-        package: "filterlab-bloom (test wrapper)",
-        description: "an AtomicBloomFilter under another name, registered by a test",
-        theory_note: "exact: the standard Bloom formula with its m and k",
-        capabilities: &[Capability::Deletes, Capability::ConcurrentInserts],
-        reproducible: true,
-        build: Build::Empty(|w| {
-            let filter = BloomFilter::with_fpp(w.fpp)
-                .expected_items(w.items)
-                .seed(w.seed)
-                .build_atomic()?;
-            Ok(FilterlabSubject::new(Extra(filter))
-                .removable()
-                .concurrent(|extra, keys, mode| match mode {
-                    Mode::OneKey => keys.iter().filter(|key| extra.0.insert(*key)).count(),
-                    Mode::Batched => extra.0.insert_many(keys),
-                })
-                .boxed())
-        }),
-        space: None,
-        sizer: None,
-    }
+    let what = "an AtomicBloomFilter under another name, registered by a test";
+    let theory = "exact: the standard Bloom formula with its m and k";
+    Entry::new(
+        NAME,
+        Origin::Filterlab,
+        "test",
+        what,
+        theory,
+        Build::Empty(build_extra),
+    )
+    .can(&[Capability::Deletes, Capability::ConcurrentInserts])
 }
 
 /// The Markdown tables of `text`, each as its lines.

@@ -62,11 +62,6 @@ impl<F: Filter + 'static> FilterlabSubject<F> {
         self
     }
 
-    /// The filter.
-    pub fn filter(&self) -> &F {
-        &self.filter
-    }
-
     /// As a boxed subject.
     pub fn boxed(self) -> Box<dyn Subject> {
         Box::new(self)

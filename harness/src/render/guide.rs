@@ -482,7 +482,7 @@ fn static_rows(facts: &Facts<'_>, reference: f64) -> Vec<GuideRow> {
             describe_row(row)
         );
         let speeds: Vec<String> = [
-            (Operation::Build, "build (per key)"),
+            (Operation::Build, "Build (per key)"),
             (Operation::LookupNegative, "negative lookup"),
         ]
         .into_iter()

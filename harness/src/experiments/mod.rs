@@ -6,3 +6,4 @@ pub mod capacity;
 pub mod measurements;
 pub mod space;
 pub mod speed;
+pub mod verdict;

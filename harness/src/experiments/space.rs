@@ -6,7 +6,8 @@
 use filterlab_core::theory::lower_bound_bits_per_item;
 use serde::{Deserialize, Serialize};
 
-use crate::experiments::accuracy::{AccuracyRow, TargetStatus};
+use crate::experiments::accuracy::AccuracyRow;
+use crate::experiments::verdict::TargetStatus;
 use crate::registry::{Entry, Origin};
 
 /// One row of `space.csv`.

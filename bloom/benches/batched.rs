@@ -5,14 +5,22 @@
 //!
 //! `cargo bench -p filterlab-bloom --bench batched` (building the filters
 //! takes about a minute: 215 million keys each).
+//!
+//! Both ways of looking up go through `filterlab_peers::Subject`, the trait
+//! the harness measures through: [`Mode::OneKey`] (hash, then
+//! `contains_hash`, key after key) and [`Mode::Batched`] (`contains_hashes`
+//! on batches of hashes, prefetching the keys ahead).
+
+mod common;
 
 use std::hint::black_box;
-use std::time::Duration;
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use filterlab_bloom::{BlockedBloomFilter, BloomFilter, Filter};
+use common::{Size, blocked, bloom};
+use criterion::{Criterion, Throughput};
+use filterlab_bloom::{Error, Filter, Kernel};
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::{mix64, reduce};
+use filterlab_peers::{FilterlabSubject, Mode, Subject};
 
 const LOOKUPS: u64 = 1_000_000;
 
@@ -47,65 +55,41 @@ fn batched_vs_random_reads(c: &mut Criterion) {
     });
     drop(array);
 
-    let keys = || (0..BIG_ITEMS).map(|i| insert_key(9, i));
-    let mut blocked = BlockedBloomFilter::with_bits(10 * BIG_ITEMS)
-        .expected_items(BIG_ITEMS)
-        .seed(9)
-        .build()
-        .unwrap();
-    blocked.extend(keys());
-    let mut standard = BloomFilter::with_bits(10 * BIG_ITEMS)
-        .expected_items(BIG_ITEMS)
-        .seed(9)
-        .build()
-        .unwrap();
-    standard.extend(keys());
-    for (name, filter) in [
-        ("blocked", &blocked as &dyn BigFilter),
-        ("standard", &standard as &dyn BigFilter),
-    ] {
+    let ten_bits = Size::BitsPerKey(10);
+    let filters = [
+        (
+            "blocked",
+            big(blocked(BIG_ITEMS, ten_bits, 9, Kernel::detect()).build()),
+        ),
+        ("standard", big(bloom(BIG_ITEMS, ten_bits, 9).build())),
+    ];
+    for (name, filter) in &filters {
         eprintln!(
             "batched/{name}: {} MiB, {} keys",
-            filter.bytes() >> 20,
+            filter.memory_usage() >> 20,
             BIG_ITEMS
         );
         for (kind, keys) in [("negative", &absent), ("positive", &present)] {
-            group.bench_function(format!("{name}/one_by_one/{kind}"), |b| {
-                b.iter(|| filter.count_one_by_one(black_box(keys)));
-            });
-            group.bench_function(format!("{name}/contains_many/{kind}"), |b| {
-                b.iter(|| filter.count_batched(black_box(keys)));
-            });
+            for (mode, way) in [
+                (Mode::OneKey, "one_by_one"),
+                (Mode::Batched, "contains_many"),
+            ] {
+                group.bench_function(format!("{name}/{way}/{kind}"), |b| {
+                    b.iter(|| filter.count_contained(black_box(keys), mode));
+                });
+            }
         }
     }
     group.finish();
 }
 
-/// The two ways of looking up many keys, for the filters of the batched group.
-trait BigFilter {
-    fn bytes(&self) -> usize;
-    fn count_one_by_one(&self, keys: &[u64]) -> usize;
-    fn count_batched(&self, keys: &[u64]) -> usize;
+/// A filter holding the `BIG_ITEMS` keys, to measure.
+fn big<F: Filter + Extend<u64> + 'static>(filter: Result<F, Error>) -> Box<dyn Subject> {
+    let mut filter = filter.expect("valid sizes");
+    filter.extend((0..BIG_ITEMS).map(|i| insert_key(9, i)));
+    FilterlabSubject::new(filter).boxed()
 }
 
-impl<F: Filter> BigFilter for F {
-    fn bytes(&self) -> usize {
-        self.memory_usage()
-    }
-    fn count_one_by_one(&self, keys: &[u64]) -> usize {
-        keys.iter().filter(|&key| self.contains(key)).count()
-    }
-    fn count_batched(&self, keys: &[u64]) -> usize {
-        self.contains_many(keys).iter().filter(|&&hit| hit).count()
-    }
+fn main() {
+    common::run(batched_vs_random_reads);
 }
-
-criterion_group! {
-    name = benches;
-    config = Criterion::default()
-        .sample_size(10)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(3));
-    targets = batched_vs_random_reads
-}
-criterion_main!(benches);

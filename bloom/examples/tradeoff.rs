@@ -2,7 +2,7 @@
 //! several sizes, beside split-block (sbbf-rs-safe) and fastbloom filters of
 //! the same size, on the same keys.
 //!
-//! For each bits-per-key setting it builds every filter with n keys, measures
+//! For each bits-per-key setting it builds every filter for n keys, measures
 //! the FPP on never-inserted keys next to the filter's own theory, and times
 //! inserts (refilling the emptied filter key by key, each insert's answer
 //! used) and lookups in rounds that alternate between the filters (the minimum over
@@ -18,185 +18,80 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use filterlab_bloom::{BlockedBloomFilter, BloomFilter, Filter, Kernel};
-use filterlab_core::KeyHasher;
+use filterlab_bloom::{BlockedBloomFilter, BloomFilter, Kernel};
 use filterlab_core::keys::{insert_key, query_key};
+use filterlab_peers::{
+    FastBloom, FilterlabSubject, Mode, PeerSubject, SplitBlock, Subject, Theory,
+};
 
 /// Lookups per timing and never-inserted keys per FPP measurement.
 const LOOKUPS: u64 = 1_000_000;
 
-/// One filter under test, timed through monomorphized loops (one dynamic
-/// call per million lookups, not per lookup).
-trait Subject {
-    fn name(&self) -> String;
-    fn bits(&self) -> u64;
-    /// The filter's own FPP prediction at `items`, if it has one.
-    fn theory(&self, items: u64) -> Option<f64>;
-    fn count(&self, keys: &[u64]) -> usize;
-    /// Batched lookups, for filters that have them.
-    fn count_batched(&self, keys: &[u64]) -> Option<usize>;
-    /// Empties the filter and inserts `keys` one at a time, using each
-    /// insert's answer (as RedisBloom's BF.ADD reports it); how many were new.
-    fn refill(&mut self, keys: &[u64]) -> usize;
-}
+/// The seed of every filter's hasher.
+const SEED: u64 = 1;
 
-/// This crate's filters, through the `Filter` trait.
-struct Ours<F> {
+/// A filter under test, named, measured through `filterlab_peers::Subject`
+/// (the trait the harness measures through): one dynamic call per pass
+/// over a million keys, not per key.
+struct Named {
     name: &'static str,
-    filter: F,
+    filter: Box<dyn Subject>,
 }
 
-impl<F: Filter> Subject for Ours<F> {
-    fn name(&self) -> String {
-        self.name.to_owned()
-    }
-    fn bits(&self) -> u64 {
-        self.filter.memory_usage() as u64 * 8
-    }
-    fn theory(&self, items: u64) -> Option<f64> {
-        self.filter.theoretical_fpp(items)
-    }
-    fn count(&self, keys: &[u64]) -> usize {
-        keys.iter()
-            .filter(|&key| self.filter.contains(black_box(key)))
-            .count()
-    }
-    fn count_batched(&self, keys: &[u64]) -> Option<usize> {
-        Some(
-            self.filter
-                .contains_many(black_box(keys))
-                .iter()
-                .filter(|&&hit| hit)
-                .count(),
-        )
-    }
-    fn refill(&mut self, keys: &[u64]) -> usize {
-        self.filter.clear();
-        let hasher = *self.filter.hasher();
-        keys.iter()
-            .filter(|&key| matches!(self.filter.insert_hash(hasher.hash(key)), Ok(true)))
-            .count()
-    }
-}
-
-/// sbbf-rs-safe, given the same XXH3 key hash as this crate's filters, and
-/// its bits per key (to rebuild it empty).
-struct Sbbf(sbbf_rs_safe::Filter, KeyHasher, usize);
-
-impl Subject for Sbbf {
-    fn name(&self) -> String {
-        "sbbf-rs-safe (split block)".to_owned()
-    }
-    fn bits(&self) -> u64 {
-        self.0.as_bytes().len() as u64 * 8
-    }
-    fn theory(&self, _: u64) -> Option<f64> {
-        None
-    }
-    fn count(&self, keys: &[u64]) -> usize {
-        keys.iter()
-            .filter(|&&key| self.0.contains_hash(self.1.hash_u64(black_box(key))))
-            .count()
-    }
-    fn count_batched(&self, _: &[u64]) -> Option<usize> {
-        None
-    }
-    fn refill(&mut self, keys: &[u64]) -> usize {
-        self.0 = sbbf_rs_safe::Filter::new(self.2, keys.len());
-        // sbbf answers whether the key's bits were all set already.
-        keys.iter()
-            .filter(|&&key| !self.0.insert_hash(self.1.hash_u64(key)))
-            .count()
-    }
-}
-
-/// fastbloom with foldhash, its fastest hasher.
-struct FastBloom(fastbloom::BloomFilter<foldhash::fast::RandomState>);
-
-impl Subject for FastBloom {
-    fn name(&self) -> String {
-        "fastbloom (standard)".to_owned()
-    }
-    fn bits(&self) -> u64 {
-        self.0.num_bits() as u64
-    }
-    fn theory(&self, _: u64) -> Option<f64> {
-        None
-    }
-    fn count(&self, keys: &[u64]) -> usize {
-        keys.iter()
-            .filter(|&key| self.0.contains(black_box(key)))
-            .count()
-    }
-    fn count_batched(&self, _: &[u64]) -> Option<usize> {
-        None
-    }
-    fn refill(&mut self, keys: &[u64]) -> usize {
-        self.0.clear();
-        // fastbloom answers whether the key was (maybe) present already.
-        keys.iter().filter(|&key| !self.0.insert(key)).count()
-    }
-}
-
-fn blocked(items: u64, bits_per_key: u64, kernel: Kernel) -> BlockedBloomFilter {
-    let mut filter = BlockedBloomFilter::with_bits(bits_per_key * items)
-        .expected_items(items)
-        .seed(1)
-        .kernel(kernel)
-        .build()
-        .expect("valid sizes");
-    filter.extend((0..items).map(|i| insert_key(7, i)));
-    filter
-}
-
-/// Every filter at `bits_per_key`, each holding the same `items` keys.
-fn subjects(items: u64, bits_per_key: u64) -> Vec<Box<dyn Subject>> {
-    let keys = || (0..items).map(|i| insert_key(7, i));
-    let mut standard = BloomFilter::with_bits(bits_per_key * items)
-        .expected_items(items)
-        .seed(1)
-        .build()
-        .expect("valid sizes");
-    standard.extend(keys());
-    let atomic = standard.clone().into_atomic();
-    let mut sbbf = sbbf_rs_safe::Filter::new(bits_per_key as usize, items as usize);
-    let hasher = KeyHasher::new(1);
-    for key in keys() {
-        sbbf.insert_hash(hasher.hash_u64(key));
-    }
-    let mut fast = fastbloom::BloomFilter::with_num_bits((bits_per_key * items) as usize)
-        .hasher(foldhash::fast::RandomState::default())
-        .expected_items(items as usize);
-    for key in keys() {
-        fast.insert(&key);
-    }
-    let mut list: Vec<Box<dyn Subject>> = vec![Box::new(Ours {
+/// Every filter at `bits_per_key`, each built empty for `items` keys.
+fn subjects(items: u64, bits_per_key: u64) -> Vec<Named> {
+    let bits = bits_per_key * items;
+    let standard = || {
+        BloomFilter::with_bits(bits)
+            .expected_items(items)
+            .seed(SEED)
+    };
+    let blocked = |kernel| {
+        let filter = BlockedBloomFilter::with_bits(bits)
+            .expected_items(items)
+            .seed(SEED)
+            .kernel(kernel)
+            .build()
+            .expect("valid sizes");
+        FilterlabSubject::new(filter).boxed()
+    };
+    let mut list = vec![Named {
         name: "BlockedBloomFilter",
-        filter: blocked(items, bits_per_key, Kernel::detect()),
-    })];
+        filter: blocked(Kernel::detect()),
+    }];
     if Kernel::detect() != Kernel::Scalar {
-        list.push(Box::new(Ours {
+        list.push(Named {
             name: "BlockedBloomFilter (scalar)",
-            filter: blocked(items, bits_per_key, Kernel::Scalar),
-        }));
+            filter: blocked(Kernel::Scalar),
+        });
     }
-    list.push(Box::new(Ours {
-        name: "BloomFilter",
-        filter: standard,
-    }));
-    list.push(Box::new(Ours {
-        name: "AtomicBloomFilter",
-        filter: atomic,
-    }));
-    list.push(Box::new(Sbbf(sbbf, hasher, bits_per_key as usize)));
-    list.push(Box::new(FastBloom(fast)));
+    list.extend([
+        Named {
+            name: "BloomFilter",
+            filter: FilterlabSubject::new(standard().build().expect("valid sizes")).boxed(),
+        },
+        Named {
+            name: "AtomicBloomFilter",
+            filter: FilterlabSubject::new(standard().build_atomic().expect("valid sizes")).boxed(),
+        },
+        // Given the same XXH3 key hash as this crate's filters.
+        Named {
+            name: "sbbf-rs-safe (split block)",
+            filter: PeerSubject::boxed(SplitBlock::with_bits_per_key(bits_per_key, items, SEED)),
+        },
+        // With foldhash, its fastest hasher.
+        Named {
+            name: "fastbloom (standard)",
+            filter: PeerSubject::boxed(FastBloom::with_bits(bits, items, SEED)),
+        },
+    ]);
     list
 }
 
 /// Nanoseconds per key of one call of `lookup` over `keys`, after an
 /// untimed call: the filters together exceed the caches, so the first pass
 /// after another filter ran would measure cache refills instead.
-fn time(keys: &[u64], lookup: impl Fn(&[u64]) -> Option<usize>) -> Option<f64> {
+fn time(keys: &[u64], lookup: impl Fn(&[u64]) -> Option<u64>) -> Option<f64> {
     black_box(lookup(keys)?);
     let start = Instant::now();
     let found = lookup(keys)?;
@@ -232,29 +127,44 @@ fn main() {
         let mut list = subjects(items, bits_per_key);
         // [insert, negative, negative batched, positive, positive batched] per filter.
         let mut best = vec![[f64::INFINITY; 5]; list.len()];
+        let mut refused = Vec::new();
         for _ in 0..rounds {
             for (subject, best) in list.iter_mut().zip(&mut best) {
+                // Empties the filter and inserts every key one at a time,
+                // using each insert's answer (as RedisBloom's BF.ADD reports it).
+                let filter = subject.filter.as_mut();
+                filter.clear();
                 let start = Instant::now();
-                black_box(subject.refill(&all_keys));
+                black_box(filter.insert_keys(&all_keys, Mode::OneKey, &mut refused));
                 best[0] = best[0].min(start.elapsed().as_nanos() as f64 / items as f64);
-                let subject = &**subject;
+                let filter = &*filter;
+                let batched = filter.has_batch_api();
+                let count = |mode: Mode| {
+                    move |keys: &[u64]| {
+                        (mode == Mode::OneKey || batched)
+                            .then(|| filter.count_contained(keys, mode))
+                    }
+                };
                 let runs = [
-                    time(&absent, |keys| Some(subject.count(keys))),
-                    time(&absent, |keys| subject.count_batched(keys)),
-                    time(&present, |keys| Some(subject.count(keys))),
-                    time(&present, |keys| subject.count_batched(keys)),
+                    time(&absent, count(Mode::OneKey)),
+                    time(&absent, count(Mode::Batched)),
+                    time(&present, count(Mode::OneKey)),
+                    time(&present, count(Mode::Batched)),
                 ];
                 for (slot, run) in best[1..].iter_mut().zip(runs) {
                     *slot = slot.min(run.unwrap_or(f64::NAN));
                 }
             }
         }
+        assert!(refused.is_empty(), "a filter refused keys");
         for (subject, best) in list.iter().zip(&best) {
-            let false_positives = subject.count(&absent);
+            let filter = &subject.filter;
+            let false_positives = filter.count_contained(&absent, Mode::OneKey);
             let fpp = false_positives as f64 / LOOKUPS as f64;
-            let theory = subject
-                .theory(items)
-                .map_or_else(|| "-".to_owned(), |t| format!("{:.3}%", 100.0 * t));
+            let theory = filter.theory(items).map_or_else(
+                || "-".to_owned(),
+                |t| format!("{:.3}%", 100.0 * Theory::fpp(t)),
+            );
             let cell = |ns: f64| {
                 if ns.is_finite() {
                     format!("{ns:.1}")
@@ -264,8 +174,8 @@ fn main() {
             };
             println!(
                 "{:<28} {:>9.2} {:>8.3}% {:>9} {:>8} {:>8} {:>8} {:>8} {:>8}",
-                subject.name(),
-                subject.bits() as f64 / items as f64,
+                subject.name,
+                filter.memory_usage() as f64 * 8.0 / items as f64,
                 100.0 * fpp,
                 theory,
                 cell(best[0]),

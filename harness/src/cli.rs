@@ -5,11 +5,13 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 use filterlab_core::sizing::{check_fpp, check_items};
 
-use crate::compare::{CompareRequest, compare};
+use crate::commands::compare::{CompareRequest, compare};
+use crate::commands::list::list;
+use crate::commands::recommend::{Request, recommend};
+use crate::commands::report::{self, ReportOptions};
 use crate::config::{DEFAULT_SEED, Experiment, Preset, RunConfig};
-use crate::recommend::{Request, recommend};
-use crate::report::{self, ReportOptions};
-use crate::{Error, registry};
+use crate::error::Error;
+use crate::registry;
 
 /// Measures approximate-membership filters against their theory and the
 /// peer crates, and sizes filters for a workload.
@@ -137,19 +139,6 @@ pub fn parse_fpp(text: &str) -> Result<f64, String> {
     check_fpp(fpp)
         .map(|()| fpp)
         .map_err(|err| err.detail().to_owned())
-}
-
-/// Both workload rules (core's [`check_fpp`] and [`check_items`]), for
-/// callers of the library functions (`compare`, `recommend`), whose
-/// arguments clap has not parsed.
-///
-/// # Errors
-///
-/// A usage error naming the rule broken.
-pub(crate) fn check_workload(items: u64, fpp: f64) -> Result<(), Error> {
-    check_fpp(fpp)
-        .and_then(|()| check_items(items))
-        .map_err(|err| Error::usage(err.detail()))
 }
 
 /// Parses a positive item count, as an integer or in scientific notation.
@@ -284,7 +273,7 @@ pub fn run(cli: Cli, command_line: &str) -> Result<String, Error> {
             threads: default_threads(),
             quiet: args.quiet,
         }),
-        Command::List => Ok(registry::describe()),
+        Command::List => Ok(list(&registry::registry())),
     }
 }
 

@@ -3,8 +3,26 @@
 
 use std::fmt::Write as _;
 
+use filterlab_core::sizing::{check_fpp, check_items};
+
+use crate::error::Error;
+use crate::text::format_count;
+
 /// The seed used when none is given.
 pub const DEFAULT_SEED: u64 = 0x5eed;
+
+/// Both workload rules (core's [`check_fpp`] and [`check_items`]), for
+/// callers of the library functions (`compare`, `recommend`), whose
+/// arguments clap has not parsed.
+///
+/// # Errors
+///
+/// A usage error naming the rule broken.
+pub fn check_workload(items: u64, fpp: f64) -> Result<(), Error> {
+    check_fpp(fpp)
+        .and_then(|()| check_items(items))
+        .map_err(|err| Error::usage(err.detail()))
+}
 
 /// Which preset a run uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,6 +46,18 @@ pub enum Experiment {
     Speed,
     /// FPP and memory from 0 to 300% of capacity.
     Capacity,
+}
+
+impl Experiment {
+    /// Its name, as `--experiments` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Accuracy => "accuracy",
+            Self::Space => "space",
+            Self::Speed => "speed",
+            Self::Capacity => "capacity",
+        }
+    }
 }
 
 /// Everything a report run measures.
@@ -192,7 +222,8 @@ impl RunConfig {
             out,
             "- speed: n ∈ {{{}}} at p = {}; lookups timed over {} operations; median of {} \
              repetitions ({} above 10^7 items); {} worker thread(s) for accuracy and capacity, \
-             speed measured alone on one thread; lookups use as many distinct keys as they time",
+             speed measured alone on one thread, one key at a time and, for filters with a batch \
+             API, batched; lookups use as many distinct keys as they time",
             list(&self.speed_items),
             self.speed_fpp,
             format_count(self.speed_lookups),
@@ -212,35 +243,17 @@ impl RunConfig {
     }
 }
 
-/// A count as 10^k when it is a power of ten, with a multiplier when it is a
-/// round multiple (2·10^4), else in full.
-pub fn format_count(value: u64) -> String {
-    if value < 1000 {
-        return value.to_string();
-    }
-    let mut mantissa = value;
-    let mut exponent = 0;
-    while mantissa % 10 == 0 {
-        mantissa /= 10;
-        exponent += 1;
-    }
-    match (mantissa, exponent) {
-        (1, e) => format!("10^{e}"),
-        (m, e) if m < 10 && e >= 3 => format!("{m}·10^{e}"),
-        _ => value.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn counts_read_well() {
-        assert_eq!(format_count(1_000_000), "10^6");
-        assert_eq!(format_count(20_000), "2·10^4");
-        assert_eq!(format_count(123_456), "123456");
-        assert_eq!(format_count(400), "400");
+    fn workload_rules_are_usage_errors() {
+        assert!(check_workload(10, 0.5).is_ok());
+        for (items, fpp) in [(0, 0.01), (10, 0.0), (10, 1.0), (10, f64::NAN)] {
+            let err = check_workload(items, fpp).unwrap_err();
+            assert_eq!(err.kind(), crate::error::ErrorKind::Usage);
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::Error;
+use crate::error::Error;
 
 /// Every file a report may contain; files of an older report that the new
 /// one does not write are removed when it is published.
@@ -165,7 +165,7 @@ mod tests {
         let file = temp("file");
         fs::write(&file, "x").unwrap();
         let err = Staging::create(&file).err().unwrap();
-        assert_eq!(err.kind(), crate::ErrorKind::Usage);
+        assert_eq!(err.kind(), crate::error::ErrorKind::Usage);
         let err = Staging::create(&file.join("below")).err().unwrap();
         assert!(err.to_string().contains("cannot create"), "{err}");
         fs::remove_file(&file).unwrap();

@@ -1,47 +1,44 @@
 //! The command line: bad arguments fail clearly, with no report left behind;
-//! `recommend` prints the sizing; `report` writes a complete report.
+//! `recommend` prints the sizing; `compare` prints both speeds; `report`
+//! writes a complete report.
 
 use std::fs;
 
-use crate::{filterlab, scratch, text};
+use filterlab_harness::output::REPORT_FILES;
+
+use crate::{assert_contains, line_after, run, scratch};
 
 #[test]
 fn fpp_outside_the_unit_interval_is_refused() {
     for fpp in ["0", "1", "1.5", "-0.1", "NaN", "abc"] {
-        let output = filterlab(&["recommend", "--items", "1000", "--fpp", fpp]);
-        let (_, stderr) = text(&output);
-        assert_eq!(output.status.code(), Some(2), "--fpp {fpp}: {stderr}");
-        assert!(stderr.contains("--fpp"), "--fpp {fpp}: {stderr}");
+        let (_, stderr) = run(&format!("recommend --items 1000 --fpp {fpp}"), 2);
+        assert_contains(&stderr, &["--fpp"]);
     }
-    let output = filterlab(&["compare", "--items", "1000", "--fpp", "1"]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(text(&output).1.contains("must be in (0, 1)"));
+    let (_, stderr) = run("compare --items 1000 --fpp 1", 2);
+    assert_contains(&stderr, &["must be in (0, 1)"]);
 }
 
 #[test]
 fn zero_items_is_refused() {
-    let output = filterlab(&["recommend", "--items", "0", "--fpp", "0.01"]);
-    let (_, stderr) = text(&output);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("at least 1"), "{stderr}");
+    let (_, stderr) = run("recommend --items 0 --fpp 0.01", 2);
+    assert_contains(&stderr, &["at least 1"]);
 }
 
 #[test]
 fn unknown_filter_is_refused_before_anything_is_written() {
     let out = scratch("unknown-filter");
-    let output = filterlab(&[
-        "report",
-        "--tiny",
-        "--quiet",
-        "--filters",
-        "BloomFilter,NoSuchFilter",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    let (_, stderr) = text(&output);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("unknown filter `NoSuchFilter`"), "{stderr}");
-    assert!(stderr.contains("known filters: BloomFilter"), "{stderr}");
+    let command = format!(
+        "report --tiny --quiet --filters BloomFilter,NoSuchFilter --out {}",
+        out.display()
+    );
+    let (_, stderr) = run(&command, 2);
+    assert_contains(
+        &stderr,
+        &[
+            "unknown filter `NoSuchFilter`",
+            "known filters: BloomFilter",
+        ],
+    );
     assert!(!out.join("README.md").exists());
 }
 
@@ -50,129 +47,117 @@ fn unwritable_output_directory_is_refused() {
     let blocker = scratch("not-a-directory");
     fs::write(&blocker, "a file where a directory should be").unwrap();
     for out in [blocker.join("reports"), blocker.clone()] {
-        let output = filterlab(&[
-            "report",
-            "--tiny",
-            "--quiet",
-            "--out",
-            out.to_str().unwrap(),
-        ]);
-        let (_, stderr) = text(&output);
-        assert_eq!(output.status.code(), Some(2), "{stderr}");
-        assert!(stderr.contains("output directory"), "{stderr}");
+        let (_, stderr) = run(&format!("report --tiny --quiet --out {}", out.display()), 2);
+        assert_contains(&stderr, &["output directory"]);
     }
-    assert_eq!(
-        fs::read_to_string(&blocker).unwrap(),
-        "a file where a directory should be"
-    );
+    let content = fs::read_to_string(&blocker).unwrap();
+    assert_eq!(content, "a file where a directory should be");
     fs::remove_file(&blocker).unwrap();
 }
 
 #[test]
 fn recommend_sizes_ibm_streams_example_and_warns_about_the_hash() {
-    let output = filterlab(&["recommend", "--items", "1000000000", "--fpp", "1e-14"]);
-    let (stdout, stderr) = text(&output);
-    assert!(output.status.success(), "{stderr}");
+    let (stdout, _) = run("recommend --items 1000000000 --fpp 1e-14", 0);
     // IBM Streams: 8 GB with power-of-two rounding, i.e. 2^36 bits.
-    assert!(
-        stdout.contains("bits allocated      68719476736"),
-        "{stdout}"
-    );
-    assert!(stdout.contains("8.00 GiB"), "{stdout}");
-    assert!(stdout.contains("1. BloomFilter:"), "{stdout}");
-    assert!(
-        stdout.contains("WARNING: a 64-bit key hash cannot deliver FPP 1e-14"),
-        "{stdout}"
+    assert_contains(
+        &stdout,
+        &[
+            "bits allocated      68719476736",
+            "8.00 GiB",
+            "1. BloomFilter:",
+            "WARNING: a 64-bit key hash cannot deliver FPP 1e-14",
+        ],
     );
 }
 
 #[test]
 fn recommend_says_when_no_filterlab_filter_deletes() {
-    let output = filterlab(&[
-        "recommend",
-        "--items",
-        "1e6",
-        "--fpp",
-        "0.001",
-        "--deletes",
-        "--report",
-        "/nonexistent",
-    ]);
-    let (stdout, stderr) = text(&output);
-    assert!(output.status.success(), "{stderr}");
+    let command = "recommend --items 1e6 --fpp 0.001 --deletes --report /nonexistent";
+    let (stdout, _) = run(command, 0);
+    let peer = line_after(&stdout, "No filterlab filter supports deletes yet");
     assert!(
-        stdout.contains("No filterlab filter supports deletes yet"),
+        peer.starts_with("Peer with it: cuckoofilter 0.5"),
         "{stdout}"
     );
-    assert!(stdout.contains("cuckoofilter 0.5"), "{stdout}");
+}
+
+#[test]
+fn compare_shows_one_key_and_batched_speed() {
+    let command = "compare --items 2000 --fpp 0.01 --filters BloomFilter,fastbloom --quiet";
+    let (stdout, _) = run(command, 0);
+    assert!(
+        line_after(&stdout, "BloomFilter ").starts_with("(batched)"),
+        "{stdout}"
+    );
+    assert!(line_after(&stdout, "fastbloom ").is_empty(), "{stdout}");
+    assert_contains(&stdout, &["exact theory inside interval"]);
 }
 
 #[test]
 fn list_names_every_filter() {
-    let output = filterlab(&["list"]);
-    let (stdout, _) = text(&output);
-    for name in [
-        "BloomFilter",
-        "fastbloom",
-        "bloomfilter",
-        "sbbf-rs-safe",
-        "cuckoofilter",
-        "growable-bloom-filter",
-        "xorf-BinaryFuse8",
-    ] {
-        assert!(stdout.contains(name), "{name} missing from {stdout}");
-    }
+    let (stdout, _) = run("list", 0);
+    assert_contains(
+        &stdout,
+        &[
+            "BloomFilter",
+            "fastbloom",
+            "bloomfilter",
+            "sbbf-rs-safe",
+            "cuckoofilter",
+            "growable-bloom-filter",
+            "xorf-BinaryFuse8",
+        ],
+    );
 }
 
 #[test]
 fn report_writes_a_complete_report() {
     let out = scratch("report");
-    let output = filterlab(&[
-        "report",
-        "--tiny",
-        "--quiet",
-        "--threads",
-        "2",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    let (stdout, stderr) = text(&output);
-    assert!(output.status.success(), "{stdout}\n{stderr}");
-    assert!(stdout.contains("accuracy gate passed"), "{stdout}");
-    for file in [
-        "README.md",
-        "accuracy.csv",
-        "space.csv",
-        "speed.csv",
-        "capacity.csv",
-        "accuracy.svg",
-        "space.svg",
-        "speed_insert.svg",
-        "speed_lookup_negative.svg",
-        "speed_remove.svg",
-        "capacity_fpp.svg",
-        "capacity_memory.svg",
-    ] {
+    let (stdout, _) = run(
+        &format!("report --tiny --quiet --threads 2 --out {}", out.display()),
+        0,
+    );
+    assert_contains(&stdout, &["accuracy gate passed"]);
+    // Every report file; the tiny run has removals (cuckoofilter) too.
+    for file in REPORT_FILES {
         assert!(out.join(file).exists(), "{file} missing");
     }
     let readme = fs::read_to_string(out.join("README.md")).unwrap();
-    for section in [
-        "## Which filter should I use?",
-        "**Gate: passed.**",
-        "Instance variation",
-        "Multiple comparisons",
-        "## Machine and run",
-        "git revision",
-        "![",
-    ] {
-        assert!(readme.contains(section), "README lacks {section}");
-    }
+    assert_contains(
+        &readme,
+        &[
+            "## Which filter should I use?",
+            "**Gate: passed.**",
+            "Instance variation",
+            "Multiple comparisons",
+            "## Machine and run",
+            "git revision",
+            "![",
+            // filterlab filters one key at a time and batched; peers one key at a time.
+            "| BloomFilter (batched) |",
+            "| fastbloom |",
+        ],
+    );
+    assert!(!readme.contains("| fastbloom (batched) |"));
     let accuracy = fs::read_to_string(out.join("accuracy.csv")).unwrap();
     assert!(accuracy.starts_with(
-        "filter,origin,n,target_fpp,bits_per_item,theoretical_fpp,theory,fill_fpp,empirical_fpp,ci_low,ci_high,confidence,queries,false_positives,instances,false_negatives,refused,verdict"
+        "filter,origin,n,target_fpp,bits_per_item,theoretical_fpp,theory,fill_fpp,empirical_fpp,ci_low,ci_high,confidence,queries,false_positives,instances,false_negatives,refused,verdict\n"
     ));
     let speed = fs::read_to_string(out.join("speed.csv")).unwrap();
-    assert!(speed.starts_with("filter,origin,op,n,ns_per_op,"));
+    assert!(speed.starts_with(
+        "filter,origin,op,n,ns_per_op,min_ns_per_op,max_ns_per_op,repetitions,target_fpp,mode\n"
+    ));
+    let modes = |filter: &str| {
+        let mut modes: Vec<&str> = speed
+            .lines()
+            .filter(|l| l.starts_with(&format!("{filter},")) && l.contains(",lookup_negative,"))
+            .filter_map(|l| l.rsplit(',').next())
+            .collect();
+        modes.sort_unstable();
+        modes
+    };
+    assert_eq!(modes("BloomFilter"), ["batched", "one_key"]);
+    assert_eq!(modes("fastbloom"), ["one_key"]);
     let leftovers = fs::read_dir(&out)
         .unwrap()
         .filter_map(Result::ok)

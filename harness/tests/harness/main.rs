@@ -2,17 +2,33 @@
 //! the report it writes, and the reproducibility of its accuracy figures.
 
 mod cli;
+mod extra_filter;
 mod reproducibility;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-/// Runs the `filterlab` binary with `args`.
-pub(crate) fn filterlab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_filterlab"))
-        .args(args)
+/// Runs the `filterlab` binary with the words of `command_line`, checks
+/// that it exits with `code`, and returns its stdout and stderr.
+pub(crate) fn run(command_line: &str, code: i32) -> (String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_filterlab"))
+        .args(command_line.split_whitespace())
         .output()
-        .expect("the filterlab binary runs")
+        .expect("the filterlab binary runs");
+    let (stdout, stderr) = text(&output);
+    assert_eq!(
+        output.status.code(),
+        Some(code),
+        "filterlab {command_line}\n{stdout}\n{stderr}"
+    );
+    (stdout, stderr)
+}
+
+/// Checks that `text` contains every one of `needles`.
+pub(crate) fn assert_contains(text: &str, needles: &[&str]) {
+    for needle in needles {
+        assert!(text.contains(needle), "`{needle}` missing from:\n{text}");
+    }
 }
 
 /// A fresh, empty temporary directory path for one test (not created).
@@ -25,8 +41,16 @@ pub(crate) fn scratch(name: &str) -> PathBuf {
     path
 }
 
+/// The line after the first line of `text` that starts with `prefix`
+/// (ignoring indentation), trimmed; empty when there is none.
+pub(crate) fn line_after<'a>(text: &'a str, prefix: &str) -> &'a str {
+    let mut lines = text.lines().map(str::trim);
+    lines.find(|line| line.starts_with(prefix));
+    lines.next().unwrap_or_default()
+}
+
 /// stdout and stderr as text.
-pub(crate) fn text(output: &Output) -> (String, String) {
+fn text(output: &Output) -> (String, String) {
     (
         String::from_utf8_lossy(&output.stdout).into_owned(),
         String::from_utf8_lossy(&output.stderr).into_owned(),

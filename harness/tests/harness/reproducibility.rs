@@ -1,14 +1,14 @@
 //! The same seed reproduces every accuracy figure exactly; another seed does not.
 
-use filterlab_harness::accuracy;
 use filterlab_harness::config::{Preset, RunConfig};
+use filterlab_harness::experiments::accuracy;
 use filterlab_harness::registry;
 
 fn rows(seed: u64, threads: usize) -> Vec<accuracy::AccuracyRow> {
     // Every reproducible filter: cuckoofilter evicts with thread_rng.
     let entries: Vec<_> = registry::registry()
         .into_iter()
-        .filter(|e| e.capabilities.reproducible)
+        .filter(|e| e.reproducible)
         .collect();
     let config = RunConfig::preset(Preset::Tiny, seed, threads);
     accuracy::run(&entries, &config, true).unwrap()

@@ -6,16 +6,19 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use filterlab_bloom::human_bytes;
+use filterlab_core::sizing::human_bytes;
 use filterlab_core::theory::hash_bits_needed;
+use filterlab_peers::Mode;
 use serde::de::DeserializeOwned;
 
-use crate::Error;
-use crate::accuracy::AccuracyRow;
-use crate::capacity::CapacityRow;
-use crate::guide::Evidence;
-use crate::registry::{self, Capabilities, Entry, Sizing};
-use crate::speed::SpeedRow;
+use crate::config::check_workload;
+use crate::error::Error;
+use crate::experiments::accuracy::AccuracyRow;
+use crate::experiments::capacity::CapacityRow;
+use crate::experiments::speed::{Operation, SpeedRow};
+use crate::registry::{self, Capability, Entry, Sizing};
+use crate::render::guide::Evidence;
+use crate::text::format_count;
 
 /// A `recommend` request.
 #[derive(Clone, Debug, PartialEq)]
@@ -36,25 +39,6 @@ pub struct Request {
     pub report: PathBuf,
 }
 
-/// A requirement and the capability that meets it.
-struct Requirement {
-    what: &'static str,
-    met_by: fn(&Capabilities) -> bool,
-}
-
-const DELETES: Requirement = Requirement {
-    what: "deletes",
-    met_by: |c| c.removable,
-};
-const GROWTH: Requirement = Requirement {
-    what: "growth past the expected size (--unknown-size)",
-    met_by: |c| c.grows,
-};
-const CONCURRENT: Requirement = Requirement {
-    what: "concurrent inserts",
-    met_by: |c| c.concurrent,
-};
-
 /// Rows of one CSV file of a report, or none when it is absent or unreadable.
 fn load<T: DeserializeOwned>(dir: &Path, file: &str) -> Vec<T> {
     let Ok(mut reader) = csv::Reader::from_path(dir.join(file)) else {
@@ -69,7 +53,7 @@ fn load<T: DeserializeOwned>(dir: &Path, file: &str) -> Vec<T> {
 ///
 /// A usage error for an FPP outside (0, 1) or zero items.
 pub fn recommend(request: &Request) -> Result<String, Error> {
-    crate::cli::check_workload(request.items, request.fpp)?;
+    check_workload(request.items, request.fpp)?;
     let mut out = String::new();
     let hash_bits = hash_bits_needed(request.items, request.fpp);
     let _ = writeln!(
@@ -77,13 +61,13 @@ pub fn recommend(request: &Request) -> Result<String, Error> {
         "Workload: {} distinct items at a target FPP of {:e} (needs log2(n/p) = {hash_bits:.1} bits of key hash)\n",
         request.items, request.fpp
     );
-    let requirements: Vec<&Requirement> = [
-        (request.deletes, &DELETES),
-        (request.unknown_size, &GROWTH),
-        (request.concurrent, &CONCURRENT),
+    let requirements: Vec<Capability> = [
+        (request.deletes, Capability::Deletes),
+        (request.unknown_size, Capability::Growth),
+        (request.concurrent, Capability::ConcurrentInserts),
     ]
     .into_iter()
-    .filter_map(|(wanted, requirement)| wanted.then_some(requirement))
+    .filter_map(|(wanted, capability)| wanted.then_some(capability))
     .collect();
 
     let mut candidates: Vec<Candidate> = Vec::new();
@@ -97,7 +81,11 @@ pub fn recommend(request: &Request) -> Result<String, Error> {
                     .report
                     .split_once('\n')
                     .map_or(sizing.report.as_str(), |(_, rest)| rest);
-                let _ = writeln!(out, "{} sizing ({})\n{body}\n", entry.name, entry.about);
+                let _ = writeln!(
+                    out,
+                    "{} sizing ({})\n{body}\n",
+                    entry.name, entry.description
+                );
                 hash_limited |= sizing.hash_limited;
                 candidates.push((entry, sizing));
             }
@@ -112,9 +100,10 @@ pub fn recommend(request: &Request) -> Result<String, Error> {
     }
 
     let _ = writeln!(out, "Recommendation");
-    let unmet: Vec<&&Requirement> = requirements
+    let unmet: Vec<Capability> = requirements
         .iter()
-        .filter(|r| !candidates.iter().any(|(e, _)| (r.met_by)(&e.capabilities)))
+        .copied()
+        .filter(|&wanted| !candidates.iter().any(|(e, _)| e.has(wanted)))
         .collect();
     if !unmet.is_empty() {
         out.push_str(&unmet_requirements(request, &unmet));
@@ -122,7 +111,7 @@ pub fn recommend(request: &Request) -> Result<String, Error> {
     }
     let suitable: Vec<&Candidate> = candidates
         .iter()
-        .filter(|(entry, _)| requirements.iter().all(|r| (r.met_by)(&entry.capabilities)))
+        .filter(|(entry, _)| requirements.iter().all(|&wanted| entry.has(wanted)))
         .collect();
     out.push_str(&ranking(request, &suitable));
     Ok(finish(out, hash_limited, request))
@@ -142,7 +131,8 @@ fn ranking(request: &Request, suitable: &[&Candidate]) -> String {
         });
     // A concurrent filter pays for atomic inserts; rank it after the others
     // unless concurrent inserts were asked for.
-    let needless_atomics = |entry: &Entry| entry.capabilities.concurrent && !request.concurrent;
+    let needless_atomics =
+        |entry: &Entry| entry.has(Capability::ConcurrentInserts) && !request.concurrent;
     ranked.sort_by_key(|(entry, sizing)| (needless_atomics(entry), sizing.memory_bytes));
     let measured = MeasuredSpeed::load(&request.report);
     for (rank, (entry, sizing)) in ranked.iter().enumerate() {
@@ -153,10 +143,13 @@ fn ranking(request: &Request, suitable: &[&Candidate]) -> String {
         } else {
             let first = &ranked[0].1;
             let extra = (sizing.memory_bytes as f64 / first.memory_bytes as f64 - 1.0) * 100.0;
-            if sizing.memory_accesses < first.memory_accesses {
+            let (accesses, first_accesses) = (
+                sizing.lookup.memory_accesses(),
+                first.lookup.memory_accesses(),
+            );
+            if accesses < first_accesses {
                 format!(
-                    "{extra:+.1}% memory for {} memory accesses per operation instead of {}",
-                    sizing.memory_accesses, first.memory_accesses
+                    "{extra:+.1}% memory for {accesses} memory accesses per operation instead of {first_accesses}"
                 )
             } else {
                 format!("{extra:+.1}% memory")
@@ -170,7 +163,7 @@ fn ranking(request: &Request, suitable: &[&Candidate]) -> String {
             human_bytes(sizing.memory_bytes),
             sizing.bits_per_item,
             sizing.fpp_at_capacity,
-            sizing.lookup_cost,
+            sizing.lookup,
             measured.describe(entry.name, request.items)
         );
     }
@@ -212,7 +205,7 @@ fn ranking(request: &Request, suitable: &[&Candidate]) -> String {
 }
 
 /// Text for requirements no filterlab filter meets, with measured peers.
-fn unmet_requirements(request: &Request, unmet: &[&&Requirement]) -> String {
+fn unmet_requirements(request: &Request, unmet: &[Capability]) -> String {
     let mut out = String::new();
     let accuracy: Vec<AccuracyRow> = load(&request.report, "accuracy.csv");
     let speed: Vec<SpeedRow> = load(&request.report, "speed.csv");
@@ -222,15 +215,15 @@ fn unmet_requirements(request: &Request, unmet: &[&&Requirement]) -> String {
         speed: &speed,
         capacity: &capacity,
     };
-    for requirement in unmet {
+    for &requirement in unmet {
         let _ = writeln!(
             out,
             "  No filterlab filter supports {} yet; the sizings above are for filters without it.",
-            requirement.what
+            requirement.noun()
         );
         let peers: Vec<Entry> = registry::peer_entries()
             .into_iter()
-            .filter(|e| (requirement.met_by)(&e.capabilities))
+            .filter(|e| e.has(requirement))
             .collect();
         if peers.is_empty() {
             let _ = writeln!(
@@ -239,13 +232,13 @@ fn unmet_requirements(request: &Request, unmet: &[&&Requirement]) -> String {
             );
         }
         for peer in peers {
-            let summary = evidence.peer_summary(peer.name, request.fpp);
+            let summary = evidence.summary(peer.name, request.fpp);
             if summary.is_empty() {
                 let _ = writeln!(
                     out,
                     "  Peer with it: {} ({}); no measurements in {} — run `filterlab report` to measure it.",
                     peer.display_name(),
-                    peer.about,
+                    peer.description,
                     request.report.display()
                 );
             } else {
@@ -253,7 +246,7 @@ fn unmet_requirements(request: &Request, unmet: &[&&Requirement]) -> String {
                     out,
                     "  Peer with it: {} ({}). From the report in {}:{summary}.",
                     peer.display_name(),
-                    peer.about,
+                    peer.description,
                     request.report.display()
                 );
             }
@@ -292,23 +285,28 @@ impl MeasuredSpeed {
         }
     }
 
-    /// " (measured: ... ns per negative lookup at n = ...)" for the size
-    /// nearest `items`, or nothing.
+    /// " (measured in the report: ... ns per negative lookup one key at a
+    /// time, ... batched, at n = ...)" for the size nearest `items`, or nothing.
     fn describe(&self, filter: &str, items: u64) -> String {
-        self.rows
-            .iter()
-            .filter(|r| r.filter == filter && r.op == "lookup_negative")
-            .min_by(|a, b| {
-                let distance = |r: &SpeedRow| ((r.n as f64).ln() - (items as f64).ln()).abs();
-                distance(a).total_cmp(&distance(b))
+        let lookups = |mode| {
+            self.rows.iter().filter(move |r| {
+                r.filter == filter && r.op == Operation::LookupNegative && r.mode == mode
             })
-            .map_or_else(String::new, |row| {
-                format!(
-                    " (measured in the report: {:.0} ns per negative lookup at n = {})",
-                    row.ns_per_op,
-                    crate::config::format_count(row.n)
-                )
-            })
+        };
+        let distance = |r: &SpeedRow| ((r.n as f64).ln() - (items as f64).ln()).abs();
+        let Some(one_key) =
+            lookups(Mode::OneKey).min_by(|a, b| distance(a).total_cmp(&distance(b)))
+        else {
+            return String::new();
+        };
+        let batched = lookups(Mode::Batched)
+            .find(|r| r.n == one_key.n)
+            .map_or_else(String::new, |r| format!(", {:.0} ns batched", r.ns_per_op));
+        format!(
+            " (measured in the report: {:.0} ns per negative lookup one key at a time{batched}, at n = {})",
+            one_key.ns_per_op,
+            format_count(one_key.n)
+        )
     }
 }
 
@@ -372,11 +370,11 @@ mod tests {
     fn bad_requests_are_usage_errors() {
         assert_eq!(
             recommend(&request(0, 0.01)).unwrap_err().kind(),
-            crate::ErrorKind::Usage
+            crate::error::ErrorKind::Usage
         );
         assert_eq!(
             recommend(&request(10, 1.0)).unwrap_err().kind(),
-            crate::ErrorKind::Usage
+            crate::error::ErrorKind::Usage
         );
     }
 }

@@ -6,29 +6,28 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use crate::Error;
+use crate::error::Error;
 
-/// Readable, distinct line colours; a filter keeps its colour in every chart.
-const COLOURS: [RGBColor; 12] = [
-    RGBColor(0, 114, 178),
-    RGBColor(213, 94, 0),
-    RGBColor(0, 158, 115),
-    RGBColor(204, 121, 167),
-    RGBColor(86, 180, 233),
-    RGBColor(230, 159, 0),
-    RGBColor(120, 60, 160),
-    RGBColor(150, 150, 0),
-    RGBColor(170, 40, 40),
-    RGBColor(40, 40, 160),
-    RGBColor(90, 90, 90),
-    RGBColor(0, 90, 60),
+/// Readable, distinct line colours (0xRRGGBB); a filter keeps its colour in
+/// every chart.
+const COLOURS: [u32; 12] = [
+    0x00_72b2, 0xd5_5e00, 0x00_9e73, 0xcc_79a7, 0x56_b4e9, 0xe6_9f00, 0x78_3ca0, 0x96_9600,
+    0xaa_2828, 0x28_28a0, 0x5a_5a5a, 0x00_5a3c,
 ];
+
+/// The colour of series `index`.
+fn colour(index: usize) -> RGBColor {
+    let [_, red, green, blue] = COLOURS[index % COLOURS.len()].to_be_bytes();
+    RGBColor(red, green, blue)
+}
 
 /// How a series is drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Style {
     /// A measured filter: solid line with points, colour by its index.
     Measured(usize),
+    /// The same filter through its batch API: dashed, in its colour.
+    Batched(usize),
     /// A reference curve (bound, target): dashed black.
     Reference,
 }
@@ -155,15 +154,19 @@ pub fn draw(chart: &Chart, path: &Path) -> Result<(), Error> {
             continue;
         }
         match s.style {
-            Style::Measured(index) => {
-                let colour = COLOURS[index % COLOURS.len()];
-                context
-                    .draw_series(LineSeries::new(points.clone(), colour.stroke_width(2)))
+            Style::Measured(index) | Style::Batched(index) => {
+                let colour = colour(index);
+                let dashed = matches!(s.style, Style::Batched(_));
+                let line = colour.stroke_width(2);
+                let drawn = if dashed {
+                    context.draw_series(DashedLineSeries::new(points.clone(), 8, 4, line))
+                } else {
+                    context.draw_series(LineSeries::new(points.clone(), line))
+                };
+                drawn
                     .map_err(|e| failed(&e))?
                     .label(s.name.clone())
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
-                    });
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], line));
                 context
                     .draw_series(points.iter().map(|&p| Circle::new(p, 3, colour.filled())))
                     .map_err(|e| failed(&e))?;
@@ -229,6 +232,11 @@ mod tests {
                     style: Style::Measured(0),
                 },
                 Series {
+                    name: "a (batched)".into(),
+                    points: vec![(1e-3, 1.5), (1e-2, 2.5)],
+                    style: Style::Batched(0),
+                },
+                Series {
                     name: "bound".into(),
                     points: vec![(1e-3, 1.0), (1e-2, 1.5)],
                     style: Style::Reference,
@@ -237,7 +245,7 @@ mod tests {
         };
         draw(&chart, &path).unwrap();
         let svg = std::fs::read_to_string(&path).unwrap();
-        assert!(svg.starts_with("<svg") && svg.contains("bound"));
+        assert!(svg.starts_with("<svg") && svg.contains("bound") && svg.contains("a (batched)"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -6,16 +6,17 @@
 use filterlab_core::theory::lower_bound_bits_per_item;
 use serde::{Deserialize, Serialize};
 
-use crate::accuracy::AccuracyRow;
-use crate::registry::Entry;
+use crate::experiments::accuracy::AccuracyRow;
+use crate::experiments::verdict::TargetStatus;
+use crate::registry::{Entry, Origin};
 
 /// One row of `space.csv`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SpaceRow {
     /// The filter's registry name.
     pub filter: String,
-    /// "filterlab" or "peer".
-    pub origin: String,
+    /// filterlab or a peer.
+    pub origin: Origin,
     /// Items the filter was sized for.
     pub n: u64,
     /// The target FPP.
@@ -35,9 +36,8 @@ pub struct SpaceRow {
     /// log2(1/measured FPP) / bits per item: the fraction of the bound the
     /// filter achieves at the FPP it actually delivers (1 = optimal).
     pub efficiency: f64,
-    /// "meets", "theory over target" (measured within it, but the filter's
-    /// own exact FPP is above it) or "misses" (see the accuracy verdict).
-    pub target: String,
+    /// How the accuracy row stands against its target.
+    pub target: TargetStatus,
 }
 
 /// Space rows from the accuracy rows at the largest n measured.
@@ -61,7 +61,7 @@ pub fn from_accuracy(entries: &[Entry], accuracy: &[AccuracyRow]) -> Vec<SpaceRo
             };
             SpaceRow {
                 filter: row.filter.clone(),
-                origin: row.origin.clone(),
+                origin: row.origin,
                 n: row.n,
                 target_fpp: row.target_fpp,
                 bits_per_item: row.bits_per_item,
@@ -71,12 +71,7 @@ pub fn from_accuracy(entries: &[Entry], accuracy: &[AccuracyRow]) -> Vec<SpaceRo
                 ratio_to_bound: row.bits_per_item / lower_bound_bits,
                 empirical_fpp: row.empirical_fpp,
                 efficiency,
-                target: match row.target_mark() {
-                    "✓" => "meets",
-                    "≈" => "theory over target",
-                    _ => "misses",
-                }
-                .to_owned(),
+                target: row.status(),
             }
         })
         .collect()

@@ -19,14 +19,16 @@
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::mix64;
 use filterlab_core::theory::wilson_interval;
+use filterlab_peers::{Mode, Subject, Theory, Workload};
 use serde::{Deserialize, Serialize};
 
-use crate::Error;
-use crate::config::{RunConfig, format_count};
+use crate::config::RunConfig;
+use crate::error::Error;
+use crate::experiments::verdict::{TargetCheck, TargetStatus, TheoryCheck, TheoryKind, Verdict};
 use crate::parallel::map_in_order;
 use crate::progress::Progress;
-use crate::registry::Entry;
-use crate::subject::{Subject, Workload};
+use crate::registry::{Entry, Origin};
+use crate::text::format_count;
 
 /// A design FPP up to this factor over the target still counts as meeting it.
 const DESIGN_TOLERANCE: f64 = 1.001;
@@ -39,8 +41,8 @@ const QUERY_CHUNK: u64 = 4096;
 pub struct AccuracyRow {
     /// The filter's registry name.
     pub filter: String,
-    /// "filterlab" or "peer".
-    pub origin: String,
+    /// filterlab or a peer.
+    pub origin: Origin,
     /// Capacity the filter was sized for; exactly this many keys are inserted.
     pub n: u64,
     /// The target FPP it was sized for.
@@ -49,8 +51,8 @@ pub struct AccuracyRow {
     pub bits_per_item: f64,
     /// The FPP the filter's formula predicts at n (empty when unknown).
     pub theoretical_fpp: Option<f64>,
-    /// "exact", "approximate" or "n/a".
-    pub theory: String,
+    /// What that formula is worth.
+    pub theory: TheoryKind,
     /// Mean FPP conditional on each instance's state, weighted by its queries.
     pub fill_fpp: Option<f64>,
     /// False positives / queries.
@@ -71,11 +73,33 @@ pub struct AccuracyRow {
     pub false_negatives: u64,
     /// Inserts the filter refused as full, over all instances.
     pub refused: u64,
-    /// The row's verdict in words.
-    pub verdict: String,
+    /// The row's verdict ([`judge`](Self::judge) of the fields above).
+    pub verdict: Verdict,
 }
 
 impl AccuracyRow {
+    /// The verdict on this row's measurements.
+    pub fn judge(&self) -> Verdict {
+        let theory = match (self.theoretical_fpp, self.theory_inside()) {
+            (Some(_), Some(true)) => TheoryCheck::Inside(self.theory),
+            (Some(theory), _) => TheoryCheck::Outside(self.theory, self.empirical_fpp / theory),
+            (None, _) => TheoryCheck::Missing,
+        };
+        let target = if self.ci_low > self.target_fpp {
+            TargetCheck::Misses(self.empirical_fpp / self.target_fpp)
+        } else if let Some(excess) = self.design_excess() {
+            TargetCheck::TheoryOver(excess)
+        } else {
+            TargetCheck::Meets
+        };
+        Verdict {
+            false_negatives: self.false_negatives,
+            refused: self.refused,
+            theory,
+            target,
+        }
+    }
+
     /// Whether the theory lies inside the interval; `None` without a theory.
     pub fn theory_inside(&self) -> Option<bool> {
         self.theoretical_fpp
@@ -92,36 +116,32 @@ impl AccuracyRow {
     /// the target by more than 0.1% (e.g. sized with the optimistic classic
     /// formula); `None` otherwise.
     pub fn design_excess(&self) -> Option<f64> {
-        let theory = self.theoretical_fpp.filter(|_| self.theory == "exact")?;
+        let theory = self
+            .theoretical_fpp
+            .filter(|_| self.theory == TheoryKind::Exact)?;
         let ratio = theory / self.target_fpp;
         (ratio > DESIGN_TOLERANCE).then_some(ratio)
     }
 
-    /// Whether the filter delivered its target: nothing lost or refused, the
-    /// measured FPP not significantly above the target, and its exact theory
-    /// (where known) not above it either.
-    pub fn meets_target(&self) -> bool {
-        self.false_negatives == 0
-            && self.refused == 0
-            && self.ci_low <= self.target_fpp
-            && self.design_excess().is_none()
+    /// How the row stands against its target.
+    pub fn status(&self) -> TargetStatus {
+        let delivered =
+            self.false_negatives == 0 && self.refused == 0 && self.ci_low <= self.target_fpp;
+        match (delivered, self.design_excess()) {
+            (true, None) => TargetStatus::Meets,
+            (true, Some(_)) => TargetStatus::TheoryOverTarget,
+            (false, _) => TargetStatus::Misses,
+        }
     }
 
-    /// ✓ meets the target; ≈ measured within it but its exact theory is over
-    /// it; ✗ measured over it, or lost or refused keys.
-    pub fn target_mark(&self) -> &'static str {
-        if self.meets_target() {
-            "✓"
-        } else if self.false_negatives == 0 && self.refused == 0 && self.ci_low <= self.target_fpp {
-            "≈"
-        } else {
-            "✗"
-        }
+    /// Whether the filter delivered its target ([`TargetStatus::Meets`]).
+    pub fn meets_target(&self) -> bool {
+        self.status() == TargetStatus::Meets
     }
 
     /// Whether this row is a filterlab filter's.
     pub fn is_filterlab(&self) -> bool {
-        self.origin == "filterlab"
+        self.origin == Origin::Filterlab
     }
 
     fn describe(&self) -> String {
@@ -132,39 +152,6 @@ impl AccuracyRow {
             self.target_fpp
         )
     }
-}
-
-/// The verdict of a row in words.
-fn verdict(row: &AccuracyRow) -> String {
-    let mut parts = Vec::new();
-    if row.false_negatives > 0 {
-        parts.push(format!("{} FALSE NEGATIVES", row.false_negatives));
-    }
-    if row.refused > 0 {
-        parts.push(format!("{} inserts refused (full)", row.refused));
-    }
-    match (row.theoretical_fpp, row.theory_inside()) {
-        (Some(_), Some(true)) => parts.push(format!("{} theory inside interval", row.theory)),
-        (Some(theory), _) => parts.push(format!(
-            "{} theory OUTSIDE interval (measured {:.3}× theory)",
-            row.theory,
-            row.empirical_fpp / theory
-        )),
-        (None, _) => parts.push("no theory".to_owned()),
-    }
-    if row.ci_low > row.target_fpp {
-        parts.push(format!(
-            "FPP misses target ({:.2}× p)",
-            row.empirical_fpp / row.target_fpp
-        ));
-    } else if let Some(excess) = row.design_excess() {
-        parts.push(format!(
-            "measured FPP within target, but its exact theory is {excess:.4}× p"
-        ));
-    } else {
-        parts.push("FPP meets target".to_owned());
-    }
-    parts.join("; ")
 }
 
 /// Why the accuracy gate fails, one line per failing row; empty when it passes.
@@ -181,7 +168,7 @@ pub fn gate(rows: &[AccuracyRow]) -> Vec<String> {
                 row.false_negatives
             ));
         }
-        if row.theory == "exact" && row.theory_inside() == Some(false) {
+        if row.theory == TheoryKind::Exact && row.theory_inside() == Some(false) {
             failures.push(format!(
                 "{}: theory {:.4e} outside the {:.4}% interval [{:.4e}, {:.4e}] (measured {:.4e})",
                 row.describe(),
@@ -284,7 +271,7 @@ pub fn measure(
             bits_per_item = subject.memory_usage() as f64 * 8.0 / items as f64;
             // Enough queries for the expected false positives at the lower of
             // the target and the predicted FPP.
-            let expected = theory.map_or(fpp, |t| t.fpp.min(fpp)).max(1e-12);
+            let expected = theory.map_or(fpp, |t| t.fpp().min(fpp)).max(1e-12);
             queries = ((config.expected_false_positives / expected).ceil() as u64)
                 .clamp(u64::from(instances) * 100, config.max_queries.max(1));
         }
@@ -301,17 +288,12 @@ pub fn measure(
     let (ci_low, ci_high) = wilson_interval(totals.false_positives, queries, confidence);
     let mut row = AccuracyRow {
         filter: entry.name.to_owned(),
-        origin: entry.origin.label().to_owned(),
+        origin: entry.origin,
         n: items,
         target_fpp: fpp,
         bits_per_item,
-        theoretical_fpp: theory.map(|t| t.fpp),
-        theory: match theory {
-            Some(t) if t.exact => "exact",
-            Some(_) => "approximate",
-            None => "n/a",
-        }
-        .to_owned(),
+        theoretical_fpp: theory.map(Theory::fpp),
+        theory: TheoryKind::of(theory),
         fill_fpp: fill_weighted.map(|sum| sum / queries as f64),
         empirical_fpp: totals.false_positives as f64 / queries as f64,
         ci_low,
@@ -322,9 +304,9 @@ pub fn measure(
         instances,
         false_negatives: totals.false_negatives,
         refused: totals.refused,
-        verdict: String::new(),
+        verdict: Verdict::UNJUDGED,
     };
-    row.verdict = verdict(&row);
+    row.verdict = row.judge();
     Ok(row)
 }
 
@@ -338,7 +320,7 @@ struct Totals {
 /// Inserted keys the filter accepted but now reports absent.
 pub fn count_false_negatives(subject: &dyn Subject, keys: &[u64], refused: &[usize]) -> u64 {
     if refused.is_empty() {
-        return keys.len() as u64 - subject.count_contained(keys);
+        return keys.len() as u64 - subject.count_contained(keys, Mode::Batched);
     }
     let mut refused_sorted = refused.to_vec();
     refused_sorted.sort_unstable();
@@ -348,7 +330,7 @@ pub fn count_false_negatives(subject: &dyn Subject, keys: &[u64], refused: &[usi
         .filter(|(index, _)| refused_sorted.binary_search(index).is_err())
         .map(|(_, &key)| key)
         .collect();
-    accepted.len() as u64 - subject.count_contained(&accepted)
+    accepted.len() as u64 - subject.count_contained(&accepted, Mode::Batched)
 }
 
 /// Positives among the first `queries` keys of the never-inserted stream.
@@ -360,7 +342,7 @@ pub fn count_positives(subject: &dyn Subject, seed: u64, queries: u64) -> u64 {
         let end = (next + QUERY_CHUNK).min(queries);
         chunk.clear();
         chunk.extend((next..end).map(|i| query_key(seed, i)));
-        positives += subject.count_contained(&chunk);
+        positives += subject.count_contained(&chunk, Mode::Batched);
         next = end;
     }
     positives
@@ -370,15 +352,15 @@ pub fn count_positives(subject: &dyn Subject, seed: u64, queries: u64) -> u64 {
 mod tests {
     use super::*;
 
-    fn row(origin: &str, theory: f64, low: f64, high: f64, false_negatives: u64) -> AccuracyRow {
+    fn row(origin: Origin, theory: f64, low: f64, high: f64, false_negatives: u64) -> AccuracyRow {
         let mut row = AccuracyRow {
             filter: "X".into(),
-            origin: origin.into(),
+            origin,
             n: 1000,
             target_fpp: 0.01,
             bits_per_item: 9.6,
             theoretical_fpp: Some(theory),
-            theory: "exact".into(),
+            theory: TheoryKind::Exact,
             fill_fpp: None,
             empirical_fpp: f64::midpoint(low, high),
             ci_low: low,
@@ -389,22 +371,22 @@ mod tests {
             instances: 1,
             false_negatives,
             refused: 0,
-            verdict: String::new(),
+            verdict: Verdict::UNJUDGED,
         };
-        row.verdict = verdict(&row);
+        row.verdict = row.judge();
         row
     }
 
     #[test]
     fn gate_passes_theory_inside_and_no_false_negatives() {
-        assert!(gate(&[row("filterlab", 0.01, 0.009, 0.011, 0)]).is_empty());
+        assert!(gate(&[row(Origin::Filterlab, 0.01, 0.009, 0.011, 0)]).is_empty());
     }
 
     #[test]
     fn gate_fails_on_false_negatives_and_theory_outside() {
         let failures = gate(&[
-            row("filterlab", 0.01, 0.009, 0.011, 2),
-            row("filterlab", 0.01, 0.012, 0.014, 0),
+            row(Origin::Filterlab, 0.01, 0.009, 0.011, 2),
+            row(Origin::Filterlab, 0.01, 0.012, 0.014, 0),
         ]);
         assert_eq!(failures.len(), 2, "{failures:?}");
         assert!(failures[0].contains("2 false negatives"));
@@ -413,25 +395,57 @@ mod tests {
 
     #[test]
     fn gate_ignores_peers_and_non_exact_theories() {
-        let mut approximate = row("filterlab", 0.01, 0.012, 0.014, 0);
-        approximate.theory = "approximate".into();
-        let peer = row("peer", 0.01, 0.02, 0.03, 5);
+        let mut approximate = row(Origin::Filterlab, 0.01, 0.012, 0.014, 0);
+        approximate.theory = TheoryKind::Approximate;
+        let peer = row(Origin::Peer, 0.01, 0.02, 0.03, 5);
         assert!(gate(&[approximate, peer]).is_empty());
     }
 
     #[test]
     fn verdicts_say_what_happened() {
-        let missed = row("peer", 0.01, 0.02, 0.03, 5);
-        assert!(missed.verdict.contains("5 FALSE NEGATIVES"));
-        assert!(missed.verdict.contains("OUTSIDE"));
-        assert!(missed.verdict.contains("FPP misses target (2.50× p)"));
-        assert!(!missed.meets_target());
-        let fine = row("filterlab", 0.01, 0.009, 0.011, 0);
+        let missed = row(Origin::Peer, 0.01, 0.02, 0.03, 5);
+        let text = missed.verdict.to_string();
         assert_eq!(
-            fine.verdict,
+            text,
+            "5 FALSE NEGATIVES; exact theory OUTSIDE interval (measured 2.500× theory); \
+             FPP misses target (2.50× p)"
+        );
+        assert_eq!(missed.status(), TargetStatus::Misses);
+        let fine = row(Origin::Filterlab, 0.01, 0.009, 0.011, 0);
+        assert_eq!(
+            fine.verdict.to_string(),
             "exact theory inside interval; FPP meets target"
         );
         assert!(fine.meets_target());
+        let mut over = row(Origin::Peer, 0.010_04, 0.009, 0.011, 0);
+        over.refused = 3;
+        over.verdict = over.judge();
+        assert_eq!(over.status(), TargetStatus::Misses);
+        assert_eq!(
+            over.verdict.to_string(),
+            "3 inserts refused (full); exact theory inside interval; \
+             measured FPP within target, but its exact theory is 1.0040× p"
+        );
+    }
+
+    #[test]
+    fn verdicts_read_back_from_their_words() {
+        let mut none = row(Origin::Peer, 0.01, 0.009, 0.011, 0);
+        none.theoretical_fpp = None;
+        none.theory = TheoryKind::None;
+        none.verdict = none.judge();
+        assert_eq!(none.verdict.to_string(), "no theory; FPP meets target");
+        for verdict in [
+            none.verdict,
+            row(Origin::Peer, 0.01, 0.02, 0.03, 5).verdict,
+            row(Origin::Peer, 0.010_04, 0.009, 0.011, 0).verdict,
+        ] {
+            let text = verdict.to_string();
+            let back: Verdict = text.parse().unwrap();
+            assert_eq!(back.to_string(), text);
+        }
+        assert!("FPP meets target".parse::<Verdict>().is_err());
+        assert!("nonsense; FPP meets target".parse::<Verdict>().is_err());
     }
 
     #[test]

@@ -6,23 +6,23 @@
 //! filter grows.
 
 use filterlab_core::keys::{insert_key, query_key};
+use filterlab_peers::{Mode, Theory, Workload};
 use serde::{Deserialize, Serialize};
 
-use crate::Error;
-use crate::accuracy::{count_false_negatives, derive_seed};
 use crate::config::RunConfig;
+use crate::error::Error;
+use crate::experiments::accuracy::{count_false_negatives, derive_seed};
 use crate::parallel::map_in_order;
 use crate::progress::Progress;
-use crate::registry::{Build, Entry};
-use crate::subject::Workload;
+use crate::registry::{Build, Entry, Origin};
 
 /// One row of `capacity.csv`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CapacityRow {
     /// The filter's registry name.
     pub filter: String,
-    /// "filterlab" or "peer".
-    pub origin: String,
+    /// filterlab or a peer.
+    pub origin: Origin,
     /// The configured capacity.
     pub capacity: u64,
     /// The configured target FPP.
@@ -115,14 +115,14 @@ fn measure(entry: &Entry, config: &RunConfig) -> Result<Vec<CapacityRow>, Error>
         );
         if step > 0 {
             let mut refused_now = Vec::new();
-            subject.insert_keys(&keys[from..to], &mut refused_now);
+            subject.insert_keys(&keys[from..to], Mode::Batched, &mut refused_now);
             refused.extend(refused_now.into_iter().map(|position| from + position));
         }
         let accepted = to as u64 - refused.len() as u64;
-        let positives = subject.count_contained(&queries);
+        let positives = subject.count_contained(&queries, Mode::Batched);
         rows.push(CapacityRow {
             filter: entry.name.to_owned(),
-            origin: entry.origin.label().to_owned(),
+            origin: entry.origin,
             capacity,
             target_fpp: config.capacity_fpp,
             load: to as f64 / capacity as f64,
@@ -130,7 +130,7 @@ fn measure(entry: &Entry, config: &RunConfig) -> Result<Vec<CapacityRow>, Error>
             refused: refused.len() as u64,
             memory_bytes: subject.memory_usage() as u64,
             empirical_fpp: positives as f64 / queries.len() as f64,
-            theoretical_fpp: subject.theory(accepted).map(|t| t.fpp),
+            theoretical_fpp: subject.theory(accepted).map(Theory::fpp),
             false_negatives: count_false_negatives(subject.as_ref(), &keys[..to], &refused),
         });
     }

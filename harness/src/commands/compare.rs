@@ -3,11 +3,15 @@
 
 use std::fmt::Write as _;
 
-use crate::Error;
-use crate::accuracy;
-use crate::config::{Experiment, Preset, RunConfig, format_count};
+use filterlab_peers::Mode;
+
+use crate::config::{Experiment, Preset, RunConfig, check_workload};
+use crate::error::Error;
+use crate::experiments::accuracy;
+use crate::experiments::measurements::measure;
+use crate::experiments::speed::Operation;
 use crate::registry;
-use crate::report::{measure, sci};
+use crate::text::{format_count, sci};
 
 /// A `compare` request.
 #[derive(Clone, Debug, PartialEq)]
@@ -33,8 +37,8 @@ pub struct CompareRequest {
 /// Usage errors for bad arguments or unknown filters; failures when a filter
 /// cannot be built.
 pub fn compare(request: &CompareRequest) -> Result<String, Error> {
-    crate::cli::check_workload(request.items, request.fpp)?;
-    let entries = registry::select(&request.filters)?;
+    check_workload(request.items, request.fpp)?;
+    let entries = registry::select(registry::registry(), &request.filters)?;
     let base = RunConfig::preset(Preset::Full, request.seed, request.threads);
     let config = RunConfig {
         experiments: vec![Experiment::Accuracy, Experiment::Speed],
@@ -71,30 +75,50 @@ pub fn compare(request: &CompareRequest) -> Result<String, Error> {
         "remove"
     );
     let speed = measured.speed.as_ref().map_or(&[][..], |s| &s.rows[..]);
+    let ns = |filter: &str, ops: &[Operation], mode: Mode| {
+        speed
+            .iter()
+            .find(|s| s.filter == filter && s.mode == mode && ops.contains(&s.op))
+            .map_or_else(|| "-".to_owned(), |s| format!("{:.1}", s.ns_per_op))
+    };
+    let timed = [
+        &[Operation::Insert, Operation::Build][..],
+        &[Operation::LookupPositive],
+        &[Operation::LookupNegative],
+        &[Operation::Remove],
+    ];
     for row in &measured.accuracy {
-        let ns = |ops: &[&str]| {
-            speed
-                .iter()
-                .find(|s| s.filter == row.filter && ops.contains(&s.op.as_str()))
-                .map_or_else(|| "-".to_owned(), |s| format!("{:.1}", s.ns_per_op))
-        };
+        let [insert, positive, negative, remove] =
+            timed.map(|ops| ns(&row.filter, ops, Mode::OneKey));
         let _ = writeln!(
             out,
-            "{:<22} {:>9.2} {:>10} {:>10} {:>23} {:>4} {:>8} {:>8} {:>8} {:>8}  {}",
+            "{:<22} {:>9.2} {:>10} {:>10} {:>23} {:>4} {insert:>8} {positive:>8} {negative:>8} {remove:>8}  {}",
             row.filter,
             row.bits_per_item,
             row.theoretical_fpp.map_or_else(|| "n/a".to_owned(), sci),
             sci(row.empirical_fpp),
             format!("[{}, {}]", sci(row.ci_low), sci(row.ci_high)),
             row.false_negatives,
-            ns(&["insert", "build"]),
-            ns(&["lookup_positive"]),
-            ns(&["lookup_negative"]),
-            ns(&["remove"]),
             row.verdict
         );
+        if speed
+            .iter()
+            .any(|s| s.filter == row.filter && s.mode == Mode::Batched)
+        {
+            let [insert, positive, negative, _] =
+                timed.map(|ops| ns(&row.filter, ops, Mode::Batched));
+            let _ = writeln!(
+                out,
+                "{:<22} {:>9} {:>10} {:>10} {:>23} {:>4} {insert:>8} {positive:>8} {negative:>8} {:>8}",
+                "  (batched)", "", "", "", "", "", "-"
+            );
+        }
     }
-    let _ = writeln!(out, "\nns per operation: median of 3 runs; one thread.");
+    let _ = writeln!(
+        out,
+        "\nns per operation: median of 3 runs; one thread; one key at a time, and for filters \
+         with a batch API also batched (the \"(batched)\" lines)."
+    );
     let failures = accuracy::gate(&measured.accuracy);
     if !failures.is_empty() {
         let _ = writeln!(

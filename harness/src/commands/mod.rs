@@ -1,0 +1,6 @@
+//! The subcommands of `filterlab`, one file each.
+
+pub mod compare;
+pub mod list;
+pub mod recommend;
+pub mod report;

@@ -1,0 +1,83 @@
+//! One run of the experiments a configuration asks for, over a list of
+//! registry entries: everything the report, `compare` and the decision
+//! guide are rendered from.
+
+use std::time::Instant;
+
+use crate::config::{Experiment, RunConfig};
+use crate::error::Error;
+use crate::experiments::accuracy::{self, AccuracyRow};
+use crate::experiments::capacity::{self, CapacityResults};
+use crate::experiments::space::{self, SpaceRow};
+use crate::experiments::speed::{self, SpeedResults};
+use crate::registry::Entry;
+
+/// Everything measured in one run.
+pub struct Measurements {
+    /// The filters measured.
+    pub entries: Vec<Entry>,
+    /// The run's configuration.
+    pub config: RunConfig,
+    /// Accuracy rows (empty when not run).
+    pub accuracy: Vec<AccuracyRow>,
+    /// Space rows (empty when not run).
+    pub space: Vec<SpaceRow>,
+    /// Speed results, when run.
+    pub speed: Option<SpeedResults>,
+    /// Over-capacity results, when run.
+    pub capacity: Option<CapacityResults>,
+    /// Wall time per experiment, in seconds.
+    pub seconds: Vec<(Experiment, f64)>,
+}
+
+/// Runs the experiments of `config` over `entries`.
+///
+/// # Errors
+///
+/// When a filter cannot be built for a workload.
+pub fn measure(
+    entries: Vec<Entry>,
+    config: &RunConfig,
+    quiet: bool,
+) -> Result<Measurements, Error> {
+    let mut seconds = Vec::new();
+    let mut timed = |experiment, start: Instant| {
+        seconds.push((experiment, start.elapsed().as_secs_f64()));
+    };
+    let mut accuracy = Vec::new();
+    if config.runs(Experiment::Accuracy) || config.runs(Experiment::Space) {
+        let start = Instant::now();
+        accuracy = accuracy::run(&entries, config, quiet)?;
+        timed(Experiment::Accuracy, start);
+    }
+    let space = if config.runs(Experiment::Space) {
+        space::from_accuracy(&entries, &accuracy)
+    } else {
+        Vec::new()
+    };
+    let speed = if config.runs(Experiment::Speed) {
+        let start = Instant::now();
+        let results = speed::run(&entries, config, quiet);
+        timed(Experiment::Speed, start);
+        Some(results)
+    } else {
+        None
+    };
+    let capacity = if config.runs(Experiment::Capacity) {
+        let start = Instant::now();
+        let results = capacity::run(&entries, config, quiet)?;
+        timed(Experiment::Capacity, start);
+        Some(results)
+    } else {
+        None
+    };
+    Ok(Measurements {
+        entries,
+        config: config.clone(),
+        accuracy,
+        space,
+        speed,
+        capacity,
+        seconds,
+    })
+}

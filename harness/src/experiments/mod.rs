@@ -1,0 +1,9 @@
+//! The experiments, each over a list of registry entries, and the run that
+//! gathers their measurements.
+
+pub mod accuracy;
+pub mod capacity;
+pub mod measurements;
+pub mod space;
+pub mod speed;
+pub mod verdict;

@@ -1,0 +1,325 @@
+//! The speed experiment: ns per insert, positive lookup, negative lookup and
+//! remove (where supported), from cache-resident to DRAM-sized filters, the
+//! median of several repetitions. Every filter is timed one key at a time
+//! (what every peer crate offers) and, when it has one, through its batch
+//! API, so that tables can compare like with like. Subjects alternate within
+//! each repetition so that a slow phase of a shared machine does not land on
+//! one filter.
+
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::time::Instant;
+
+use filterlab_core::keys::{insert_key, query_key};
+use filterlab_core::mix64;
+use filterlab_peers::{Mode, Subject, Workload};
+use serde::{Deserialize, Serialize};
+
+use crate::config::RunConfig;
+use crate::error::Error;
+use crate::experiments::accuracy::derive_seed;
+use crate::progress::Progress;
+use crate::registry::{Build, Capability, Entry, Origin};
+use crate::text::format_count;
+
+/// An operation timed (the `op` column of speed.csv).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Operation {
+    /// Filling an empty filter to n, per key.
+    Insert,
+    /// All cores inserting into one shared filter: wall-clock ns per key.
+    InsertConcurrent,
+    /// A static filter's construction from its n keys, per key.
+    Build,
+    /// Looking up inserted keys.
+    LookupPositive,
+    /// Looking up never-inserted keys.
+    LookupNegative,
+    /// Removing inserted keys.
+    Remove,
+}
+
+impl Operation {
+    /// Every operation, in report order.
+    pub const ALL: [Self; 6] = [
+        Self::Insert,
+        Self::InsertConcurrent,
+        Self::Build,
+        Self::LookupPositive,
+        Self::LookupNegative,
+        Self::Remove,
+    ];
+}
+
+/// One row of `speed.csv`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SpeedRow {
+    /// The filter's registry name.
+    pub filter: String,
+    /// filterlab or a peer.
+    pub origin: Origin,
+    /// The operation.
+    pub op: Operation,
+    /// Items in the filter.
+    pub n: u64,
+    /// Median ns per operation over the repetitions.
+    pub ns_per_op: f64,
+    /// Fastest repetition.
+    pub min_ns_per_op: f64,
+    /// Slowest repetition.
+    pub max_ns_per_op: f64,
+    /// Repetitions measured.
+    pub repetitions: u32,
+    /// The target FPP the filter was sized for.
+    pub target_fpp: f64,
+    /// One key at a time, or through the filter's batch API. Static
+    /// filters' construction and removals count as one key at a time.
+    pub mode: Mode,
+}
+
+/// Threads for the concurrent-insert measurement: every core.
+pub fn insert_threads() -> usize {
+    std::thread::available_parallelism().map_or(2, usize::from)
+}
+
+/// The result of the speed experiment: rows and notes on what could not be run.
+pub struct SpeedResults {
+    /// Medians per filter, operation and size.
+    pub rows: Vec<SpeedRow>,
+    /// Filters skipped at a size, and why.
+    pub notes: Vec<String>,
+}
+
+/// Timings of one (filter, op, mode, n), in ns per operation.
+type Samples = BTreeMap<(usize, Operation, Mode, u64), Vec<f64>>;
+
+/// Runs the speed experiment over `entries`: in each repetition every
+/// filter in turn, each one key at a time and then, if it has a batch API,
+/// batched.
+pub fn run(entries: &[Entry], config: &RunConfig, quiet: bool) -> SpeedResults {
+    let steps: u64 = config
+        .speed_items
+        .iter()
+        .map(|&n| u64::from(config.speed_repetitions_at(n)) * entries.len() as u64)
+        .sum();
+    let progress = Progress::new("speed", steps, quiet);
+    let mut samples = Samples::new();
+    let mut notes = Vec::new();
+    let mut failed: Vec<(usize, u64)> = Vec::new();
+    for &items in &config.speed_items {
+        let seed = derive_seed(config.seed, &[items, 0x5bee_d000]);
+        let keys: Vec<u64> = (0..items).map(|i| insert_key(seed, i)).collect();
+        // Lookups use as many distinct query keys as operations timed, and
+        // positive keys drawn pseudo-randomly from the inserted ones: a short
+        // list repeated in order would let the branch predictor learn it.
+        let lookups = config.speed_lookups.max(1);
+        let positives: Vec<u64> = (0..lookups)
+            .map(|i| keys[(mix64(seed ^ i) % items) as usize])
+            .collect();
+        let negatives: Vec<u64> = (0..lookups).map(|i| query_key(seed, i)).collect();
+        let timing = Timing {
+            keys: &keys,
+            positives: &positives,
+            negatives: &negatives,
+            removals: &keys[..items.min(lookups) as usize],
+            min_operations: config.speed_lookups,
+            workload: Workload {
+                items,
+                fpp: config.speed_fpp,
+                seed,
+            },
+        };
+        for repetition in 0..config.speed_repetitions_at(items) {
+            for (index, entry) in entries.iter().enumerate() {
+                let what = format!("{} n = {}", entry.name, format_count(items));
+                if failed.contains(&(index, items)) {
+                    progress.step(&format!("{what} skipped"));
+                    continue;
+                }
+                match timing.measure(entry) {
+                    Ok(measured) => {
+                        for (op, mode, ns) in measured {
+                            samples
+                                .entry((index, op, mode, items))
+                                .or_default()
+                                .push(ns);
+                        }
+                    }
+                    Err(err) => {
+                        notes.push(format!("{what}: not measured ({err})"));
+                        failed.push((index, items));
+                    }
+                }
+                progress.step(&format!("{what} repetition {}", repetition + 1));
+            }
+        }
+    }
+    progress.finish();
+    SpeedResults {
+        rows: summarize(entries, &samples, config.speed_fpp),
+        notes,
+    }
+}
+
+/// Turns samples into median rows, in registry, operation, mode and size order.
+fn summarize(entries: &[Entry], samples: &Samples, fpp: f64) -> Vec<SpeedRow> {
+    samples
+        .iter()
+        .map(|(&(index, op, mode, n), values)| {
+            let mut values = values.clone();
+            values.sort_by(f64::total_cmp);
+            let entry = &entries[index];
+            SpeedRow {
+                filter: entry.name.to_owned(),
+                origin: entry.origin,
+                op,
+                n,
+                ns_per_op: median(&values),
+                min_ns_per_op: values[0],
+                max_ns_per_op: values[values.len() - 1],
+                repetitions: values.len() as u32,
+                target_fpp: fpp,
+                mode,
+            }
+        })
+        .collect()
+}
+
+/// The median of sorted, non-empty values.
+pub fn median(sorted: &[f64]) -> f64 {
+    let middle = sorted.len() / 2;
+    if sorted.len() % 2 == 1 {
+        sorted[middle]
+    } else {
+        f64::midpoint(sorted[middle - 1], sorted[middle])
+    }
+}
+
+/// The keys of one size, the workload, and how long to time.
+struct Timing<'a> {
+    /// Every key inserted.
+    keys: &'a [u64],
+    /// Inserted keys to look up (with repeats when n is small).
+    positives: &'a [u64],
+    /// Distinct never-inserted keys to look up.
+    negatives: &'a [u64],
+    /// Distinct inserted keys to remove.
+    removals: &'a [u64],
+    /// Lookups and inserts are repeated until at least this many operations ran.
+    min_operations: u64,
+    /// What every filter is built for.
+    workload: Workload,
+}
+
+/// ns per operation of `operations` operations that took `start.elapsed()`.
+fn ns_per_op(start: Instant, operations: u64) -> f64 {
+    start.elapsed().as_secs_f64() * 1e9 / operations as f64
+}
+
+impl Timing<'_> {
+    /// One repetition for one filter: (operation, mode, ns per operation),
+    /// one key at a time, then batched when the filter has a batch API.
+    fn measure(&self, entry: &Entry) -> Result<Vec<(Operation, Mode, f64)>, Error> {
+        let mut results = Vec::new();
+        for mode in Mode::ALL {
+            let (op, ns, mut subject) = self.fill(entry, mode)?;
+            results.push((op, mode, ns));
+            for (op, keys) in [
+                (Operation::LookupPositive, self.positives),
+                (Operation::LookupNegative, self.negatives),
+            ] {
+                let passes = self.min_operations.div_ceil(keys.len() as u64).max(1);
+                let start = Instant::now();
+                let mut found = 0;
+                for _ in 0..passes {
+                    found += subject.count_contained(black_box(keys), mode);
+                }
+                black_box(found);
+                results.push((op, mode, ns_per_op(start, passes * keys.len() as u64)));
+            }
+            if let Some(ns) = self.concurrent_insert(entry, mode)? {
+                results.push((Operation::InsertConcurrent, mode, ns));
+            }
+            if mode == Mode::OneKey {
+                let start = Instant::now();
+                if let Some(removed) = subject.remove_keys(self.removals) {
+                    black_box(removed);
+                    let ns = ns_per_op(start, self.removals.len() as u64);
+                    results.push((Operation::Remove, mode, ns));
+                }
+            }
+            if !subject.has_batch_api() {
+                break;
+            }
+        }
+        Ok(results)
+    }
+
+    /// Fills a new filter with every key in `mode` (a static filter: builds
+    /// it), `min_operations` keys at least over as many rounds as that
+    /// takes; the operation, its ns per key, and the last filter.
+    fn fill(&self, entry: &Entry, mode: Mode) -> Result<(Operation, f64, Box<dyn Subject>), Error> {
+        let items = self.keys.len() as u64;
+        let rounds = self.min_operations.div_ceil(items).max(1);
+        let mut elapsed = 0.0;
+        let mut refused = Vec::new();
+        let mut last = None;
+        for _ in 0..rounds {
+            // Drop the previous filter before building the next one.
+            drop(last.take());
+            let (subject, seconds) = match entry.build {
+                Build::Empty(build) => {
+                    let mut fresh = build(&self.workload)?;
+                    refused.clear();
+                    let start = Instant::now();
+                    black_box(fresh.insert_keys(self.keys, mode, &mut refused));
+                    (fresh, start.elapsed().as_secs_f64())
+                }
+                Build::FromKeys(build) => {
+                    let start = Instant::now();
+                    let fresh = build(&self.workload, self.keys)?;
+                    (fresh, start.elapsed().as_secs_f64())
+                }
+            };
+            elapsed += seconds;
+            last = Some(subject);
+        }
+        let op = match entry.build {
+            Build::Empty(_) => Operation::Insert,
+            Build::FromKeys(_) => Operation::Build,
+        };
+        let subject = last.ok_or_else(|| Error::failed("no round ran"))?;
+        Ok((op, elapsed * 1e9 / (rounds * items) as f64, subject))
+    }
+
+    /// Wall-clock ns per key of all cores inserting every key into one new
+    /// filter in `mode`; `None` when it takes no concurrent inserts.
+    fn concurrent_insert(&self, entry: &Entry, mode: Mode) -> Result<Option<f64>, Error> {
+        let Build::Empty(build) = entry.build else {
+            return Ok(None);
+        };
+        if !entry.has(Capability::ConcurrentInserts) {
+            return Ok(None);
+        }
+        let shared = build(&self.workload)?;
+        let start = Instant::now();
+        let new = shared.insert_keys_concurrently(self.keys, insert_threads(), mode);
+        Ok(new.map(|new| {
+            black_box(new);
+            ns_per_op(start, self.keys.len() as u64)
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn medians() {
+        assert_eq!(median(&[1.0]), 1.0);
+        assert_eq!(median(&[1.0, 3.0]), 2.0);
+        assert_eq!(median(&[1.0, 2.0, 10.0]), 2.0);
+    }
+}

@@ -1,0 +1,39 @@
+//! The report's CSV files: the data, one row per measurement.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::error::Error;
+use crate::experiments::measurements::Measurements;
+
+fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> Result<(), Error> {
+    let mut writer = csv::Writer::from_path(path)?;
+    for row in rows {
+        writer.serialize(row)?;
+    }
+    writer.flush()?;
+    Ok(())
+}
+
+/// Writes accuracy.csv, space.csv, speed.csv and capacity.csv into `dir`,
+/// each when its experiment ran.
+///
+/// # Errors
+///
+/// When a file cannot be written.
+pub fn write_all(measured: &Measurements, dir: &Path) -> Result<(), Error> {
+    if !measured.accuracy.is_empty() {
+        write_csv(&dir.join("accuracy.csv"), &measured.accuracy)?;
+    }
+    if !measured.space.is_empty() {
+        write_csv(&dir.join("space.csv"), &measured.space)?;
+    }
+    if let Some(speed) = &measured.speed {
+        write_csv(&dir.join("speed.csv"), &speed.rows)?;
+    }
+    if let Some(capacity) = &measured.capacity {
+        write_csv(&dir.join("capacity.csv"), &capacity.rows)?;
+    }
+    Ok(())
+}

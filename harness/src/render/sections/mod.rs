@@ -1,0 +1,6 @@
+//! The README's measurement sections, one file each.
+
+pub mod accuracy;
+pub mod capacity;
+pub mod space;
+pub mod speed;

@@ -1,0 +1,210 @@
+//! Adding a filter is one registry entry, provably: an entry that only this
+//! test registers appears in every per-filter table, every plot, every CSV
+//! file and the decision guide of a report written by the normal pipeline.
+
+use std::fs;
+use std::path::Path;
+
+use filterlab_bloom::{AtomicBloomFilter, BloomFilter};
+use filterlab_core::{Error, Filter, KeyHasher, RemovableFilter};
+use filterlab_harness::commands::report::{ReportOptions, run_with};
+use filterlab_harness::config::{Preset, RunConfig};
+use filterlab_harness::registry::{self, Build, Capability, Entry, Origin};
+use filterlab_peers::{FilterlabSubject, Mode, Subject, Workload};
+
+use crate::scratch;
+
+const NAME: &str = "ExtraTestFilter";
+
+/// An AtomicBloomFilter under another name. It claims deletes so that it
+/// must show in the guide's "Deletes" row, where no registered filterlab
+/// filter stands: its removal finds nothing and changes nothing, which
+/// keeps it free of false negatives.
+struct Extra(AtomicBloomFilter);
+
+impl Filter for Extra {
+    fn hasher(&self) -> &KeyHasher {
+        self.0.hasher()
+    }
+    fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
+        self.0.insert_hash(hash)
+    }
+    fn contains_hash(&self, hash: u64) -> bool {
+        self.0.contains_hash(hash)
+    }
+    fn insert_hashes(&mut self, hashes: &[u64]) -> Result<usize, Error> {
+        self.0.insert_hashes(hashes)
+    }
+    fn contains_hashes(&self, hashes: &[u64], found: &mut [bool]) {
+        self.0.contains_hashes(hashes, found);
+    }
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+    fn memory_usage(&self) -> usize {
+        self.0.memory_usage()
+    }
+    fn capacity(&self) -> Option<usize> {
+        self.0.capacity()
+    }
+    fn expected_fpp(&self) -> f64 {
+        self.0.expected_fpp()
+    }
+    fn theoretical_fpp(&self, items: u64) -> Option<f64> {
+        self.0.theoretical_fpp(items)
+    }
+}
+
+impl RemovableFilter for Extra {
+    fn remove_hash(&mut self, _hash: u64) -> Result<bool, Error> {
+        Ok(false)
+    }
+}
+
+/// Builds the extra filter as a measured subject: removable, and taking
+/// inserts from several threads.
+fn build_extra(w: &Workload) -> Result<Box<dyn Subject>, filterlab_harness::Error> {
+    let builder = BloomFilter::with_fpp(w.fpp)
+        .expected_items(w.items)
+        .seed(w.seed);
+    let subject = FilterlabSubject::new(Extra(builder.build_atomic()?))
+        .removable()
+        .concurrent(|extra, keys, mode| match mode {
+            Mode::OneKey => keys.iter().filter(|key| extra.0.insert(*key)).count(),
+            Mode::Batched => extra.0.insert_many(keys),
+        });
+    Ok(subject.boxed())
+}
+
+/// The one entry the extra filter needs.
+fn extra_entry() -> Entry {
+    let what = "an AtomicBloomFilter under another name, registered by a test";
+    let theory = "exact: the standard Bloom formula with its m and k";
+    Entry::new(
+        NAME,
+        Origin::Filterlab,
+        "test",
+        what,
+        theory,
+        Build::Empty(build_extra),
+    )
+    .can(&[Capability::Deletes, Capability::ConcurrentInserts])
+}
+
+/// The Markdown tables of `text`, each as its lines.
+fn tables(text: &str) -> Vec<Vec<&str>> {
+    let mut tables: Vec<Vec<&str>> = Vec::new();
+    let mut previous_was_row = false;
+    for line in text.lines() {
+        let is_row = line.starts_with('|');
+        if is_row && !previous_was_row {
+            tables.push(Vec::new());
+        }
+        if let Some(table) = tables.last_mut().filter(|_| is_row) {
+            table.push(line);
+        }
+        previous_was_row = is_row;
+    }
+    tables
+}
+
+/// The row of `table` whose first cell is `first`.
+fn row<'a>(table: &[&'a str], first: &str) -> Option<&'a str> {
+    table.iter().copied().find(|line| {
+        line.trim_start_matches('|')
+            .split('|')
+            .next()
+            .is_some_and(|cell| cell.trim() == first)
+    })
+}
+
+fn files_ending(dir: &Path, suffix: &str) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(suffix))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn an_extra_entry_appears_in_every_table_plot_and_the_guide() {
+    let out = scratch("extra-filter");
+    let mut entries = registry::registry();
+    entries.push(extra_entry());
+    let options = ReportOptions {
+        out: out.clone(),
+        config: RunConfig::preset(Preset::Tiny, 5, 2),
+        filters: Vec::new(),
+        quiet: true,
+        command_line: "filterlab report --tiny (extra_filter test)".to_owned(),
+    };
+    let summary = run_with(entries, &options).unwrap();
+    assert_eq!(summary.out, out);
+    let readme = fs::read_to_string(out.join("README.md")).unwrap();
+    let tables = tables(&readme);
+
+    // Every per-filter table has a row for it; the speed tables one for
+    // each mode, since it has a batch API.
+    let per_filter: Vec<&Vec<&str>> = tables
+        .iter()
+        .filter(|t| t[0].starts_with("| filter |"))
+        .collect();
+    // Accuracy: measured FPP, agreement, every row; space; speed: insert,
+    // concurrent insert, positive and negative lookup, remove; capacity; the filters.
+    assert_eq!(per_filter.len(), 11, "{readme}");
+    for table in &per_filter {
+        let found = row(table, NAME).or_else(|| row(table, &format!("**{NAME}**")));
+        assert!(found.is_some(), "{NAME} missing from\n{}", table.join("\n"));
+    }
+    // The speed tables, in order: insert, concurrent insert, positive and
+    // negative lookup (each with a batched row), remove (one key at a time).
+    let speed: Vec<&&Vec<&str>> = per_filter
+        .iter()
+        .filter(|t| t[0].contains("n = 10^4"))
+        .collect();
+    assert_eq!(speed.len(), 5, "{readme}");
+    for (index, table) in speed.iter().enumerate() {
+        let batched = row(table, &format!("{NAME} (batched)"));
+        assert_eq!(batched.is_some(), index < 4, "{}", table.join("\n"));
+    }
+
+    // The guide: the rows of its capabilities name it.
+    let guide = &tables[0];
+    for need in ["Deletes", "Inserts from several threads"] {
+        let line = row(guide, need).unwrap_or_else(|| panic!("no `{need}` row"));
+        assert!(line.contains(&format!("**{NAME}**")), "{line}");
+    }
+    assert!(
+        !row(guide, "Deletes")
+            .unwrap()
+            .contains("No filterlab filter")
+    );
+
+    // Every plot has it in its legend (and the speed plots its batched line).
+    let plots = files_ending(&out, ".svg");
+    assert_eq!(plots.len(), 8, "{plots:?}");
+    for plot in &plots {
+        let svg = fs::read_to_string(out.join(plot)).unwrap();
+        // plotters writes each legend label on a line of its own.
+        let labelled = |label: &str| svg.lines().any(|line| line.trim() == label);
+        assert!(labelled(NAME), "{plot} lacks {NAME}");
+        if plot.starts_with("speed_") && plot != "speed_remove.svg" {
+            assert!(labelled(&format!("{NAME} (batched)")), "{plot}");
+        }
+    }
+
+    // Every CSV file has its rows.
+    let csvs = files_ending(&out, ".csv");
+    assert_eq!(csvs.len(), 4, "{csvs:?}");
+    for csv in &csvs {
+        let text = fs::read_to_string(out.join(csv)).unwrap();
+        assert!(text.contains(&format!("\n{NAME},filterlab,")), "{csv}");
+    }
+    fs::remove_dir_all(&out).unwrap();
+}

@@ -1,0 +1,343 @@
+//! [`FilterlabSubject`]: any filterlab [`Filter`] as a [`Subject`], through
+//! the trait alone.
+
+use filterlab_core::{BATCH, Error, Filter, KeyHasher, RemovableFilter};
+
+use crate::subject::{Mode, Subject, Theory};
+
+/// Inserts keys into a filter through a shared reference, in a [`Mode`]
+/// (e.g. `AtomicBloomFilter::insert` key by key, or its batched
+/// `insert_many`); returns how many were new.
+pub type SharedInsert<F> = fn(&F, &[u64], Mode) -> usize;
+
+/// Spreads keys over threads that each call a [`SharedInsert`].
+type Spread<F> = fn(&F, &[u64], usize, Mode, SharedInsert<F>) -> u64;
+
+/// Removes one pre-hashed key.
+type Remove<F> = fn(&mut F, u64) -> Result<bool, Error>;
+
+/// A filterlab filter as a [`Subject`]. Keys are hashed with the filter's
+/// own hasher; [`Mode::OneKey`] goes through `insert_hash` / `contains_hash`,
+/// [`Mode::Batched`] through `insert_hashes` / `contains_hashes`. The
+/// theory is the filter's `theoretical_fpp` (exact), the fill-conditional
+/// FPP its `expected_fpp`.
+///
+/// Removal and concurrent inserts are opt-in: [`removable`](Self::removable)
+/// for a [`RemovableFilter`], [`concurrent`](Self::concurrent) with the
+/// filter's shared-reference insert.
+pub struct FilterlabSubject<F> {
+    filter: F,
+    remove: Option<Remove<F>>,
+    concurrent: Option<(SharedInsert<F>, Spread<F>)>,
+}
+
+impl<F: Filter + 'static> FilterlabSubject<F> {
+    /// Wraps `filter`.
+    pub fn new(filter: F) -> Self {
+        Self {
+            filter,
+            remove: None,
+            concurrent: None,
+        }
+    }
+
+    /// Measures removal too.
+    #[must_use]
+    pub fn removable(mut self) -> Self
+    where
+        F: RemovableFilter,
+    {
+        self.remove = Some(<F as RemovableFilter>::remove_hash);
+        self
+    }
+
+    /// Measures inserts from several threads into the one filter too, each
+    /// thread calling `insert` on its share of the keys.
+    #[must_use]
+    pub fn concurrent(mut self, insert: SharedInsert<F>) -> Self
+    where
+        F: Sync,
+    {
+        self.concurrent = Some((insert, insert_from_threads::<F>));
+        self
+    }
+
+    /// As a boxed subject.
+    pub fn boxed(self) -> Box<dyn Subject> {
+        Box::new(self)
+    }
+}
+
+/// Inserts `keys` into `filter` from `threads` scoped threads, each a
+/// contiguous share.
+fn insert_from_threads<F: Sync>(
+    filter: &F,
+    keys: &[u64],
+    threads: usize,
+    mode: Mode,
+    insert: SharedInsert<F>,
+) -> u64 {
+    let share = keys.len().div_ceil(threads.max(1)).max(1);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = keys
+            .chunks(share)
+            .map(|part| scope.spawn(move || insert(filter, part, mode) as u64))
+            .collect();
+        workers
+            .into_iter()
+            .map(|worker| {
+                worker
+                    .join()
+                    .unwrap_or_else(|p| std::panic::resume_unwind(p))
+            })
+            .sum()
+    })
+}
+
+/// The hashes of `chunk` (at most [`BATCH`] keys), in `buffer`.
+fn hash_chunk<'a>(hasher: &KeyHasher, chunk: &[u64], buffer: &'a mut [u64; BATCH]) -> &'a [u64] {
+    let hashes = &mut buffer[..chunk.len()];
+    for (hash, key) in hashes.iter_mut().zip(chunk) {
+        *hash = hasher.hash(key);
+    }
+    hashes
+}
+
+impl<F: Filter> FilterlabSubject<F> {
+    /// Inserts one chunk of at most [`BATCH`] keys through `insert_hashes`.
+    fn insert_batch(&mut self, chunk: &[u64], offset: usize, refused: &mut Vec<usize>) -> u64 {
+        let mut buffer = [0u64; BATCH];
+        let hashes = hash_chunk(self.filter.hasher(), chunk, &mut buffer);
+        let before = self.filter.len();
+        if let Ok(new) = self.filter.insert_hashes(hashes) {
+            return new as u64;
+        }
+        // The batch stopped at a refused key. Redo it key by key to learn
+        // which keys were refused: a key the filter already reports present
+        // is not inserted again, so the keys before the refusal are
+        // unchanged, and `len` counts the new ones.
+        for (position, &hash) in hashes.iter().enumerate() {
+            if self.filter.insert_hash(hash).is_err() {
+                refused.push(offset + position);
+            }
+        }
+        self.filter.len().saturating_sub(before) as u64
+    }
+}
+
+impl<F: Filter> Subject for FilterlabSubject<F> {
+    fn has_batch_api(&self) -> bool {
+        true
+    }
+
+    fn insert_keys(&mut self, keys: &[u64], mode: Mode, refused: &mut Vec<usize>) -> u64 {
+        match mode {
+            Mode::OneKey => {
+                let hasher = *self.filter.hasher();
+                let mut new = 0;
+                for (position, key) in keys.iter().enumerate() {
+                    match self.filter.insert_hash(hasher.hash(key)) {
+                        Ok(fresh) => new += u64::from(fresh),
+                        Err(_) => refused.push(position),
+                    }
+                }
+                new
+            }
+            Mode::Batched => keys
+                .chunks(BATCH)
+                .enumerate()
+                .map(|(index, chunk)| self.insert_batch(chunk, index * BATCH, refused))
+                .sum(),
+        }
+    }
+
+    fn count_contained(&self, keys: &[u64], mode: Mode) -> u64 {
+        let hasher = *self.filter.hasher();
+        match mode {
+            Mode::OneKey => keys
+                .iter()
+                .filter(|key| self.filter.contains_hash(hasher.hash(*key)))
+                .count() as u64,
+            Mode::Batched => {
+                let mut buffer = [0u64; BATCH];
+                let mut found = [false; BATCH];
+                let mut count = 0;
+                for chunk in keys.chunks(BATCH) {
+                    let hashes = hash_chunk(&hasher, chunk, &mut buffer);
+                    let found = &mut found[..chunk.len()];
+                    self.filter.contains_hashes(hashes, found);
+                    count += found.iter().filter(|&&hit| hit).count() as u64;
+                }
+                count
+            }
+        }
+    }
+
+    fn remove_keys(&mut self, keys: &[u64]) -> Option<u64> {
+        let remove = self.remove?;
+        let hasher = *self.filter.hasher();
+        let removed = keys
+            .iter()
+            .filter(|key| remove(&mut self.filter, hasher.hash(*key)).unwrap_or(false))
+            .count();
+        Some(removed as u64)
+    }
+
+    fn insert_keys_concurrently(&self, keys: &[u64], threads: usize, mode: Mode) -> Option<u64> {
+        let (insert, spread) = self.concurrent?;
+        Some(spread(&self.filter, keys, threads, mode, insert))
+    }
+
+    fn clear(&mut self) -> bool {
+        self.filter.clear();
+        true
+    }
+
+    fn memory_usage(&self) -> usize {
+        self.filter.memory_usage()
+    }
+
+    fn theory(&self, items: u64) -> Option<Theory> {
+        self.filter.theoretical_fpp(items).map(Theory::Exact)
+    }
+
+    fn fill_fpp(&self) -> Option<f64> {
+        Some(self.filter.expected_fpp())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+    use std::sync::Mutex;
+
+    use filterlab_core::ErrorKind;
+    use filterlab_core::keys::insert_key;
+
+    use super::*;
+
+    /// Stores key hashes exactly, up to a capacity; deletes.
+    struct ExactSet {
+        hashes: Mutex<BTreeSet<u64>>,
+        hasher: KeyHasher,
+        capacity: usize,
+    }
+
+    impl ExactSet {
+        fn new(capacity: usize) -> Self {
+            Self {
+                hashes: Mutex::new(BTreeSet::new()),
+                hasher: KeyHasher::new(3),
+                capacity,
+            }
+        }
+
+        fn insert_shared(&self, keys: &[u64], _mode: Mode) -> usize {
+            let mut hashes = self.hashes.lock().unwrap();
+            keys.iter()
+                .filter(|key| hashes.insert(self.hasher.hash(*key)))
+                .count()
+        }
+    }
+
+    impl Filter for ExactSet {
+        fn hasher(&self) -> &KeyHasher {
+            &self.hasher
+        }
+        fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
+            let hashes = self.hashes.get_mut().unwrap();
+            if !hashes.contains(&hash) && hashes.len() == self.capacity {
+                return Err(Error::new(ErrorKind::Full, "full"));
+            }
+            Ok(hashes.insert(hash))
+        }
+        fn contains_hash(&self, hash: u64) -> bool {
+            self.hashes.lock().unwrap().contains(&hash)
+        }
+        fn len(&self) -> usize {
+            self.hashes.lock().unwrap().len()
+        }
+        fn clear(&mut self) {
+            self.hashes.get_mut().unwrap().clear();
+        }
+        fn memory_usage(&self) -> usize {
+            8 * self.capacity
+        }
+        fn capacity(&self) -> Option<usize> {
+            Some(self.capacity)
+        }
+        fn expected_fpp(&self) -> f64 {
+            0.0
+        }
+        fn theoretical_fpp(&self, _: u64) -> Option<f64> {
+            Some(0.0)
+        }
+    }
+
+    impl RemovableFilter for ExactSet {
+        fn remove_hash(&mut self, hash: u64) -> Result<bool, Error> {
+            Ok(self.hashes.get_mut().unwrap().remove(&hash))
+        }
+    }
+
+    fn keys(count: u64) -> Vec<u64> {
+        (0..count).map(|i| insert_key(3, i)).collect()
+    }
+
+    /// A set of `capacity` offered 1000 keys in `mode`: the subject, the
+    /// keys, how many were new and the refused positions.
+    fn offered(capacity: usize, mode: Mode) -> (Box<dyn Subject>, Vec<u64>, u64, Vec<usize>) {
+        let mut subject = FilterlabSubject::new(ExactSet::new(capacity)).boxed();
+        let keys = keys(1000);
+        let mut refused = Vec::new();
+        let new = subject.insert_keys(&keys, mode, &mut refused);
+        (subject, keys, new, refused)
+    }
+
+    #[test]
+    fn both_modes_insert_and_find_the_same_keys() {
+        for mode in Mode::ALL {
+            let (mut subject, keys, new, mut refused) = offered(1000, mode);
+            assert_eq!((new, refused.len()), (1000, 0));
+            assert_eq!(subject.insert_keys(&keys[..10], mode, &mut refused), 0);
+            for lookup in Mode::ALL {
+                assert_eq!(subject.count_contained(&keys, lookup), 1000);
+            }
+            assert_eq!(subject.theory(1000), Some(Theory::Exact(0.0)));
+            assert_eq!(subject.remove_keys(&keys), None);
+            assert!(subject.clear());
+            assert_eq!(subject.count_contained(&keys, mode), 0);
+        }
+    }
+
+    #[test]
+    fn refused_keys_are_reported_by_position_in_both_modes() {
+        for mode in Mode::ALL {
+            let (subject, keys, new, refused) = offered(600, mode);
+            assert_eq!(new, 600);
+            assert_eq!(refused, (600..1000).collect::<Vec<_>>(), "{mode:?}");
+            assert_eq!(subject.count_contained(&keys[..600], mode), 600);
+        }
+    }
+
+    #[test]
+    fn removal_and_concurrent_inserts_are_opt_in() {
+        let keys = keys(1000);
+        let make = || {
+            FilterlabSubject::new(ExactSet::new(1000))
+                .removable()
+                .concurrent(ExactSet::insert_shared)
+        };
+        for mode in Mode::ALL {
+            assert_eq!(make().insert_keys_concurrently(&keys, 3, mode), Some(1000));
+        }
+        let subject = make();
+        subject.insert_keys_concurrently(&keys, 2, Mode::OneKey);
+        let mut subject = subject.boxed();
+        assert_eq!(subject.count_contained(&keys, Mode::Batched), 1000);
+        assert_eq!(subject.remove_keys(&keys[..400]), Some(400));
+        assert_eq!(subject.count_contained(&keys, Mode::OneKey), 600);
+        let plain = FilterlabSubject::new(ExactSet::new(10)).boxed();
+        assert_eq!(plain.insert_keys_concurrently(&keys, 2, Mode::OneKey), None);
+    }
+}

@@ -11,6 +11,7 @@
 
 mod blocked;
 mod bloom;
+mod cuckoo;
 mod stats;
 
 pub use blocked::{
@@ -19,6 +20,10 @@ pub use blocked::{
 pub use bloom::{
     bloom_estimate_items, bloom_fpp_classic, bloom_fpp_exact, bloom_fpp_given_fill,
     bloom_optimal_bits, bloom_optimal_hashes,
+};
+pub use cuckoo::{
+    cuckoo_compound_fpp, cuckoo_fingerprint_bits, cuckoo_fpp, cuckoo_fpp_given_occupancy,
+    cuckoo_usable_fingerprints,
 };
 pub use stats::{normal_quantile, queries_for, wilson_interval};
 

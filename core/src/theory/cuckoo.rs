@@ -35,7 +35,7 @@ fn match_probability(fingerprint_bits: u32) -> f64 {
 ///
 /// With q = 1/(2^f − 1) and a query's buckets independent and uniform,
 /// the chance that none of its two buckets' occupied slots matches is the
-/// square of A = Σ_k occupancy[k]·(1 − q)^k / B, the mean over the table's
+/// square of A = Σₖ `occupancy[k]`·(1 − q)^k / B, the mean over the table's
 /// B buckets of (1 − q)^(occupied slots), so the FPP is 1 − A²: the average
 /// of 1 − (1 − q)^(occupied slots of both buckets) over every pair of
 /// buckets, exact for this table under the module's independence

@@ -246,7 +246,7 @@ mod tests {
         let p = cuckoo_compound_fpp([0.1, 0.2, 0.3]);
         assert!((p - (1.0 - 0.9 * 0.8 * 0.7)).abs() < 1e-15 && p <= 0.6);
         assert_eq!(cuckoo_usable_fingerprints(4), 15.0);
-        // Fan et al.'s rule f ≥ log2(2b/p) is conservative by about a bit at 95%.
+        // Never more than Fan et al.'s rule f = ⌈log2(2b/p)⌉ (equal at these targets).
         for p in [1e-2, 1e-3, 1e-4, 1e-6] {
             let bits = cuckoo_fingerprint_bits(p, 4, 0.95, 4, 32).unwrap();
             assert!(cuckoo_fpp(bits, 4, 0.95) <= p);

@@ -2,7 +2,8 @@
 //! 12-bit fingerprints sized for 95% load (about 16 MiB, past the caches),
 //! then lookups of inserted and never-inserted keys and removals, one key
 //! at a time and batched (`insert_many`, `contains_many`). Not a
-//! benchmark: a figure to quote beside the criterion benches.
+//! benchmark: a figure to quote beside the criterion benches. On Linux it
+//! also prints the time the thread was on a CPU, for shared machines.
 //!
 //! `cargo run --release -p filterlab-cuckoo --example speed [-- items]`
 
@@ -12,11 +13,22 @@ use std::time::Instant;
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_cuckoo::{CuckooFilter, Filter, RemovableFilter};
 
+/// Nanoseconds this thread has run on a CPU (Linux), so that a figure
+/// taken on a machine shared with other work is not inflated by the time
+/// the thread waited for a core; `None` elsewhere.
+fn cpu_ns() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    stat.split_whitespace().next()?.parse().ok()
+}
+
 fn time(label: &str, items: u64, run: impl FnOnce() -> usize) {
-    let start = Instant::now();
+    let (start, cpu_start) = (Instant::now(), cpu_ns());
     let answer = black_box(run());
-    let ns = start.elapsed().as_nanos() as f64 / items as f64;
-    println!("{label:<40} {ns:>7.1} ns/key   ({answer})");
+    let wall = start.elapsed().as_nanos() as f64 / items as f64;
+    let cpu = cpu_ns()
+        .zip(cpu_start)
+        .map_or(f64::NAN, |(end, start)| (end - start) as f64 / items as f64);
+    println!("{label:<40} {wall:>7.1} ns/key wall {cpu:>7.1} on CPU   ({answer})");
 }
 
 fn main() -> Result<(), filterlab_cuckoo::Error> {
@@ -53,26 +65,22 @@ fn main() -> Result<(), filterlab_cuckoo::Error> {
         batched.insert_many(&present).unwrap()
     });
     assert!(batched == filter);
-    time("lookup present, one by one", items, || {
-        present.iter().filter(|key| filter.contains(*key)).count()
-    });
-    time("lookup absent, one by one", items, || {
-        absent.iter().filter(|key| filter.contains(*key)).count()
-    });
-    time("lookup present, batched (contains_many)", items, || {
-        filter
-            .contains_many(&present)
-            .iter()
-            .filter(|&&hit| hit)
-            .count()
-    });
-    time("lookup absent, batched (contains_many)", items, || {
-        filter
-            .contains_many(&absent)
-            .iter()
-            .filter(|&&hit| hit)
-            .count()
-    });
+    for (which, keys) in [("present", &present), ("absent", &absent)] {
+        time(&format!("lookup {which}, one by one"), items, || {
+            keys.iter().filter(|key| filter.contains(*key)).count()
+        });
+        time(
+            &format!("lookup {which}, batched (contains_many)"),
+            items,
+            || {
+                filter
+                    .contains_many(keys)
+                    .iter()
+                    .filter(|&&hit| hit)
+                    .count()
+            },
+        );
+    }
     time("remove, one by one", items, || {
         present
             .iter()

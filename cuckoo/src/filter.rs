@@ -464,7 +464,8 @@ impl Filter for CuckooFilter {
     /// table (newest first, skipping keys already found).
     fn contains_hashes(&self, hashes: &[u64], found: &mut [bool]) {
         let lanes = self.lanes;
-        let found = &mut found[..hashes.len()];
+        let count = hashes.len().min(found.len());
+        let (hashes, found) = (&hashes[..count], &mut found[..count]);
         found.fill(false);
         let prefetching = self.prefetching();
         for table in self.tables.iter().rev() {

@@ -76,7 +76,14 @@ impl Lanes {
     #[inline]
     pub(crate) fn find(self, bucket: u128, fingerprint: u64) -> Option<u32> {
         let flags = self.zero_lanes(bucket ^ (u128::from(fingerprint) * self.low));
-        (flags != 0).then(|| flags.trailing_zeros() / self.bits)
+        // The lowest flag is bit jf + f − 1 of lane j: count the lane
+        // boundaries below it instead of dividing by f.
+        let at = flags.trailing_zeros();
+        (flags != 0).then(|| {
+            u32::from(at >= self.bits)
+                + u32::from(at >= 2 * self.bits)
+                + u32::from(at >= 3 * self.bits)
+        })
     }
 
     /// The fingerprint in `slot` of `bucket`.

@@ -193,19 +193,24 @@ fn contradicting_headers_are_refused() {
         CuckooFilter::from_bytes(&edited).unwrap_err().kind()
     };
     let header = ErrorKind::InvalidHeader;
-    assert_eq!(edit(0, 8), header, "slots per bucket");
-    assert_eq!(edit(1, 33), header, "fingerprint bits");
-    assert_eq!(edit(2, 0), header, "buckets");
-    assert_eq!(edit(2, 11), ErrorKind::LengthMismatch, "buckets vs payload");
-    assert_eq!(edit(3, 0), header, "max kicks");
-    assert_eq!(edit(4, 0), header, "no growth but 4 tables allowed");
-    assert_eq!(edit(5, 1), header, "growth with at most 1 table");
-    assert_eq!(edit(6, 0), header, "zero tables");
-    assert_eq!(edit(6, 5), header, "more tables than allowed");
-    assert_eq!(edit(6, 2), ErrorKind::LengthMismatch, "tables vs payload");
-    assert_eq!(edit(7, 10), header, "memory limit below the tables");
-    assert_eq!(edit(8, 41), header, "capacity over the slots");
-    assert_eq!(edit(9, 2f64.to_bits()), header, "target FPP");
+    let length = ErrorKind::LengthMismatch;
+    for (index, value, kind, why) in [
+        (0, 8, header, "slots per bucket"),
+        (1, 33, header, "fingerprint bits"),
+        (2, 0, header, "buckets"),
+        (2, 11, length, "buckets vs payload"),
+        (3, 0, header, "max kicks"),
+        (4, 0, header, "no growth but 4 tables allowed"),
+        (5, 1, header, "growth with at most 1 table"),
+        (6, 0, header, "zero tables"),
+        (6, 5, header, "more tables than allowed"),
+        (6, 2, length, "tables vs payload"),
+        (7, 10, header, "memory limit below the tables"),
+        (8, 41, header, "capacity over the slots"),
+        (9, 2f64.to_bits(), header, "target FPP"),
+    ] {
+        assert_eq!(edit(index, value), kind, "{why}");
+    }
     // The item counter must equal the fingerprints held.
     for items in [0u64, 2, 41, u64::MAX] {
         let mut edited = bytes.clone();

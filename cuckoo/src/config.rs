@@ -39,8 +39,10 @@ pub struct Growth {
     pub max_tables: u32,
 }
 
-/// Everything that decides where a key's fingerprint goes and when an
-/// insert is refused: [`Persist::read_from_expecting`](filterlab_core::Persist::read_from_expecting)
+/// Everything that decides where a key's fingerprint goes and how the
+/// filter behaves when full (the memory limit, a resource setting like a
+/// reader's payload limit, is not part of it):
+/// [`Persist::read_from_expecting`](filterlab_core::Persist::read_from_expecting)
 /// only accepts a file whose configuration equals the caller's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CuckooConfig {

@@ -129,7 +129,8 @@ impl CuckooFilter {
         if self.contains_hash(hash) {
             return Ok(false);
         }
-        self.add_absent(hash)?;
+        let (place, slots, _) = self.probe(self.tables.len() - 1, hash);
+        self.add_absent(hash, place, slots)?;
         self.len += 1;
         Ok(true)
     }
@@ -248,20 +249,56 @@ impl CuckooFilter {
             .collect()
     }
 
-    /// Places a fingerprint in `table`, evicting and relocating others for
-    /// at most `max_kicks` steps; when that fails, retraces the walk so the
-    /// table is exactly as before, and returns `false`.
-    fn place(&mut self, index: usize, hash: u64) -> bool {
+    /// Reads the key's two buckets in table `index`: its place, the two
+    /// buckets' slots, and whether its fingerprint is in either.
+    #[inline]
+    fn probe(&self, index: usize, hash: u64) -> (Place, [u128; 2], bool) {
+        let table = &self.tables[index];
+        let place = table.place(self.lanes, hash);
+        let slots = [
+            table.bucket(self.lanes, place.first),
+            table.bucket(self.lanes, place.second),
+        ];
+        let found = self.lanes.holds(slots[0], place.fingerprint)
+            | self.lanes.holds(slots[1], place.fingerprint);
+        (place, slots, found)
+    }
+
+    /// Stores the key's fingerprint in table `index`, whose two buckets
+    /// were just read as `slots`: in a free slot of either, else by kicks.
+    #[inline]
+    fn store(&mut self, index: usize, hash: u64, place: Place, slots: [u128; 2]) -> bool {
+        let lanes = self.lanes;
+        let table = &mut self.tables[index];
+        for (bucket, slots) in [(place.first, slots[0]), (place.second, slots[1])] {
+            if let Some(slot) = lanes.find(slots, 0) {
+                table.swap(lanes, bucket, slot, place.fingerprint);
+                return true;
+            }
+        }
+        self.kick(index, hash, place, slots)
+    }
+
+    /// Places a fingerprint whose two buckets (`slots`) are full. First one
+    /// breadth-first step: a resident fingerprint whose other bucket has a
+    /// free slot moves there and makes room (the eight other buckets are
+    /// read independently, so their cache misses overlap). Else a random
+    /// walk of at most `max_kicks` evictions; when that fails, the walk is
+    /// retraced so the table is exactly as before, and `false` returned.
+    fn kick(&mut self, index: usize, hash: u64, place: Place, slots: [u128; 2]) -> bool {
         let (lanes, max_kicks) = (self.lanes, self.max_kicks);
         let table = &mut self.tables[index];
-        let place = table.place(lanes, hash);
-        if table.put(lanes, place.first, place.fingerprint)
-            || table.put(lanes, place.second, place.fingerprint)
-        {
-            return true;
+        let buckets = table.buckets();
+        for (bucket, slots) in [(place.first, slots[0]), (place.second, slots[1])] {
+            for slot in 0..SLOTS {
+                let resident = lanes.slot(slots, slot);
+                if table.put(lanes, alternate(buckets, bucket, resident), resident) {
+                    table.swap(lanes, bucket, slot, place.fingerprint);
+                    return true;
+                }
+            }
         }
         let kicks = Kicks(hash);
-        let buckets = table.buckets();
         let mut bucket = if kicks.start_from_second() {
             place.second
         } else {
@@ -285,16 +322,18 @@ impl CuckooFilter {
         false
     }
 
-    /// Inserts a key no table matches: into the newest table, or a new one.
-    fn add_absent(&mut self, hash: u64) -> Result<(), Error> {
+    /// Inserts a key no table matches, whose buckets in the newest table
+    /// were read as `slots`: there, or in a new sub-table.
+    fn add_absent(&mut self, hash: u64, place: Place, slots: [u128; 2]) -> Result<(), Error> {
         let newest = self.tables.len() - 1;
-        if self.place(newest, hash) {
+        if self.store(newest, hash, place, slots) {
             return Ok(());
         }
         self.grow()?;
         // A new table is empty: the key's first bucket has a free slot.
-        let placed = self.place(newest + 1, hash);
-        debug_assert!(placed);
+        let (place, slots, _) = self.probe(newest + 1, hash);
+        let stored = self.store(newest + 1, hash, place, slots);
+        debug_assert!(stored);
         Ok(())
     }
 
@@ -420,20 +459,28 @@ impl Filter for CuckooFilter {
     /// (more than 2·4 copies of a key in its two buckets, or its table
     /// full). The filter is exactly as before: nothing is ever dropped.
     fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
-        if let Some(index) = self.first_match(hash) {
-            if !self.place(index, hash) {
-                return Err(Error::new(
-                    ErrorKind::Full,
-                    format!(
-                        "the key is present in sub-table {index}, which has no slot for another copy within {} kicks",
-                        self.max_kicks
-                    ),
-                ));
+        let newest = self.tables.len() - 1;
+        // Each table's two buckets are read once: to test for the key, and
+        // to store it when this is the table it goes to.
+        for index in 0..=newest {
+            let (place, slots, found) = self.probe(index, hash);
+            if found {
+                if !self.store(index, hash, place, slots) {
+                    return Err(Error::new(
+                        ErrorKind::Full,
+                        format!(
+                            "the key is present in sub-table {index}, which has no slot for another copy within {} kicks",
+                            self.max_kicks
+                        ),
+                    ));
+                }
+                self.len += 1;
+                return Ok(false);
             }
-            self.len += 1;
-            return Ok(false);
+            if index == newest {
+                self.add_absent(hash, place, slots)?;
+            }
         }
-        self.add_absent(hash)?;
         self.len += 1;
         Ok(true)
     }

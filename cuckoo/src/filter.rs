@@ -384,13 +384,6 @@ impl CuckooFilter {
         Ok(())
     }
 
-    /// The first table, oldest first, in which `hash` matches.
-    fn first_match(&self, hash: u64) -> Option<usize> {
-        self.tables
-            .iter()
-            .position(|table| table.holds(self.lanes, table.place(self.lanes, hash)))
-    }
-
     /// Prefetches the key's two buckets in every table.
     #[inline]
     fn prefetch(&self, hash: u64) {
@@ -589,14 +582,22 @@ impl RemovableFilter for CuckooFilter {
     /// inserted): removing a key that merely tests positive removes another
     /// key's fingerprint, which can then be reported absent.
     fn remove_hash(&mut self, hash: u64) -> Result<bool, Error> {
-        let Some(index) = self.first_match(hash) else {
-            return Ok(false);
-        };
-        let table = &mut self.tables[index];
-        let taken = table.take(self.lanes, table.place(self.lanes, hash));
-        debug_assert!(taken);
-        self.len -= 1;
-        Ok(true)
+        let lanes = self.lanes;
+        for index in 0..self.tables.len() {
+            let (place, slots, found) = self.probe(index, hash);
+            if found {
+                let table = &mut self.tables[index];
+                for (bucket, slots) in [(place.first, slots[0]), (place.second, slots[1])] {
+                    if let Some(slot) = lanes.find(slots, place.fingerprint) {
+                        table.swap(lanes, bucket, slot, 0);
+                        break;
+                    }
+                }
+                self.len -= 1;
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 }
 

@@ -280,18 +280,6 @@ impl Table {
         }
     }
 
-    /// Empties one slot holding the key's fingerprint, in its first bucket
-    /// if it is there; whether one was found.
-    pub(crate) fn take(&mut self, lanes: Lanes, place: Place) -> bool {
-        for bucket in [place.first, place.second] {
-            if let Some(slot) = lanes.find(self.bucket(lanes, bucket), place.fingerprint) {
-                self.swap(lanes, bucket, slot, 0);
-                return true;
-            }
-        }
-        false
-    }
-
     /// Slots holding the key's fingerprint in its two buckets (once when
     /// the two are the same bucket).
     pub(crate) fn count(&self, lanes: Lanes, place: Place) -> u32 {

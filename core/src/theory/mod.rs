@@ -12,6 +12,7 @@
 mod blocked;
 mod bloom;
 mod bounds;
+mod cuckoo;
 mod stats;
 mod support;
 
@@ -23,5 +24,9 @@ pub use bloom::{
     bloom_optimal_bits, bloom_optimal_hashes,
 };
 pub use bounds::{hash_bits_needed, lower_bound_bits_per_item};
+pub use cuckoo::{
+    cuckoo_compound_fpp, cuckoo_fingerprint_bits, cuckoo_fpp, cuckoo_fpp_given_occupancy,
+    cuckoo_usable_fingerprints,
+};
 pub use stats::{normal_quantile, queries_for, wilson_interval};
 pub use support::{MAX_EXACT_BLOCK_BITS, MAX_EXACT_HASHES};

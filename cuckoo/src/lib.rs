@@ -1,0 +1,21 @@
+#![doc = include_str!("../README.md")]
+// `unsafe` only in `arch`, for the prefetch hint; its block states why it is sound.
+#![deny(unsafe_code)]
+
+mod arch;
+mod config;
+mod filter;
+mod persist;
+mod sizing;
+mod table;
+
+pub use config::{
+    CuckooBuilder, CuckooConfig, DEFAULT_MAX_KICKS, DEFAULT_MAX_TABLES, Growth, LOAD_TARGET,
+    MAX_EXPANSION, MAX_KICKS, MAX_MEMORY_LIMIT, MAX_TABLES,
+};
+pub use filter::CuckooFilter;
+pub use filterlab_core::sizing::human_bytes;
+pub use filterlab_core::{
+    Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Persist, RemovableFilter, ViaHash,
+};
+pub use sizing::{CuckooSizing, FingerprintChoice};

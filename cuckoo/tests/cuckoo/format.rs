@@ -1,0 +1,296 @@
+//! Parameters, sizing, bad input and the on-disk format.
+
+use filterlab_core::format::{FrameReader, MAX_PARAMS};
+use filterlab_cuckoo::{
+    CuckooFilter, ErrorKind, Filter, FingerprintChoice, Persist, RemovableFilter,
+};
+
+use crate::explicit;
+
+#[test]
+fn bad_parameters_are_typed_errors() {
+    let invalid = ErrorKind::InvalidParameter;
+    for fpp in [
+        0.0,
+        -0.1,
+        1.0,
+        1.5,
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    ] {
+        assert_eq!(
+            CuckooFilter::params(1000, fpp).unwrap_err().kind(),
+            invalid,
+            "{fpp}"
+        );
+    }
+    let kind = |builder: filterlab_cuckoo::CuckooBuilder| builder.build().unwrap_err().kind();
+    assert_eq!(CuckooFilter::params(0, 0.01).unwrap_err().kind(), invalid);
+    assert_eq!(kind(CuckooFilter::with_fpp(0.01)), invalid);
+    assert_eq!(
+        kind(CuckooFilter::with_buckets(0).fingerprint_bits(8)),
+        invalid
+    );
+    assert_eq!(kind(CuckooFilter::with_buckets(100)), invalid);
+    for bits in [0, 1, 3, 33, 64, u32::MAX] {
+        assert_eq!(
+            kind(CuckooFilter::with_buckets(100).fingerprint_bits(bits)),
+            invalid
+        );
+        assert_eq!(
+            kind(
+                CuckooFilter::with_fpp(0.01)
+                    .expected_items(100)
+                    .fingerprint_bits(bits)
+            ),
+            invalid
+        );
+    }
+    let ok = || CuckooFilter::with_buckets(100).fingerprint_bits(8);
+    assert_eq!(kind(ok().expected_items(0)), invalid);
+    assert_eq!(
+        kind(ok().expected_items(401)),
+        invalid,
+        "more items than slots"
+    );
+    assert_eq!(kind(ok().max_kicks(0)), invalid);
+    assert_eq!(kind(ok().max_kicks(65_536)), invalid);
+    assert_eq!(kind(ok().expansion(0)), invalid);
+    assert_eq!(kind(ok().expansion(32_769)), invalid);
+    assert_eq!(kind(ok().expansion(2).max_tables(1)), invalid);
+    assert_eq!(kind(ok().expansion(2).max_tables(257)), invalid);
+    assert_eq!(kind(ok().max_memory(u64::MAX)), invalid);
+    assert!(ok().expected_items(400).max_kicks(1).build().is_ok());
+
+    let too_large = ErrorKind::TooLarge;
+    assert_eq!(
+        CuckooFilter::params(u64::MAX, 0.01).unwrap_err().kind(),
+        too_large
+    );
+    assert_eq!(
+        CuckooFilter::params(u64::MAX, 1e-300).unwrap_err().kind(),
+        too_large
+    );
+    assert_eq!(
+        CuckooFilter::params(1 << 40, 1e-6).unwrap_err().kind(),
+        too_large
+    );
+    assert_eq!(
+        kind(CuckooFilter::with_buckets(u64::MAX).fingerprint_bits(32)),
+        too_large
+    );
+    assert_eq!(
+        kind(CuckooFilter::with_buckets(1 << 62).fingerprint_bits(4)),
+        too_large
+    );
+    let capped = CuckooFilter::with_fpp(0.01)
+        .expected_items(10_000_000)
+        .max_memory(1 << 20);
+    assert_eq!(kind(capped), too_large);
+    // Sizing never allocates: a 40 TiB table is sized, not built.
+    let sizing = CuckooFilter::with_fpp(1e-6)
+        .expected_items(1 << 44)
+        .max_memory(1 << 48)
+        .sizing()
+        .unwrap();
+    assert!(sizing.bytes > 1 << 40);
+}
+
+#[test]
+fn remove_from_empty_and_absent_keys() {
+    let mut filter = explicit(1000, 16, 3);
+    let before = filter.to_bytes();
+    assert!(!filter.remove("nothing").unwrap());
+    assert_eq!(filter.to_bytes(), before);
+    filter.insert("something").unwrap();
+    let before = filter.to_bytes();
+    assert!(!filter.remove("nothing").unwrap());
+    assert_eq!(filter.to_bytes(), before);
+    assert_eq!(filter.count("nothing"), 0);
+}
+
+#[test]
+fn sizing_picks_the_fewest_bits() {
+    for (fpp, bits) in [(1e-2, 10), (1e-3, 13), (1e-4, 17), (1e-6, 23)] {
+        let sizing = CuckooFilter::params(1_000_000, fpp).unwrap();
+        assert_eq!(sizing.fingerprint_bits, bits, "{sizing}");
+        assert_eq!(sizing.fingerprint_choice, FingerprintChoice::FewestBits);
+        assert!(sizing.fpp_at_capacity <= fpp);
+        assert!(sizing.load <= 0.95 && sizing.load > 0.9499);
+        // Not a power of two: 1e6 / (4 · 0.95) rounded up.
+        assert_eq!(sizing.buckets, 263_158);
+        println!("{sizing}");
+    }
+    let report = CuckooFilter::params(10_000_000, 0.001).unwrap().to_string();
+    for needle in [
+        "expected items",
+        "target FPP",
+        "fingerprint bits",
+        "buckets",
+        "load at capacity",
+        "memory",
+        "bits per item",
+        "FPP at capacity",
+        "hash bits",
+    ] {
+        assert!(report.contains(needle), "missing {needle:?} in\n{report}");
+    }
+    // Below what 32-bit fingerprints give at 95%, the load is lowered instead.
+    let tiny = CuckooFilter::params(1000, 1e-10).unwrap();
+    assert_eq!(tiny.fingerprint_bits, 32);
+    assert!(tiny.fpp_at_capacity <= 1e-10 && tiny.load < 0.95);
+    let explicit = CuckooFilter::with_fpp(0.01)
+        .expected_items(1000)
+        .fingerprint_bits(16)
+        .sizing()
+        .unwrap();
+    assert_eq!(explicit.fingerprint_choice, FingerprintChoice::Explicit);
+    assert_eq!(explicit.buckets, 264);
+}
+
+#[test]
+fn config_drift_is_rejected_before_the_payload() {
+    let builder = || CuckooFilter::with_fpp(0.01).expected_items(1000).seed(5);
+    let filter = builder().build().unwrap();
+    let bytes = filter.to_bytes();
+    let same = builder().config().unwrap();
+    assert_eq!(
+        CuckooFilter::read_from_expecting(&bytes[..], &same).unwrap(),
+        filter
+    );
+    for other in [
+        builder().seed(6).config().unwrap(),
+        builder().fingerprint_bits(12).config().unwrap(),
+        builder().max_kicks(100).config().unwrap(),
+        builder().expansion(2).config().unwrap(),
+    ] {
+        let err = CuckooFilter::read_from_expecting(&bytes[..], &other).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::ConfigMismatch);
+        // The header alone is enough to refuse.
+        let err = CuckooFilter::read_from_expecting(&bytes[..140], &other).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::ConfigMismatch);
+    }
+}
+
+/// Headers whose fields contradict each other, resealed with valid
+/// checksums (header and trailer), are refused with the right error.
+#[test]
+fn contradicting_headers_are_refused() {
+    let mut filter = CuckooFilter::with_buckets(10)
+        .fingerprint_bits(12)
+        .expansion(2)
+        .max_tables(4)
+        .build()
+        .unwrap();
+    filter.insert("x").unwrap();
+    let bytes = filter.to_bytes();
+    let param = |index: usize| 40 + 8 * index;
+    let edit = |index: usize, value: u64| {
+        let mut edited = bytes.clone();
+        edited[param(index)..param(index) + 8].copy_from_slice(&value.to_le_bytes());
+        reseal(&mut edited);
+        CuckooFilter::from_bytes(&edited).unwrap_err().kind()
+    };
+    let header = ErrorKind::InvalidHeader;
+    let length = ErrorKind::LengthMismatch;
+    for (index, value, kind, why) in [
+        (0, 8, header, "slots per bucket"),
+        (1, 33, header, "fingerprint bits"),
+        (2, 0, header, "buckets"),
+        (2, 11, length, "buckets vs payload"),
+        (3, 0, header, "max kicks"),
+        (4, 0, header, "no growth but 4 tables allowed"),
+        (5, 1, header, "growth with at most 1 table"),
+        (6, 0, header, "zero tables"),
+        (6, 5, header, "more tables than allowed"),
+        (6, 2, length, "tables vs payload"),
+        (7, 10, header, "memory limit below the tables"),
+        (8, 41, header, "capacity over the slots"),
+        (9, 2f64.to_bits(), header, "target FPP"),
+    ] {
+        assert_eq!(edit(index, value), kind, "{why}");
+    }
+    // The item counter must equal the fingerprints held.
+    for items in [0u64, 2, 41, u64::MAX] {
+        let mut edited = bytes.clone();
+        edited[24..32].copy_from_slice(&items.to_le_bytes());
+        reseal(&mut edited);
+        let err = CuckooFilter::from_bytes(&edited).unwrap_err();
+        assert_eq!(err.kind(), header, "counter {items}: {err}");
+    }
+    // A fingerprint in a slot of the payload, not counted.
+    let mut edited = bytes.clone();
+    let payload = param(10) + 8;
+    edited[payload] ^= 0x01;
+    reseal(&mut edited);
+    assert_eq!(
+        CuckooFilter::from_bytes(&edited).unwrap_err().kind(),
+        header
+    );
+}
+
+/// Seals an edited file: the header checksum, then the final one.
+fn reseal(bytes: &mut [u8]) {
+    let params = usize::from(u16::from_le_bytes([bytes[14], bytes[15]])).min(MAX_PARAMS);
+    let end = 40 + 8 * params;
+    let checksum = xxh3(&bytes[..end]);
+    bytes[end..end + 8].copy_from_slice(&checksum.to_le_bytes());
+    let last = bytes.len() - 8;
+    let checksum = xxh3(&bytes[..last]);
+    bytes[last..].copy_from_slice(&checksum.to_le_bytes());
+}
+
+/// XXH3-64 with seed 0, as the format's checksums use: through a hasher
+/// with seed 0, which is exactly that.
+fn xxh3(bytes: &[u8]) -> u64 {
+    filterlab_cuckoo::KeyHasher::new(0).hash_bytes(bytes)
+}
+
+/// The format must not change by accident: a small filter's bytes are
+/// fixed. Regenerate with `FILTERLAB_BLESS=1 cargo test -p filterlab-cuckoo
+/// golden` only for a deliberate, versioned format change.
+#[test]
+fn golden_file() {
+    let mut filter = CuckooFilter::with_buckets(7)
+        .fingerprint_bits(13)
+        .expansion(2)
+        .max_tables(4)
+        .seed(42)
+        .build()
+        .unwrap();
+    for key in ["alpha", "beta", "gamma", "alpha"] {
+        filter.insert(key).unwrap();
+    }
+    let path = format!("{}/tests/golden/cuckoo-v1.bin", env!("CARGO_MANIFEST_DIR"));
+    if std::env::var_os("FILTERLAB_BLESS").is_some() {
+        std::fs::write(&path, filter.to_bytes()).unwrap();
+    }
+    let golden = std::fs::read(&path).unwrap();
+    assert_eq!(filter.to_bytes(), golden, "the cuckoo format changed");
+    let read = CuckooFilter::from_bytes(&golden).unwrap();
+    assert_eq!(read.count("alpha"), 2);
+    assert!(read.contains("beta") && read.contains("gamma"));
+    assert_eq!(read.len(), 4);
+    let header = FrameReader::open_any(&golden[..], 1 << 20)
+        .unwrap()
+        .header()
+        .clone();
+    assert_eq!(header.params, [4, 13, 7, 500, 2, 4, 1, 1 << 36, 26, 0]);
+}
+
+#[cfg(feature = "serde")]
+#[test]
+fn serde_round_trip_validates() {
+    let mut filter = explicit(500, 12, 8);
+    filter.insert_many(0..1000u64).unwrap();
+    let json = serde_json::to_string(&filter).unwrap();
+    let back: CuckooFilter = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, filter);
+    let mut bytes = filter.to_bytes();
+    let last = bytes.len() - 20;
+    bytes[last] ^= 1;
+    let damaged = serde_json::to_string(&bytes).unwrap();
+    let err = serde_json::from_str::<CuckooFilter>(&damaged).unwrap_err();
+    assert!(err.to_string().contains("checksum"), "{err}");
+}

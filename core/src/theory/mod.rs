@@ -11,6 +11,7 @@
 
 mod blocked;
 mod bloom;
+mod counting;
 mod stats;
 
 pub use blocked::{
@@ -19,6 +20,10 @@ pub use blocked::{
 pub use bloom::{
     bloom_estimate_items, bloom_fpp_classic, bloom_fpp_exact, bloom_fpp_given_fill,
     bloom_optimal_bits, bloom_optimal_hashes,
+};
+pub use counting::{
+    MAX_COUNTER_THRESHOLD, blocked_counter_tail, counter_overflow_bound_fan, counter_tail,
+    saturation_threshold,
 };
 pub use stats::{normal_quantile, queries_for, wilson_interval};
 

@@ -129,18 +129,6 @@ impl Counters {
         self.blocks.iter_mut().flat_map(|block| block.0.iter_mut())
     }
 
-    /// The word at `index` (into all the blocks' words).
-    #[inline]
-    pub(crate) fn word(&self, index: usize) -> u64 {
-        self.blocks[index / BLOCK_WORDS].0[index % BLOCK_WORDS]
-    }
-
-    /// The word at `index`, mutably.
-    #[inline]
-    pub(crate) fn word_mut(&mut self, index: usize) -> &mut u64 {
-        &mut self.blocks[index / BLOCK_WORDS].0[index % BLOCK_WORDS]
-    }
-
     /// Writes the blocks as little-endian words.
     pub(crate) fn write<W: std::io::Write>(&self, out: &mut FrameWriter<W>) -> Result<(), Error> {
         let mut words = Vec::with_capacity(IO_CHUNK * BLOCK_WORDS);

@@ -6,11 +6,12 @@ use std::marker::PhantomData;
 
 use filterlab_core::theory::{bloom_fpp_given_fill, saturation_threshold};
 use filterlab_core::{
-    Error, ErrorKind, Filter, Key, KeyHasher, Merge, RemovableFilter, for_each_batch,
+    Error, ErrorKind, Filter, Key, KeyHasher, Merge, Probes, RemovableFilter, for_each_batch,
 };
 
 use crate::counters::{BLOCK_WORDS, Counters, Width};
-use crate::layout::{Blocked, Layout, Positions, Standard};
+use crate::kernel::{self, Words};
+use crate::layout::{Blocked, Layout, Standard, block_probes};
 use crate::prefetch::prefetch;
 use crate::{CountingBloomBuilder, CountingBloomConfig, CountingSizing};
 
@@ -122,6 +123,35 @@ pub(crate) struct Tally {
     pub(crate) sum: u128,
 }
 
+/// Runs a kernel on a key's counters: `words` is the key's block for the
+/// blocked layout (so that word indexes are known to be below 8) or the
+/// whole array for the standard one, and `probes` its probe sequence over
+/// them. `L::BLOCKED` is a constant: only one branch is compiled.
+macro_rules! on_counters {
+    ($filter:ident, $hash:expr, |$words:ident, $probes:ident| $body:expr) => {
+        if L::BLOCKED {
+            let (block, $probes) = block_probes::<BITS>($hash, $filter.num_counters);
+            let $words = &$filter.counters.blocks[block].0;
+            $body
+        } else {
+            let $probes = Probes::new($hash, $filter.num_counters);
+            let $words = &$filter.counters;
+            $body
+        }
+    };
+    (mut $filter:ident, $hash:expr, |$words:ident, $probes:ident| $body:expr) => {
+        if L::BLOCKED {
+            let (block, $probes) = block_probes::<BITS>($hash, $filter.num_counters);
+            let $words = &mut $filter.counters.blocks[block].0;
+            $body
+        } else {
+            let $probes = Probes::new($hash, $filter.num_counters);
+            let $words = &mut $filter.counters;
+            $body
+        }
+    };
+}
+
 /// Arrays smaller than this (1 MiB) stay in cache: batches skip prefetching.
 const PREFETCH_MIN_BLOCKS: usize = 1 << 14;
 
@@ -200,62 +230,30 @@ impl<L: Layout, const BITS: u32> CountingBloom<L, BITS> {
     }
 
     #[inline]
-    fn positions(&self, hash: u64) -> Positions {
-        L::positions::<BITS>(hash, self.num_counters)
-    }
-
-    #[inline]
     pub(crate) fn counter_at(&self, index: u64) -> u64 {
         let (word, shift) = Width::<BITS>::locate(index);
         (self.counters.word(word) >> shift) & Width::<BITS>::MAX
     }
 
-    /// Whether every counter of the key is nonzero: the first
-    /// `L::BRANCH_FREE_PROBES` tested together with one branch, the rest
-    /// one by one (as `BloomFilter`'s lookup, measured there).
+    /// Whether every counter of the key is nonzero.
     #[inline]
     fn probe(&self, hash: u64) -> bool {
-        let mut positions = self.positions(hash);
-        let head = self.num_hashes.min(L::BRANCH_FREE_PROBES);
-        let mut all = true;
-        for _ in 0..head {
-            all &= self.counter_at(positions.next_index()) != 0;
-        }
-        if !all {
-            return false;
-        }
-        let mut remaining = self.num_hashes - head;
-        while remaining != 0 {
-            if self.counter_at(positions.next_index()) == 0 {
-                return false;
-            }
-            remaining -= 1;
-        }
-        true
-    }
-
-    /// Adds one to each of the key's first `probes` counters that is not
-    /// saturated (a key probing a counter twice adds two).
-    #[inline]
-    fn increment(&mut self, hash: u64, probes: u32) {
-        let mut positions = self.positions(hash);
-        for _ in 0..probes {
-            let (word, shift) = Width::<BITS>::locate(positions.next_index());
-            let word = self.counters.word_mut(word);
-            let below_max = (*word >> shift) & Width::<BITS>::MAX != Width::<BITS>::MAX;
-            *word += u64::from(below_max) << shift;
-        }
+        let k = self.num_hashes;
+        on_counters!(self, hash, |words, probes| kernel::all_nonzero::<BITS, _>(
+            words,
+            probes,
+            k,
+            L::BRANCH_FREE_PROBES
+        ))
     }
 
     /// Inserts a pre-hashed key; whether it was new.
-    ///
-    /// Whether the key is new is asked of the lookup first, then every
-    /// counter is incremented without reading the answer back, as
-    /// `BloomFilter`'s insert does (fewer instructions in flight per key).
     #[inline]
     fn add(&mut self, hash: u64) -> bool {
-        let new = !self.probe(hash);
-        self.increment(hash, self.num_hashes);
+        let k = self.num_hashes;
+        let new = on_counters!(mut self, hash, |words, probes| {
+            kernel::increment::<BITS, _>(words, probes, k)
+        });
         self.len = self.len.saturating_add(1);
         new
     }
@@ -265,43 +263,36 @@ impl<L: Layout, const BITS: u32> CountingBloom<L, BITS> {
     /// go below zero.
     #[inline]
     fn take(&mut self, hash: u64) -> bool {
-        if self.len == 0 || !self.probe(hash) {
+        if self.len == 0 {
             return false;
         }
-        let mut positions = self.positions(hash);
-        for done in 0..self.num_hashes {
-            let (word, shift) = Width::<BITS>::locate(positions.next_index());
-            let word = self.counters.word_mut(word);
-            let counter = (*word >> shift) & Width::<BITS>::MAX;
-            if counter == 0 {
-                // All counters were nonzero, so the key probes this one more
-                // often than it counts: it was never inserted. Put back what
-                // was taken (the counters decremented are below the maximum,
-                // the saturated ones were left alone).
-                self.increment(hash, done);
-                return false;
-            }
-            *word -= u64::from(counter != Width::<BITS>::MAX) << shift;
-        }
-        self.len -= 1;
-        true
+        let k = self.num_hashes;
+        let taken = on_counters!(mut self, hash, |words, probes| {
+            kernel::decrement::<BITS, _>(words, probes, k)
+        });
+        self.len -= u64::from(taken);
+        taken
     }
 
-    /// Touches the memory of a key's counters ahead of its turn in a batch.
+    /// Asks for the memory of a key's counters ahead of its turn in a batch:
+    /// its block, or its k cache lines.
     #[inline]
     fn prefetch_key(&self, hash: u64) {
-        let mut positions = self.positions(hash);
-        let lines = if L::BLOCKED { 1 } else { self.num_hashes };
-        for _ in 0..lines {
-            let (word, _) = Width::<BITS>::locate(positions.next_index());
-            prefetch(&self.counters.blocks[word / BLOCK_WORDS]);
+        if L::BLOCKED {
+            let (block, _) = block_probes::<BITS>(hash, self.num_counters);
+            prefetch(&self.counters.blocks[block]);
+        } else {
+            let probes = Probes::new(hash, self.num_counters);
+            for word in kernel::probe_words::<BITS>(probes, self.num_hashes) {
+                prefetch(&self.counters.blocks[word / BLOCK_WORDS]);
+            }
         }
     }
 
     /// Runs `op` on every key of a batch, prefetching the counters of the
-    /// keys [`L::PREFETCH_AHEAD`](Layout) ahead; how many times it returned `true`.
+    /// keys `L::PREFETCH_AHEAD` ahead; how many times it returned `true`.
     fn batch(&mut self, hashes: &[u64], op: impl Fn(&mut Self, u64) -> bool) -> usize {
-        let ahead = self.prefetch_distance();
+        let ahead = self.prefetch_ahead(hashes);
         let mut hits = 0;
         for (i, &hash) in hashes.iter().enumerate() {
             if let Some(&next) = ahead.and_then(|ahead| hashes.get(i + ahead)) {
@@ -310,6 +301,16 @@ impl<L: Layout, const BITS: u32> CountingBloom<L, BITS> {
             hits += usize::from(op(self, hash));
         }
         hits
+    }
+
+    /// How far ahead a batch prefetches, after prefetching the memory of
+    /// its first keys that far: not at all for arrays that stay in cache.
+    fn prefetch_ahead(&self, hashes: &[u64]) -> Option<usize> {
+        let ahead = self.prefetch_distance()?;
+        for &hash in hashes.iter().take(ahead) {
+            self.prefetch_key(hash);
+        }
+        Some(ahead)
     }
 
     /// How far ahead batches prefetch: not at all for arrays that stay in
@@ -345,11 +346,10 @@ impl<L: Layout, const BITS: u32> CountingBloom<L, BITS> {
 
     /// [`count`](Self::count) for a pre-hashed key.
     pub fn count_hash(&self, hash: u64) -> u32 {
-        let mut positions = self.positions(hash);
-        (0..self.num_hashes)
-            .map(|_| self.counter_at(positions.next_index()) as u32)
-            .min()
-            .unwrap_or(0)
+        let k = self.num_hashes;
+        on_counters!(self, hash, |words, probes| {
+            kernel::minimum::<BITS, _>(words, probes, k) as u32
+        })
     }
 
     /// Adds every key, hashing them in batches and prefetching the counters
@@ -530,7 +530,7 @@ impl<L: Layout, const BITS: u32> Filter for CountingBloom<L, BITS> {
     /// Looks up with the counters of the keys ahead prefetched, so that
     /// their memory accesses overlap.
     fn contains_hashes(&self, hashes: &[u64], found: &mut [bool]) {
-        let ahead = self.prefetch_distance();
+        let ahead = self.prefetch_ahead(hashes);
         for (i, (answer, &hash)) in found.iter_mut().zip(hashes).enumerate() {
             if let Some(&next) = ahead.and_then(|ahead| hashes.get(i + ahead)) {
                 self.prefetch_key(next);
@@ -655,5 +655,48 @@ impl<L: Layout, const BITS: u32> fmt::Debug for CountingBloom<L, BITS> {
             .field("nonzero", &tally.nonzero)
             .field("saturated", &tally.saturated)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::CountingBloomBuilder;
+
+    /// Batches over an array large enough to prefetch (and under Miri, the
+    /// prefetch module's unsafe code) leave the filter exactly as single
+    /// operations do.
+    fn batches_prefetch_and_agree<L: Layout>() {
+        let counters = PREFETCH_MIN_BLOCKS as u64 * Width::<4>::PER_BLOCK;
+        let mut batched = CountingBloomBuilder::<L, 4>::with_counters(counters)
+            .hashes(5)
+            .build()
+            .unwrap();
+        assert!(batched.prefetch_distance().is_some());
+        let mut single = batched.clone();
+        let keys = if cfg!(miri) { 300 } else { 5000 };
+        let hashes: Vec<u64> = (0..keys).map(|i| filterlab_core::mix64(i % 250)).collect();
+        let new: usize = hashes.iter().map(|&h| usize::from(single.add(h))).sum();
+        assert_eq!(batched.insert_hashes(&hashes).unwrap(), new);
+        assert_eq!(batched, single);
+        let mut found = vec![false; hashes.len()];
+        batched.contains_hashes(&hashes, &mut found);
+        assert!(found.iter().all(|&hit| hit));
+        let removed: usize = hashes[..100]
+            .iter()
+            .map(|&h| usize::from(single.take(h)))
+            .sum();
+        assert_eq!(batched.remove_hashes(&hashes[..100]), removed);
+        assert_eq!(batched, single);
+    }
+
+    #[test]
+    fn batches_prefetch_and_agree_standard() {
+        batches_prefetch_and_agree::<Standard>();
+    }
+
+    #[test]
+    fn batches_prefetch_and_agree_blocked() {
+        batches_prefetch_and_agree::<Blocked>();
     }
 }

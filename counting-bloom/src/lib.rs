@@ -1,11 +1,12 @@
 #![doc = include_str!("../README.md")]
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 mod builder;
 mod convert;
 mod counters;
 mod filter;
 mod format;
+mod kernel;
 mod layout;
 mod prefetch;
 mod sizing;

@@ -373,3 +373,36 @@ fn memory_and_estimates() {
     assert_eq!(filter.counter_bits(), 4);
     assert_eq!(filter.saturated_counters(), 0);
 }
+
+/// Batched operations (prefetching on arrays of a few MiB) answer exactly
+/// as one-by-one ones: the same counts, lookups and final filter.
+#[test]
+fn batches_agree_with_single_operations() {
+    fn check<L: Layout>() {
+        // 2^23 4-bit counters = 4 MiB: above the size where batches prefetch.
+        let mut batched = CountingBloomBuilder::<L, 4>::with_counters(1 << 23)
+            .hashes(6)
+            .seed(81)
+            .build()
+            .unwrap();
+        let mut single = batched.clone();
+        let keys: Vec<u64> = (0..200_000).map(|i| insert_key(81, i % 150_000)).collect();
+        let new = keys.iter().filter(|key| single.insert(*key)).count();
+        assert_eq!(batched.insert_many(&keys), new);
+        assert_eq!(batched, single);
+        let probes: Vec<u64> = (0..200_000).map(|i| query_key(81, i)).collect();
+        let one_by_one: Vec<bool> = probes.iter().map(|key| single.contains(key)).collect();
+        assert_eq!(batched.contains_many(&probes), one_by_one);
+        assert!(batched.contains_many(&keys).iter().all(|&hit| hit));
+        let mixed: Vec<u64> = keys[..50_000]
+            .iter()
+            .chain(&probes[..50_000])
+            .copied()
+            .collect();
+        let removed = mixed.iter().filter(|key| single.remove(*key)).count();
+        assert_eq!(batched.remove_many(&mixed), removed);
+        assert_eq!(batched, single);
+    }
+    check::<Standard>();
+    check::<Blocked>();
+}

@@ -16,7 +16,7 @@ use filterlab_core::{Error, ErrorKind, KeyHasher};
 
 use crate::counters::{BLOCK_BYTES, Counters, Width};
 use crate::filter::{SizedFor, overflow_probability};
-use crate::layout::Layout;
+use crate::layout::{self, Layout};
 use crate::{CountingBloom, CountingBloomConfig, CountingSizing};
 
 /// How a builder sizes the array.
@@ -85,7 +85,7 @@ impl<L: Layout, const BITS: u32> ExactFpp<L, BITS> {
 
     fn fpp(&self, num_counters: u64, num_hashes: u32) -> Result<f64, Error> {
         if !L::BLOCKED {
-            return L::exact_fpp::<BITS>(num_counters, num_hashes, self.items);
+            return layout::exact_fpp::<L, BITS>(num_counters, num_hashes, self.items);
         }
         let per_block = Width::<BITS>::PER_BLOCK;
         let mut tables = self.tables.borrow_mut();

@@ -11,7 +11,7 @@ use filterlab_core::{
 
 use crate::counters::{BLOCK_WORDS, Counters, Width};
 use crate::kernel::{self, Words};
-use crate::layout::{Blocked, Layout, Standard, block_probes};
+use crate::layout::{self, Blocked, Layout, Standard, block_probes};
 use crate::prefetch::prefetch;
 use crate::{CountingBloomBuilder, CountingBloomConfig, CountingSizing};
 
@@ -360,11 +360,7 @@ impl<L: Layout, const BITS: u32> CountingBloom<L, BITS> {
         I: IntoIterator,
         I::Item: Key,
     {
-        let hasher = self.hasher;
-        let Ok(new) = for_each_batch(keys, &hasher, |hashes| {
-            Ok::<_, std::convert::Infallible>(self.batch(hashes, Self::add))
-        });
-        new
+        self.hashed_batches(keys, |filter, hashes| filter.batch(hashes, Self::add))
     }
 
     /// Removes one copy of every key, in order, hashing them in batches and
@@ -375,11 +371,20 @@ impl<L: Layout, const BITS: u32> CountingBloom<L, BITS> {
         I: IntoIterator,
         I::Item: Key,
     {
+        self.hashed_batches(keys, Self::remove_hashes)
+    }
+
+    /// Hashes `keys` in batches and runs `op` on each; the sum of its counts.
+    fn hashed_batches<I>(&mut self, keys: I, op: impl Fn(&mut Self, &[u64]) -> usize) -> usize
+    where
+        I: IntoIterator,
+        I::Item: Key,
+    {
         let hasher = self.hasher;
-        let Ok(removed) = for_each_batch(keys, &hasher, |hashes| {
-            Ok::<_, std::convert::Infallible>(self.remove_hashes(hashes))
+        let Ok(count) = for_each_batch(keys, &hasher, |hashes| {
+            Ok::<_, std::convert::Infallible>(op(self, hashes))
         });
-        removed
+        count
     }
 
     /// Removes one copy of each pre-hashed key, in order, prefetching ahead;
@@ -502,7 +507,9 @@ pub(crate) fn overflow_probability<L: Layout, const BITS: u32>(
     items: u64,
 ) -> f64 {
     saturation_threshold(BITS)
-        .and_then(|threshold| L::counter_tail::<BITS>(num_counters, num_hashes, items, threshold))
+        .and_then(|threshold| {
+            layout::counter_tail::<L, BITS>(num_counters, num_hashes, items, threshold)
+        })
         .map_or(1.0, |tail| (num_counters as f64 * tail).min(1.0))
 }
 
@@ -590,7 +597,7 @@ impl<L: Layout, const BITS: u32> Filter for CountingBloom<L, BITS> {
     /// for the blocked layout, the block-load mixture of Putze et al. with
     /// the exact per-block FPP).
     fn theoretical_fpp(&self, items: u64) -> Option<f64> {
-        L::exact_fpp::<BITS>(self.num_counters, self.num_hashes, items).ok()
+        layout::exact_fpp::<L, BITS>(self.num_counters, self.num_hashes, items).ok()
     }
 }
 

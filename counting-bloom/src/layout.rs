@@ -4,16 +4,12 @@
 
 use std::fmt::Debug;
 
-use filterlab_core::theory::{
-    blocked_bloom_fpp, blocked_counter_tail, bloom_fpp_exact, counter_tail,
-};
+use filterlab_core::theory::{self, blocked_bloom_fpp, blocked_counter_tail, bloom_fpp_exact};
 use filterlab_core::{Error, Probes, reduce};
 
 use crate::counters::Width;
 
 mod sealed {
-    use super::Error;
-
     /// The layout-specific half of the implementation, out of the public API.
     pub trait Sealed {
         /// The filter's type name, for reports and `Debug`.
@@ -27,22 +23,6 @@ mod sealed {
         const BRANCH_FREE_PROBES: u32;
         /// Keys ahead whose memory batched operations prefetch.
         const PREFETCH_AHEAD: usize;
-
-        /// The exact FPP after `items` distinct inserts.
-        fn exact_fpp<const BITS: u32>(
-            num_counters: u64,
-            num_hashes: u32,
-            items: u64,
-        ) -> Result<f64, Error>;
-
-        /// The probability that one given counter received at least
-        /// `threshold` increments after `items` inserts.
-        fn counter_tail<const BITS: u32>(
-            num_counters: u64,
-            num_hashes: u32,
-            items: u64,
-            threshold: u32,
-        ) -> Result<f64, Error>;
     }
 }
 
@@ -91,23 +71,6 @@ impl sealed::Sealed for Standard {
     /// Measured at 10M keys, p = 1e-2 (k = 7 lines per key): 16 ahead gave
     /// batched lookups of 32 ns against 36 ns for 8 and 51 ns for 4.
     const PREFETCH_AHEAD: usize = 16;
-
-    fn exact_fpp<const BITS: u32>(
-        num_counters: u64,
-        num_hashes: u32,
-        items: u64,
-    ) -> Result<f64, Error> {
-        bloom_fpp_exact(num_counters, num_hashes, items)
-    }
-
-    fn counter_tail<const BITS: u32>(
-        num_counters: u64,
-        num_hashes: u32,
-        items: u64,
-        threshold: u32,
-    ) -> Result<f64, Error> {
-        counter_tail(num_counters, num_hashes, items, threshold)
-    }
 }
 
 impl sealed::Sealed for Blocked {
@@ -118,34 +81,42 @@ impl sealed::Sealed for Blocked {
     /// keys, p = 1e-2, batched lookups took 12.5 ns at 64 ahead, 13 ns at
     /// 32, 16 ns at 16 and 23 ns at 8 (as for `BlockedBloomFilter`).
     const PREFETCH_AHEAD: usize = 64;
+}
 
-    fn exact_fpp<const BITS: u32>(
-        num_counters: u64,
-        num_hashes: u32,
-        items: u64,
-    ) -> Result<f64, Error> {
-        let per_block = Width::<BITS>::PER_BLOCK;
+/// The exact FPP of layout `L` after `items` distinct inserts: the Bloom
+/// filter's with the same counters as bits, or the blocked Bloom filter's
+/// with blocks of the block's counters.
+pub(crate) fn exact_fpp<L: Layout, const BITS: u32>(
+    num_counters: u64,
+    num_hashes: u32,
+    items: u64,
+) -> Result<f64, Error> {
+    let per_block = Width::<BITS>::PER_BLOCK;
+    if L::BLOCKED {
         blocked_bloom_fpp(
             num_counters / per_block,
             per_block as u32,
             num_hashes,
             items,
         )
+    } else {
+        bloom_fpp_exact(num_counters, num_hashes, items)
     }
+}
 
-    fn counter_tail<const BITS: u32>(
-        num_counters: u64,
-        num_hashes: u32,
-        items: u64,
-        threshold: u32,
-    ) -> Result<f64, Error> {
-        let per_block = Width::<BITS>::PER_BLOCK;
-        blocked_counter_tail(
-            num_counters / per_block,
-            per_block as u32,
-            num_hashes,
-            items,
-            threshold,
-        )
+/// The probability that one given counter of layout `L` received at least
+/// `threshold` increments after `items` inserts.
+pub(crate) fn counter_tail<L: Layout, const BITS: u32>(
+    num_counters: u64,
+    num_hashes: u32,
+    items: u64,
+    threshold: u32,
+) -> Result<f64, Error> {
+    let per_block = Width::<BITS>::PER_BLOCK;
+    if L::BLOCKED {
+        let blocks = num_counters / per_block;
+        blocked_counter_tail(blocks, per_block as u32, num_hashes, items, threshold)
+    } else {
+        theory::counter_tail(num_counters, num_hashes, items, threshold)
     }
 }

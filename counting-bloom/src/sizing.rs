@@ -106,15 +106,15 @@ impl fmt::Display for CountingSizing {
             "  counters requested  {:.0}",
             self.requested_counters.ceil()
         )?;
-        let unit = u64::from(512 / self.counter_bits);
+        let unit = 512 / self.counter_bits;
         let rounding = match (self.target_fpp, self.block_counters) {
             (None, None) => String::new(),
             (None, Some(per_block)) => format!(" (whole blocks of {per_block})"),
             (Some(_), None) => format!(
-                " (smallest number of {unit}-counter cache lines meeting the target exactly)"
+                " (smallest number of 64-byte lines, {unit} counters each, meeting the target exactly)"
             ),
             (Some(_), Some(per_block)) => format!(
-                " (smallest number of {per_block}-counter blocks meeting the blocked target exactly)"
+                " (smallest number of {per_block}-counter blocks meeting the target exactly)"
             ),
         };
         writeln!(f, "  counters allocated  {}{rounding}", self.num_counters)?;

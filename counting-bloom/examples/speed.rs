@@ -8,7 +8,8 @@
 //! ```
 //!
 //! Defaults: 10,000,000 items, 3 rounds. Every operation runs over all ITEMS
-//! keys (lookups of never-inserted keys over as many); each figure is the
+//! keys (lookups of never-inserted keys over as many, repeated up to 10M
+//! lookups for smaller filters); each figure is the
 //! minimum over rounds, which alternate between the filters so that a busy
 //! machine slows every filter alike. Keys are hashed inside the timing.
 //! Times are this thread's CPU time where Linux provides it (a machine
@@ -35,7 +36,8 @@ trait Subject {
     fn filter(&mut self) -> &mut dyn Filter;
     /// Removes every key one by one / in batches; how many were removed.
     fn remove(&mut self, keys: &[u64], batched: bool) -> Option<usize>;
-    fn insert_batched(&mut self, keys: &[u64]) -> usize;
+    /// Inserts every key one by one / in batches; how many were new.
+    fn insert(&mut self, keys: &[u64], batched: bool) -> usize;
     fn count(&self, keys: &[u64], batched: bool) -> usize;
 }
 
@@ -52,8 +54,14 @@ macro_rules! subject {
                 let remove: Option<fn(&mut $type, &[u64], bool) -> usize> = $remove;
                 remove.map(|remove| remove(self, keys, batched))
             }
-            fn insert_batched(&mut self, keys: &[u64]) -> usize {
-                self.insert_many(keys)
+            fn insert(&mut self, keys: &[u64], batched: bool) -> usize {
+                if batched {
+                    self.insert_many(keys)
+                } else {
+                    keys.iter()
+                        .filter(|&key| self.insert(black_box(key)))
+                        .count()
+                }
             }
             fn count(&self, keys: &[u64], batched: bool) -> usize {
                 if batched {
@@ -113,9 +121,10 @@ fn cpu_time() -> Option<u64> {
     Some(ticks * 10_000_000)
 }
 
-/// Nanoseconds per key of `run` over `keys`: CPU time where available (on
-/// a machine shared with other jobs, wall time counts their turns too).
-fn time(keys: &[u64], run: impl FnOnce() -> Option<usize>) -> f64 {
+/// Nanoseconds per operation of `run`, which does `ops` operations: CPU
+/// time where available (on a machine shared with other jobs, wall time
+/// counts their turns too).
+fn time(ops: usize, run: impl FnOnce() -> Option<usize>) -> f64 {
     let (start, cpu_start) = (Instant::now(), cpu_time());
     let Some(result) = run() else {
         return f64::NAN;
@@ -125,29 +134,28 @@ fn time(keys: &[u64], run: impl FnOnce() -> Option<usize>) -> f64 {
         (Some(begin), Some(end)) => end - begin,
         _ => start.elapsed().as_nanos() as u64,
     };
-    nanos as f64 / keys.len() as f64
+    nanos as f64 / ops as f64
 }
 
-/// One round of every column for one filter.
-fn round(subject: &mut dyn Subject, keys: &[u64], absent: &[u64]) -> [f64; 8] {
-    let filter = subject.filter();
-    filter.clear();
-    let hasher = *filter.hasher();
-    let insert = time(keys, || {
-        Some(
-            keys.iter()
-                .filter(|&&key| matches!(filter.insert_hash(hasher.hash(&key)), Ok(true)))
-                .count(),
-        )
-    });
-    let positive = time(keys, || Some(subject.count(keys, false)));
-    let positive_batched = time(keys, || Some(subject.count(keys, true)));
-    let negative = time(absent, || Some(subject.count(absent, false)));
-    let negative_batched = time(absent, || Some(subject.count(absent, true)));
-    let remove = time(keys, || subject.remove(keys, false));
+/// One round of every column for one filter; lookups pass over the keys
+/// `reps` times (small filters take too little time to measure once).
+fn round(subject: &mut dyn Subject, keys: &[u64], absent: &[u64], reps: usize) -> [f64; 8] {
     subject.filter().clear();
-    let insert_batched = time(keys, || Some(subject.insert_batched(keys)));
-    let remove_batched = time(keys, || subject.remove(keys, true));
+    let n = keys.len();
+    let insert = time(n, || Some(subject.insert(keys, false)));
+    let lookups = |keys: &[u64], batched: bool| {
+        time(reps * keys.len(), || {
+            Some((0..reps).map(|_| subject.count(keys, batched)).sum())
+        })
+    };
+    let positive = lookups(keys, false);
+    let positive_batched = lookups(keys, true);
+    let negative = lookups(absent, false);
+    let negative_batched = lookups(absent, true);
+    let remove = time(n, || subject.remove(keys, false));
+    subject.filter().clear();
+    let insert_batched = time(n, || Some(subject.insert(keys, true)));
+    let remove_batched = time(n, || subject.remove(keys, true));
     [
         insert,
         insert_batched,
@@ -167,6 +175,7 @@ fn main() {
         .map_or(10_000_000, |a| a.parse().expect("ITEMS"));
     let rounds: usize = args.next().map_or(3, |a| a.parse().expect("ROUNDS"));
     let fpp = 0.01;
+    let reps = (10_000_000 / items).max(1) as usize;
     let keys: Vec<u64> = (0..items).map(|i| insert_key(7, i)).collect();
     let absent: Vec<u64> = (0..items).map(|i| query_key(7, i)).collect();
     let build = "valid sizes";
@@ -201,7 +210,7 @@ fn main() {
         ),
     ];
     println!(
-        "{items} u64 keys at p = {fpp}, 4-bit counters; ns/key ({}), minimum over {rounds} alternating rounds",
+        "{items} u64 keys at p = {fpp}, 4-bit counters; ns/key ({}), minimum over {rounds} alternating rounds; lookups repeated {reps}x",
         if cpu_time().is_some() {
             "thread CPU time"
         } else {
@@ -211,7 +220,7 @@ fn main() {
     let mut best = vec![[f64::INFINITY; 8]; subjects.len()];
     for _ in 0..rounds {
         for (subject, best) in subjects.iter_mut().zip(&mut best) {
-            let times = round(&mut **subject, &keys, &absent);
+            let times = round(&mut **subject, &keys, &absent, reps);
             for (slot, t) in best.iter_mut().zip(times) {
                 *slot = if t.is_nan() { t } else { slot.min(t) };
             }
@@ -224,7 +233,7 @@ fn main() {
     println!();
     for (subject, best) in subjects.iter_mut().zip(&best) {
         subject.filter().clear();
-        subject.insert_batched(&keys);
+        subject.insert(&keys, true);
         let bits = subject.filter().memory_usage() as f64 * 8.0 / items as f64;
         let sample = &absent[..absent.len().min(1_000_000)];
         let false_positives = subject.count(sample, true);

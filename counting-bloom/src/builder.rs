@@ -238,7 +238,7 @@ impl<L: Layout, const BITS: u32> CountingBloomBuilder<L, BITS> {
 
     /// The most counters the memory limit allows, in whole blocks.
     fn max_counters(&self) -> u64 {
-        self.max_memory / BLOCK_BYTES as u64 * Width::<BITS>::PER_BLOCK
+        (self.max_memory / BLOCK_BYTES as u64).saturating_mul(Width::<BITS>::PER_BLOCK)
     }
 
     /// The caller's k, validated, if one was given.

@@ -347,6 +347,11 @@ fn bad_parameters_are_typed_errors() {
                 .build()
                 .is_ok()
         );
+        // No cap at all: still a typed error, not an overflow.
+        let uncapped = builder(1e-300)
+            .expected_items(u64::MAX)
+            .max_memory(u64::MAX);
+        assert_eq!(uncapped.sizing().unwrap_err().kind(), too_large);
     }
     check::<Standard>();
     check::<Blocked>();

@@ -13,6 +13,7 @@ mod blocked;
 mod bloom;
 mod bounds;
 mod cuckoo;
+mod counting;
 mod stats;
 mod support;
 
@@ -27,6 +28,9 @@ pub use bounds::{hash_bits_needed, lower_bound_bits_per_item};
 pub use cuckoo::{
     cuckoo_compound_fpp, cuckoo_fingerprint_bits, cuckoo_fpp, cuckoo_fpp_given_occupancy,
     cuckoo_usable_fingerprints,
+pub use counting::{
+    MAX_COUNTER_THRESHOLD, blocked_counter_tail, counter_overflow_bound_fan, counter_tail,
+    saturation_threshold,
 };
 pub use stats::{normal_quantile, queries_for, wilson_interval};
 pub use support::{MAX_EXACT_BLOCK_BITS, MAX_EXACT_HASHES};

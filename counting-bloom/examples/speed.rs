@@ -1,0 +1,263 @@
+//! Single-threaded speed of the counting Bloom filters at 10M u64 keys and
+//! p = 1e-2 (4-bit counters), with the Bloom filters beside them for
+//! reference: insert, positive lookup, negative lookup and remove, one key
+//! at a time and batched (hashed in batches, memory prefetched ahead).
+//!
+//! ```text
+//! cargo run --release -p filterlab-counting-bloom --example speed [-- ITEMS [ROUNDS]]
+//! ```
+//!
+//! Defaults: 10,000,000 items, 3 rounds. Every operation runs over all ITEMS
+//! keys (lookups of never-inserted keys over as many, repeated up to 10M
+//! lookups for smaller filters); each figure is the
+//! minimum over rounds, which alternate between the filters so that a busy
+//! machine slows every filter alike. Keys are hashed inside the timing.
+//! Times are this thread's CPU time where Linux provides it (a machine
+//! shared with other jobs would count their turns in wall time), wall time
+//! elsewhere.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use filterlab_bloom::{BlockedBloomFilter, BloomFilter};
+use filterlab_core::keys::{insert_key, query_key};
+use filterlab_counting_bloom::{
+    BlockedCountingBloomFilter, CountingBloom, CountingBloomFilter, Filter, Layout,
+};
+
+/// The columns: what each figure times.
+const COLUMNS: [&str; 8] = [
+    "insert", "ins bat", "pos", "pos bat", "neg", "neg bat", "remove", "rem bat",
+];
+
+/// A filter under test: the `Filter` operations, and removals where it has them.
+trait Subject {
+    fn name(&self) -> &'static str;
+    fn filter(&mut self) -> &mut dyn Filter;
+    /// Removes every key one by one / in batches; how many were removed.
+    fn remove(&mut self, keys: &[u64], batched: bool) -> Option<usize>;
+    /// Inserts every key one by one / in batches; how many were new.
+    fn insert(&mut self, keys: &[u64], batched: bool) -> usize;
+    fn count(&self, keys: &[u64], batched: bool) -> usize;
+}
+
+macro_rules! subject {
+    ($type:ty, $name:literal, $remove:expr) => {
+        impl Subject for $type {
+            fn name(&self) -> &'static str {
+                $name
+            }
+            fn filter(&mut self) -> &mut dyn Filter {
+                self
+            }
+            fn remove(&mut self, keys: &[u64], batched: bool) -> Option<usize> {
+                let remove: Option<fn(&mut $type, &[u64], bool) -> usize> = $remove;
+                remove.map(|remove| remove(self, keys, batched))
+            }
+            fn insert(&mut self, keys: &[u64], batched: bool) -> usize {
+                if batched {
+                    self.insert_many(keys)
+                } else {
+                    keys.iter()
+                        .filter(|&key| self.insert(black_box(key)))
+                        .count()
+                }
+            }
+            fn count(&self, keys: &[u64], batched: bool) -> usize {
+                if batched {
+                    self.contains_many(keys).iter().filter(|&&hit| hit).count()
+                } else {
+                    keys.iter()
+                        .filter(|&key| self.contains(black_box(key)))
+                        .count()
+                }
+            }
+        }
+    };
+}
+
+/// Removes every key from a counting filter, one by one or batched.
+fn remove_all<L: Layout>(filter: &mut CountingBloom<L, 4>, keys: &[u64], batched: bool) -> usize {
+    if batched {
+        filter.remove_many(keys)
+    } else {
+        keys.iter()
+            .filter(|&key| filter.remove(black_box(key)))
+            .count()
+    }
+}
+
+subject!(CountingBloomFilter, "CountingBloomFilter", Some(remove_all));
+subject!(
+    BlockedCountingBloomFilter,
+    "BlockedCountingBloomFilter",
+    Some(remove_all)
+);
+subject!(BlockedBloomFilter, "BlockedBloomFilter", None);
+subject!(BloomFilter, "BloomFilter", None);
+
+/// This thread's CPU time in nanoseconds, where Linux provides it: the
+/// scheduler's `se.sum_exec_runtime` (milliseconds to the nanosecond), or
+/// else user + system time from `/proc/thread-self/stat` (10 ms ticks).
+fn cpu_time() -> Option<u64> {
+    if let Ok(sched) = std::fs::read_to_string("/proc/thread-self/sched") {
+        let runtime = sched
+            .lines()
+            .find_map(|line| line.strip_prefix("se.sum_exec_runtime"))
+            .and_then(|rest| {
+                rest.trim_start_matches([' ', ':'])
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+            });
+        if let Some(millis) = runtime {
+            return Some((millis * 1e6) as u64);
+        }
+    }
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+    // Fields after the command name (which may hold spaces), from field 3.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(ticks * 10_000_000)
+}
+
+/// Nanoseconds per operation of `run`, which does `ops` operations: CPU
+/// time where available (on a machine shared with other jobs, wall time
+/// counts their turns too).
+fn time(ops: usize, run: impl FnOnce() -> Option<usize>) -> f64 {
+    let (start, cpu_start) = (Instant::now(), cpu_time());
+    let Some(result) = run() else {
+        return f64::NAN;
+    };
+    black_box(result);
+    let nanos = match (cpu_start, cpu_time()) {
+        (Some(begin), Some(end)) => end - begin,
+        _ => start.elapsed().as_nanos() as u64,
+    };
+    nanos as f64 / ops as f64
+}
+
+/// One round of every column for one filter; lookups pass over the keys
+/// `reps` times (small filters take too little time to measure once).
+fn round(subject: &mut dyn Subject, keys: &[u64], absent: &[u64], reps: usize) -> [f64; 8] {
+    subject.filter().clear();
+    let n = keys.len();
+    let insert = time(n, || Some(subject.insert(keys, false)));
+    let lookups = |keys: &[u64], batched: bool| {
+        time(reps * keys.len(), || {
+            Some((0..reps).map(|_| subject.count(keys, batched)).sum())
+        })
+    };
+    let positive = lookups(keys, false);
+    let positive_batched = lookups(keys, true);
+    let negative = lookups(absent, false);
+    let negative_batched = lookups(absent, true);
+    let remove = time(n, || subject.remove(keys, false));
+    subject.filter().clear();
+    let insert_batched = time(n, || Some(subject.insert(keys, true)));
+    let remove_batched = time(n, || subject.remove(keys, true));
+    [
+        insert,
+        insert_batched,
+        positive,
+        positive_batched,
+        negative,
+        negative_batched,
+        remove,
+        remove_batched,
+    ]
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let items: u64 = args
+        .next()
+        .map_or(10_000_000, |a| a.parse().expect("ITEMS"));
+    let rounds: usize = args.next().map_or(3, |a| a.parse().expect("ROUNDS"));
+    let fpp = 0.01;
+    let reps = (10_000_000 / items).max(1) as usize;
+    let keys: Vec<u64> = (0..items).map(|i| insert_key(7, i)).collect();
+    let absent: Vec<u64> = (0..items).map(|i| query_key(7, i)).collect();
+    let build = "valid sizes";
+    let mut subjects: Vec<Box<dyn Subject>> = vec![
+        Box::new(
+            CountingBloomFilter::with_fpp(fpp)
+                .expected_items(items)
+                .seed(1)
+                .build()
+                .expect(build),
+        ),
+        Box::new(
+            BlockedCountingBloomFilter::with_fpp(fpp)
+                .expected_items(items)
+                .seed(1)
+                .build()
+                .expect(build),
+        ),
+        Box::new(
+            BlockedBloomFilter::with_fpp(fpp)
+                .expected_items(items)
+                .seed(1)
+                .build()
+                .expect(build),
+        ),
+        Box::new(
+            BloomFilter::with_fpp(fpp)
+                .expected_items(items)
+                .seed(1)
+                .build()
+                .expect(build),
+        ),
+    ];
+    println!(
+        "{items} u64 keys at p = {fpp}, 4-bit counters; ns/key ({}), minimum over {rounds} alternating rounds; lookups repeated {reps}x",
+        if cpu_time().is_some() {
+            "thread CPU time"
+        } else {
+            "wall time"
+        }
+    );
+    let mut best = vec![[f64::INFINITY; 8]; subjects.len()];
+    for _ in 0..rounds {
+        for (subject, best) in subjects.iter_mut().zip(&mut best) {
+            let times = round(&mut **subject, &keys, &absent, reps);
+            for (slot, t) in best.iter_mut().zip(times) {
+                *slot = if t.is_nan() { t } else { slot.min(t) };
+            }
+        }
+    }
+    print!("\n{:<28} {:>9} {:>8}", "filter", "bits/key", "FPP");
+    for column in COLUMNS {
+        print!(" {column:>8}");
+    }
+    println!();
+    for (subject, best) in subjects.iter_mut().zip(&best) {
+        subject.filter().clear();
+        subject.insert(&keys, true);
+        let bits = subject.filter().memory_usage() as f64 * 8.0 / items as f64;
+        let sample = &absent[..absent.len().min(1_000_000)];
+        let false_positives = subject.count(sample, true);
+        print!(
+            "{:<28} {bits:>9.2} {:>7.3}%",
+            subject.name(),
+            100.0 * false_positives as f64 / sample.len() as f64
+        );
+        for t in best {
+            if t.is_nan() {
+                print!(" {:>8}", "-");
+            } else {
+                print!(" {t:>8.1}");
+            }
+        }
+        println!();
+    }
+    let column = |name: &str| COLUMNS.iter().position(|&c| c == name).expect("a column");
+    let ratio = |a: usize, b: usize, c: &str| best[a][column(c)] / best[b][column(c)];
+    println!(
+        "\nBlockedCountingBloomFilter / BlockedBloomFilter lookups: positive {:.2}x ({:.2}x batched), negative {:.2}x ({:.2}x batched)",
+        ratio(1, 2, "pos"),
+        ratio(1, 2, "pos bat"),
+        ratio(1, 2, "neg"),
+        ratio(1, 2, "neg bat"),
+    );
+}

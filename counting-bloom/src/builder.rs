@@ -1,0 +1,414 @@
+//! Sizing and building: from a target FPP and load by the layout's exact
+//! formula, or from an explicit number of counters.
+
+use std::cell::RefCell;
+use std::f64::consts::LN_2;
+use std::marker::PhantomData;
+
+use filterlab_bloom::HashChoice;
+use filterlab_core::memory::{DEFAULT_MEMORY_LIMIT, check_memory};
+use filterlab_core::sizing::{MAX_HASHES, SizeSearch, check_fpp, check_hashes, check_items};
+use filterlab_core::theory::{
+    BlockFppTable, blocked_bloom_fpp_classic, blocked_bloom_fpp_with, bloom_optimal_bits,
+    counter_overflow_bound_fan, hash_bits_needed,
+};
+use filterlab_core::{Error, ErrorKind, KeyHasher};
+
+use crate::counters::{BLOCK_BYTES, Counters, Width};
+use crate::filter::{SizedFor, overflow_probability};
+use crate::layout::{self, Layout};
+use crate::{CountingBloom, CountingBloomConfig, CountingSizing};
+
+/// How a builder sizes the array.
+#[derive(Clone, Copy, Debug)]
+enum Target {
+    Fpp(f64),
+    Counters(u64),
+}
+
+/// Configures a counting Bloom filter of layout `L` with `BITS`-bit
+/// counters; made by `with_fpp` or `with_counters` of
+/// [`CountingBloomFilter`](crate::CountingBloomFilter) or
+/// [`BlockedCountingBloomFilter`](crate::BlockedCountingBloomFilter).
+///
+/// # Examples
+///
+/// ```
+/// use filterlab_counting_bloom::{CountingBloomFilter, Filter};
+///
+/// // 8-bit counters for keys inserted many times over.
+/// let filter = CountingBloomFilter::with_fpp(0.001)
+///     .expected_items(50_000)
+///     .counter_bits::<8>()
+///     .seed(3)
+///     .build()?;
+/// assert_eq!(filter.counter_max(), 255);
+/// assert!(filter.theoretical_fpp(50_000).unwrap() <= 0.001);
+/// # Ok::<(), filterlab_counting_bloom::Error>(())
+/// ```
+///
+/// Counters are 4, 8 or 16 bits wide; any other width does not compile:
+///
+/// ```compile_fail
+/// use filterlab_counting_bloom::CountingBloomFilter;
+///
+/// let filter = CountingBloomFilter::with_fpp(0.01).expected_items(10).counter_bits::<5>().build();
+/// ```
+#[derive(Clone, Debug)]
+#[must_use]
+pub struct CountingBloomBuilder<L: Layout, const BITS: u32> {
+    target: Target,
+    expected_items: Option<u64>,
+    num_hashes: Option<u32>,
+    hasher: KeyHasher,
+    max_memory: u64,
+    layout: PhantomData<L>,
+}
+
+/// The exact FPP of layout `L` at one load for any (counters, k): for the
+/// blocked layout each k's per-block table is built once per sizing, as a
+/// search evaluates dozens of sizes for the same few k.
+struct ExactFpp<L, const BITS: u32> {
+    items: u64,
+    tables: RefCell<Vec<Option<BlockFppTable>>>,
+    layout: PhantomData<L>,
+}
+
+impl<L: Layout, const BITS: u32> ExactFpp<L, BITS> {
+    fn new(items: u64) -> Self {
+        Self {
+            items,
+            tables: RefCell::new(Vec::new()),
+            layout: PhantomData,
+        }
+    }
+
+    fn fpp(&self, num_counters: u64, num_hashes: u32) -> Result<f64, Error> {
+        if !L::BLOCKED {
+            return layout::exact_fpp::<L, BITS>(num_counters, num_hashes, self.items);
+        }
+        let per_block = Width::<BITS>::PER_BLOCK;
+        let mut tables = self.tables.borrow_mut();
+        let slot = num_hashes as usize;
+        if tables.len() <= slot {
+            tables.resize(slot + 1, None);
+        }
+        let table = match &mut tables[slot] {
+            Some(table) => table,
+            empty => empty.insert(BlockFppTable::new(per_block as u32, num_hashes)?),
+        };
+        Ok(blocked_bloom_fpp_with(
+            table,
+            num_counters / per_block,
+            self.items,
+        ))
+    }
+
+    /// Where the search for k starts: (m/n)·ln 2 for the standard layout;
+    /// for the blocked one the best k of Putze et al.'s approximation
+    /// (cheap, and well below (m/n)·ln 2 in small blocks).
+    fn hashes_near(&self, num_counters: u64) -> u32 {
+        let per_block = Width::<BITS>::PER_BLOCK;
+        let fpp = |k: u32| {
+            blocked_bloom_fpp_classic(num_counters / per_block, per_block as u32, k, self.items)
+        };
+        let mut best = (1, fpp(1));
+        for k in 2..=MAX_HASHES {
+            let candidate = fpp(k);
+            if candidate >= best.1 {
+                break;
+            }
+            best = (k, candidate);
+        }
+        best.0
+    }
+
+    /// The size search over whole blocks up to `max_counters`, for `fpp`.
+    fn search<'a>(
+        &'a self,
+        fpp: f64,
+        max_counters: u64,
+        fpp_of: &'a dyn Fn(u64, u32) -> Result<f64, Error>,
+        near: &'a dyn Fn(u64) -> u32,
+    ) -> SizeSearch<'a> {
+        let search = SizeSearch::new(
+            self.items,
+            fpp,
+            Width::<BITS>::PER_BLOCK,
+            max_counters,
+            fpp_of,
+        );
+        if L::BLOCKED {
+            search.starting_hashes(near)
+        } else {
+            search
+        }
+    }
+
+    /// Why the search chose its k for `num_counters`.
+    fn choice(&self, num_counters: u64) -> HashChoice {
+        if L::BLOCKED {
+            HashChoice::Blocked {
+                approximate: self.hashes_near(num_counters),
+            }
+        } else {
+            HashChoice::Optimal {
+                optimum: num_counters as f64 / self.items as f64 * LN_2,
+            }
+        }
+    }
+}
+
+/// 64-byte blocks holding `num_counters` counters.
+pub(crate) fn blocks_for<const BITS: u32>(num_counters: u64) -> u64 {
+    num_counters.div_ceil(Width::<BITS>::PER_BLOCK)
+}
+
+impl<L: Layout, const BITS: u32> CountingBloomBuilder<L, BITS> {
+    fn new(target: Target) -> Self {
+        Self {
+            target,
+            expected_items: None,
+            num_hashes: None,
+            hasher: KeyHasher::default(),
+            max_memory: DEFAULT_MEMORY_LIMIT,
+            layout: PhantomData,
+        }
+    }
+
+    /// A builder that sizes a filter of layout `L` and width `BITS` for a
+    /// target FPP (what `with_fpp` of the two filter names returns, for
+    /// code generic over both).
+    pub fn with_fpp(fpp: f64) -> Self {
+        Self::new(Target::Fpp(fpp))
+    }
+
+    /// A builder for an explicit number of counters (rounded up to whole
+    /// blocks for the blocked layout).
+    pub fn with_counters(num_counters: u64) -> Self {
+        Self::new(Target::Counters(num_counters))
+    }
+
+    /// The number of items (inserts minus removals) the filter must hold at
+    /// the target FPP.
+    pub fn expected_items(mut self, items: u64) -> Self {
+        self.expected_items = Some(items);
+        self
+    }
+
+    /// An explicit number of probes per key, overriding the sizing's choice.
+    pub fn hashes(mut self, num_hashes: u32) -> Self {
+        self.num_hashes = Some(num_hashes);
+        self
+    }
+
+    /// The key hasher's seed (default 0). Filters with different seeds
+    /// count different counters and cannot be merged.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.hasher = KeyHasher::new(seed);
+        self
+    }
+
+    /// The key hasher.
+    pub fn hasher(mut self, hasher: KeyHasher) -> Self {
+        self.hasher = hasher;
+        self
+    }
+
+    /// The most bytes the counters may take (default 64 GiB).
+    pub fn max_memory(mut self, bytes: u64) -> Self {
+        self.max_memory = bytes;
+        self
+    }
+
+    /// Counters of `WIDTH` bits: 4 (the default, two per byte), 8 or 16.
+    /// Wider counters saturate later (at 255 or 65,535 instead of 15) for
+    /// two or four times the memory. Any other width does not compile.
+    pub fn counter_bits<const WIDTH: u32>(self) -> CountingBloomBuilder<L, WIDTH> {
+        let () = Width::<WIDTH>::CHECK;
+        CountingBloomBuilder {
+            target: self.target,
+            expected_items: self.expected_items,
+            num_hashes: self.num_hashes,
+            hasher: self.hasher,
+            max_memory: self.max_memory,
+            layout: PhantomData,
+        }
+    }
+
+    /// The most counters the memory limit allows, in whole blocks.
+    fn max_counters(&self) -> u64 {
+        (self.max_memory / BLOCK_BYTES as u64).saturating_mul(Width::<BITS>::PER_BLOCK)
+    }
+
+    /// The caller's k, validated, if one was given.
+    fn explicit_hashes(&self) -> Result<Option<u32>, Error> {
+        self.num_hashes
+            .map(|k| check_hashes(k).map(|()| k))
+            .transpose()
+    }
+
+    /// The sizing this builder would allocate, without allocating.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidParameter`] for an FPP outside (0, 1), zero items,
+    /// zero counters or a hash count outside 1..=64; [`ErrorKind::TooLarge`]
+    /// over the memory limit.
+    pub fn sizing(&self) -> Result<CountingSizing, Error> {
+        let () = Width::<BITS>::CHECK;
+        match self.target {
+            Target::Fpp(fpp) => self.sizing_for_fpp(fpp),
+            Target::Counters(counters) => self.sizing_for_counters(counters),
+        }
+    }
+
+    fn sizing_for_fpp(&self, fpp: f64) -> Result<CountingSizing, Error> {
+        check_fpp(fpp)?;
+        let items = self
+            .expected_items
+            .ok_or_else(|| Error::invalid("sizing by FPP needs expected_items(n)"))?;
+        check_items(items)?;
+        let explicit = self.explicit_hashes()?;
+        let exact = ExactFpp::<L, BITS>::new(items);
+        let fpp_of = |m: u64, k: u32| exact.fpp(m, k);
+        let near = |m: u64| exact.hashes_near(m);
+        let search = exact.search(fpp, self.max_counters(), &fpp_of, &near);
+        let (counters, mut k, mut achieved) = search.smallest()?;
+        let mut choice = exact.choice(counters);
+        if let Some(explicit) = explicit {
+            k = explicit;
+            achieved = exact.fpp(counters, k)?;
+            choice = HashChoice::Explicit;
+        }
+        Ok(Self::report(
+            items,
+            Some(fpp),
+            bloom_optimal_bits(items, fpp),
+            (counters, k, choice),
+            achieved,
+        ))
+    }
+
+    fn sizing_for_counters(&self, requested: u64) -> Result<CountingSizing, Error> {
+        if requested == 0 {
+            return Err(Error::invalid(
+                "a counting Bloom filter needs at least 1 counter",
+            ));
+        }
+        let counters = if L::BLOCKED {
+            blocks_for::<BITS>(requested)
+                .checked_mul(Width::<BITS>::PER_BLOCK)
+                .ok_or_else(|| Error::new(ErrorKind::TooLarge, "too many counters"))?
+        } else {
+            requested
+        };
+        check_memory(
+            blocks_for::<BITS>(counters).saturating_mul(BLOCK_BYTES as u64),
+            self.max_memory,
+            "the counter array",
+        )?;
+        if let Some(items) = self.expected_items {
+            check_items(items)?;
+        }
+        let (k, choice) = match (self.explicit_hashes()?, self.expected_items) {
+            (Some(k), _) => (k, HashChoice::Explicit),
+            (None, Some(items)) => {
+                let exact = ExactFpp::<L, BITS>::new(items);
+                let fpp_of = |m: u64, k: u32| exact.fpp(m, k);
+                let near = |m: u64| exact.hashes_near(m);
+                let search = exact.search(0.5, self.max_counters(), &fpp_of, &near);
+                (search.best_hashes(counters)?.0, exact.choice(counters))
+            }
+            (None, None) => {
+                return Err(Error::invalid(
+                    "with_counters needs hashes(k) or expected_items(n)",
+                ));
+            }
+        };
+        // Without a stated load: the one k is optimal for in a standard filter.
+        let items = self
+            .expected_items
+            .unwrap_or_else(|| ((counters as f64 * LN_2 / f64::from(k)).round() as u64).max(1));
+        let achieved = ExactFpp::<L, BITS>::new(items).fpp(counters, k)?;
+        Ok(Self::report(
+            items,
+            None,
+            requested as f64,
+            (counters, k, choice),
+            achieved,
+        ))
+    }
+
+    fn report(
+        items: u64,
+        target_fpp: Option<f64>,
+        requested_counters: f64,
+        (num_counters, num_hashes, hash_choice): (u64, u32, HashChoice),
+        fpp_at_capacity: f64,
+    ) -> CountingSizing {
+        CountingSizing {
+            filter: L::NAME,
+            expected_items: items,
+            target_fpp,
+            requested_counters,
+            num_counters,
+            counter_bits: BITS,
+            block_counters: L::BLOCKED.then_some(Width::<BITS>::PER_BLOCK as u32),
+            num_hashes,
+            hash_choice,
+            fpp_at_capacity,
+            overflow_probability: overflow_probability::<L, BITS>(num_counters, num_hashes, items),
+            overflow_bound_fan: (!L::BLOCKED)
+                .then(|| counter_overflow_bound_fan(num_counters, num_hashes, items, 1 << BITS)),
+            hash_bits_needed: hash_bits_needed(items, target_fpp.unwrap_or(fpp_at_capacity)),
+        }
+    }
+
+    /// The configuration this builder would produce (for
+    /// [`Persist::read_from_expecting`](filterlab_core::Persist::read_from_expecting)),
+    /// without allocating.
+    ///
+    /// # Errors
+    ///
+    /// As [`sizing`](Self::sizing).
+    pub fn config(&self) -> Result<CountingBloomConfig, Error> {
+        self.sizing().map(|sizing| self.config_of(&sizing))
+    }
+
+    fn config_of(&self, sizing: &CountingSizing) -> CountingBloomConfig {
+        CountingBloomConfig {
+            num_counters: sizing.num_counters,
+            counter_bits: BITS,
+            block_counters: sizing.block_counters,
+            num_hashes: sizing.num_hashes,
+            hasher: self.hasher,
+        }
+    }
+
+    /// Allocates the filter.
+    ///
+    /// # Errors
+    ///
+    /// As [`sizing`](Self::sizing); [`ErrorKind::TooLarge`] when the
+    /// allocator refuses the memory.
+    pub fn build(&self) -> Result<CountingBloom<L, BITS>, Error> {
+        let sizing = self.sizing()?;
+        let blocks = usize::try_from(blocks_for::<BITS>(sizing.num_counters)).map_err(|_| {
+            Error::new(
+                ErrorKind::TooLarge,
+                "counter array exceeds the address space",
+            )
+        })?;
+        let sized_for = SizedFor {
+            items: sizing.expected_items,
+            fpp: sizing.target_fpp,
+        };
+        Ok(CountingBloom::from_parts(
+            &self.config_of(&sizing),
+            sized_for,
+            Counters::zeroed(blocks)?,
+            0,
+        ))
+    }
+}

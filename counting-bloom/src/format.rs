@@ -1,0 +1,213 @@
+//! The binary format (kind 3, both layouts and every width) and serde.
+
+use std::io::{Read, Write};
+
+use filterlab_core::format::{FrameReader, FrameWriter, Header};
+use filterlab_core::sizing::{check_fpp, check_hashes};
+use filterlab_core::{Error, ErrorKind, FilterKind, KeyHasher, Persist};
+
+use crate::CountingBloom;
+use crate::builder::blocks_for;
+use crate::counters::{BLOCK_BYTES, Counters, Width};
+use crate::filter::SizedFor;
+use crate::layout::Layout;
+
+/// Everything that decides which counters a key counts: two filters with
+/// equal configurations can be merged, and a file is only accepted by
+/// [`Persist::read_from_expecting`] when its configuration equals the caller's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CountingBloomConfig {
+    /// Counters in the array.
+    pub num_counters: u64,
+    /// Bits per counter: 4, 8 or 16.
+    pub counter_bits: u32,
+    /// Counters per 64-byte block for the blocked layout; `None` for the
+    /// standard layout.
+    pub block_counters: Option<u32>,
+    /// Counters probed per key.
+    pub num_hashes: u32,
+    /// The key hasher and its seed.
+    pub hasher: KeyHasher,
+}
+
+/// Header parameters, in order.
+const PARAM_NAMES: [&str; 7] = [
+    "num_counters",
+    "counter_bits",
+    "block_counters",
+    "num_hashes",
+    "capacity",
+    "target_fpp",
+    "saturated_counters",
+];
+
+fn invalid(detail: String) -> Error {
+    Error::new(ErrorKind::InvalidHeader, detail)
+}
+
+/// Reads the sized-for record at parameters 4 and 5.
+fn sized_for(header: &Header) -> Result<SizedFor, Error> {
+    let items = header.param(4, PARAM_NAMES[4])?;
+    if items == 0 {
+        return Err(invalid("zero capacity".into()));
+    }
+    let target = header.param(5, PARAM_NAMES[5])?;
+    let fpp = (target != 0).then(|| f64::from_bits(target));
+    if let Some(fpp) = fpp.filter(|&fpp| check_fpp(fpp).is_err()) {
+        return Err(invalid(format!("target FPP {fpp}")));
+    }
+    Ok(SizedFor { items, fpp })
+}
+
+impl<L: Layout, const BITS: u32> Persist for CountingBloom<L, BITS> {
+    type Config = CountingBloomConfig;
+    const KIND: FilterKind = FilterKind::CountingBloom;
+
+    fn config(&self) -> CountingBloomConfig {
+        CountingBloom::config(self)
+    }
+
+    fn header(&self) -> Header {
+        let config = self.config();
+        let (counters, sized_for, len) = self.parts();
+        let [capacity, target_fpp] = sized_for.params();
+        Header {
+            kind: FilterKind::CountingBloom,
+            hasher: config.hasher,
+            items: len,
+            params: vec![
+                config.num_counters,
+                u64::from(BITS),
+                config.block_counters.map_or(0, u64::from),
+                u64::from(config.num_hashes),
+                capacity,
+                target_fpp,
+                self.saturated_counters(),
+            ],
+            payload_len: (counters.blocks.len() * BLOCK_BYTES) as u64,
+        }
+    }
+
+    fn write_payload<W: Write>(&self, out: &mut FrameWriter<W>) -> Result<(), Error> {
+        self.parts().0.write(out)
+    }
+
+    fn config_from_header(header: &Header) -> Result<CountingBloomConfig, Error> {
+        let () = Width::<BITS>::CHECK;
+        header.expect_params(PARAM_NAMES.len())?;
+        let num_counters = header.param(0, PARAM_NAMES[0])?;
+        if num_counters == 0 {
+            return Err(invalid("zero counters".into()));
+        }
+        let counter_bits = header.param(1, PARAM_NAMES[1])?;
+        if ![4, 8, 16].contains(&counter_bits) {
+            return Err(invalid(format!("{counter_bits}-bit counters")));
+        }
+        let block_counters = header.param(2, PARAM_NAMES[2])?;
+        if block_counters != 0 && block_counters != 512 / counter_bits {
+            return Err(invalid(format!(
+                "blocks of {block_counters} {counter_bits}-bit counters"
+            )));
+        }
+        let expected = (BITS, L::BLOCKED);
+        if (counter_bits, block_counters != 0) != (u64::from(expected.0), expected.1) {
+            let layout = |blocked| if blocked { "blocked" } else { "standard" };
+            return Err(Error::new(
+                ErrorKind::WrongKind,
+                format!(
+                    "a {} counting Bloom filter with {counter_bits}-bit counters; this type reads {} ones with {BITS}-bit counters",
+                    layout(block_counters != 0),
+                    layout(L::BLOCKED)
+                ),
+            ));
+        }
+        if L::BLOCKED && num_counters % Width::<BITS>::PER_BLOCK != 0 {
+            return Err(invalid(format!(
+                "{num_counters} counters are not whole blocks of {block_counters}"
+            )));
+        }
+        let num_hashes = header.param(3, PARAM_NAMES[3])?;
+        let num_hashes = u32::try_from(num_hashes)
+            .ok()
+            .filter(|&k| check_hashes(k).is_ok())
+            .ok_or_else(|| invalid(format!("{num_hashes} hashes")))?;
+        sized_for(header)?;
+        let saturated = header.param(6, PARAM_NAMES[6])?;
+        if saturated > num_counters {
+            return Err(invalid(format!(
+                "{saturated} saturated counters of {num_counters}"
+            )));
+        }
+        let payload = blocks_for::<BITS>(num_counters)
+            .checked_mul(BLOCK_BYTES as u64)
+            .ok_or_else(|| invalid(format!("{num_counters} counters")))?;
+        header.expect_payload_len(payload)?;
+        Ok(CountingBloomConfig {
+            num_counters,
+            counter_bits: BITS,
+            block_counters: L::BLOCKED.then_some(Width::<BITS>::PER_BLOCK as u32),
+            num_hashes,
+            hasher: header.hasher,
+        })
+    }
+
+    /// Reads the counters, then checks what they must satisfy: counters
+    /// past the end of the array are zero, the header's count of saturated
+    /// counters is theirs, and without a saturated counter the counters hold
+    /// k for every item counted (a filter that never saturated has exactly
+    /// k·len in its counters, or more after an intersection).
+    fn read_payload<R: Read>(
+        config: CountingBloomConfig,
+        header: &Header,
+        input: &mut FrameReader<R>,
+    ) -> Result<Self, Error> {
+        let blocks = usize::try_from(blocks_for::<BITS>(config.num_counters)).map_err(|_| {
+            Error::new(
+                ErrorKind::TooLarge,
+                "counter array exceeds the address space",
+            )
+        })?;
+        let counters = Counters::read(input, blocks)?;
+        let tail_start = config.num_counters;
+        let total = blocks as u64 * Width::<BITS>::PER_BLOCK;
+        let filter = Self::from_parts(&config, sized_for(header)?, counters, header.items);
+        if (tail_start..total).any(|index| filter.counter_at(index) != 0) {
+            return Err(invalid("counters set beyond the end of the array".into()));
+        }
+        let tally = filter.tally();
+        let saturated = header.param(6, PARAM_NAMES[6])?;
+        if tally.saturated != saturated {
+            return Err(invalid(format!(
+                "the header counts {saturated} saturated counters, the payload holds {}",
+                tally.saturated
+            )));
+        }
+        if tally.saturated == 0
+            && u128::from(header.items) * u128::from(config.num_hashes) > tally.sum
+        {
+            return Err(invalid(format!(
+                "{} items need {} counts, the counters hold {}",
+                header.items,
+                u128::from(header.items) * u128::from(config.num_hashes),
+                tally.sum
+            )));
+        }
+        Ok(filter)
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<L: Layout, const BITS: u32> serde::Serialize for CountingBloom<L, BITS> {
+    /// As the binary format (a byte string).
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        filterlab_core::serde_bytes::serialize(self, serializer)
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<'de, L: Layout, const BITS: u32> serde::Deserialize<'de> for CountingBloom<L, BITS> {
+    /// From the binary format, validated like `Persist::from_bytes`.
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        filterlab_core::serde_bytes::deserialize(deserializer)
+    }
+}

@@ -1,0 +1,284 @@
+//! The binary format: golden files, configuration drift, the other layout
+//! or width, and crafted files whose checksums are valid but whose counters
+//! contradict their header.
+
+use filterlab_core::format::{FrameReader, FrameWriter, Header};
+use filterlab_counting_bloom::{
+    Blocked, BlockedCountingBloomFilter, BloomFilter, CountingBloom, CountingBloomFilter,
+    ErrorKind, Filter, Layout, Persist, Standard,
+};
+
+use crate::conformance::sized;
+
+/// Keys the golden files hold ("alpha" twice).
+const GOLDEN_KEYS: [&str; 4] = ["alpha", "beta", "gamma", "alpha"];
+
+/// Fills `filter` with [`GOLDEN_KEYS`] and checks its bytes against the file
+/// `name` in `tests/golden/` (rewritten first under `FILTERLAB_BLESS`, only
+/// for a deliberate, versioned format change); returns the file's bytes.
+fn check_golden<L: Layout>(mut filter: CountingBloom<L, 4>, name: &str) -> Vec<u8> {
+    for key in GOLDEN_KEYS {
+        filter.insert(key);
+    }
+    let path = format!("{}/tests/golden/{name}", env!("CARGO_MANIFEST_DIR"));
+    if std::env::var_os("FILTERLAB_BLESS").is_some() {
+        std::fs::write(&path, filter.to_bytes()).unwrap();
+    }
+    let golden = std::fs::read(&path).unwrap();
+    assert_eq!(filter.to_bytes(), golden, "the format of {name} changed");
+    let read = CountingBloom::<L, 4>::from_bytes(&golden).unwrap();
+    assert_eq!(read, filter);
+    assert!(GOLDEN_KEYS.iter().all(|key| read.contains(*key)));
+    assert!(read.count("alpha") >= 2);
+    assert_eq!(read.len(), 4);
+    golden
+}
+
+/// The format must not change by accident: small filters' bytes are fixed.
+/// Regenerate with `FILTERLAB_BLESS=1 cargo test -p filterlab-counting-bloom golden`
+/// only for a deliberate, versioned format change.
+#[test]
+fn golden_files() {
+    let standard = CountingBloomFilter::with_counters(256)
+        .hashes(3)
+        .seed(42)
+        .build()
+        .unwrap();
+    let bytes = check_golden(standard, "counting-bloom-v1.bin");
+    // 48-byte fixed header, 7 parameters, header checksum, 2 blocks, checksum.
+    assert_eq!(bytes.len(), 48 + 7 * 8 + 2 * 64 + 8);
+    assert_eq!(u16::from_le_bytes([bytes[10], bytes[11]]), 3, "kind id");
+    let blocked = BlockedCountingBloomFilter::with_counters(256)
+        .hashes(4)
+        .seed(42)
+        .build()
+        .unwrap();
+    check_golden(blocked, "blocked-counting-bloom-v1.bin");
+}
+
+#[test]
+fn config_drift_is_rejected_before_the_payload() {
+    let builder = CountingBloomFilter::with_fpp(0.01)
+        .expected_items(1000)
+        .seed(5);
+    let filter = builder.build().unwrap();
+    let bytes = filter.to_bytes();
+    let same = builder.config().unwrap();
+    assert_eq!(filter.config(), same);
+    assert_eq!(
+        CountingBloomFilter::read_from_expecting(&bytes[..], &same).unwrap(),
+        filter
+    );
+    for other in [
+        builder.clone().seed(6).config().unwrap(),
+        builder.clone().hashes(6).config().unwrap(),
+        CountingBloomFilter::with_fpp(0.01)
+            .expected_items(1001)
+            .seed(5)
+            .config()
+            .unwrap(),
+    ] {
+        let err = CountingBloomFilter::read_from_expecting(&bytes[..], &other).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::ConfigMismatch);
+        let err = CountingBloomFilter::read_from_expecting(&bytes[..120], &other).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::ConfigMismatch);
+    }
+}
+
+fn kind<T>(result: Result<T, filterlab_counting_bloom::Error>) -> Option<ErrorKind> {
+    result.err().map(|e| e.kind())
+}
+
+/// One kind id holds both layouts and every width; reading one as another
+/// says so.
+#[test]
+fn other_layouts_and_widths_are_the_wrong_kind() {
+    let standard = sized::<Standard, 4>(1000, 0.01, 1).to_bytes();
+    let blocked = sized::<Blocked, 4>(1000, 0.01, 1).to_bytes();
+    let wide = sized::<Standard, 8>(1000, 0.01, 1).to_bytes();
+    let bloom = BloomFilter::with_bits(1024)
+        .hashes(3)
+        .build()
+        .unwrap()
+        .to_bytes();
+    for (case, result) in [
+        kind(BlockedCountingBloomFilter::from_bytes(&standard)),
+        kind(CountingBloomFilter::from_bytes(&blocked)),
+        kind(CountingBloomFilter::from_bytes(&wide)),
+        kind(CountingBloom::<Standard, 16>::from_bytes(&standard)),
+        kind(CountingBloomFilter::from_bytes(&bloom)),
+        kind(BloomFilter::from_bytes(&standard)),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        assert_eq!(result, Some(ErrorKind::WrongKind), "case {case}");
+    }
+    assert!(CountingBloom::<Standard, 8>::from_bytes(&wide).is_ok());
+}
+
+/// The header and payload of a valid file.
+fn parts(bytes: &[u8]) -> (Header, Vec<u64>) {
+    let mut frame = FrameReader::open_any(bytes, u64::MAX).unwrap();
+    let header = frame.header().clone();
+    let words = frame.read_words(header.payload_len as usize / 8).unwrap();
+    frame.finish().unwrap();
+    (header, words)
+}
+
+/// A file with valid checksums around whatever header and words it is given.
+fn framed(header: &Header, words: &[u64]) -> Vec<u8> {
+    let mut frame = FrameWriter::new(Vec::new(), header).unwrap();
+    frame.write_words(words).unwrap();
+    frame.finish().unwrap()
+}
+
+/// Files whose checksums are valid but whose contents are impossible: each
+/// is a typed error, never a filter that could misbehave later.
+#[test]
+fn crafted_files_are_typed_errors() {
+    let mut filter = CountingBloomFilter::with_counters(1000)
+        .hashes(3)
+        .seed(8)
+        .build()
+        .unwrap();
+    filter.extend(0..50u64);
+    let bytes = filter.to_bytes();
+    let (header, words) = parts(&bytes);
+    assert_eq!(
+        CountingBloomFilter::from_bytes(&framed(&header, &words)).unwrap(),
+        filter
+    );
+    let expect = |header: &Header, words: &[u64], kind: ErrorKind, what: &str| {
+        let err = CountingBloomFilter::from_bytes(&framed(header, words)).unwrap_err();
+        assert_eq!(err.kind(), kind, "{what}: {err}");
+    };
+
+    // More items than the counters can hold (no counter saturated).
+    let mut more = header.clone();
+    more.items = 51;
+    expect(
+        &more,
+        &words,
+        ErrorKind::InvalidHeader,
+        "items beyond the counters",
+    );
+    more.items = u64::MAX;
+    expect(&more, &words, ErrorKind::InvalidHeader, "u64::MAX items");
+    // Fewer is possible (after an intersection).
+    let mut fewer = header.clone();
+    fewer.items = 10;
+    assert_eq!(
+        CountingBloomFilter::from_bytes(&framed(&fewer, &words))
+            .unwrap()
+            .len(),
+        10
+    );
+
+    // A saturated-counter count that is not the payload's.
+    let mut saturated = header.clone();
+    saturated.params[6] = 1;
+    expect(
+        &saturated,
+        &words,
+        ErrorKind::InvalidHeader,
+        "saturated count",
+    );
+    saturated.params[6] = 1001;
+    expect(
+        &saturated,
+        &words,
+        ErrorKind::InvalidHeader,
+        "more saturated than counters",
+    );
+
+    // A counter past the end of the 1000 (the last block holds 1024).
+    let mut tail = words.clone();
+    *tail.last_mut().unwrap() |= 1 << 60;
+    expect(
+        &header,
+        &tail,
+        ErrorKind::InvalidHeader,
+        "counter beyond the array",
+    );
+
+    // Parameters that contradict each other.
+    for (index, value, kind) in [
+        (0, 0, ErrorKind::InvalidHeader),
+        (0, 1025, ErrorKind::LengthMismatch),
+        (1, 5, ErrorKind::InvalidHeader),
+        (1, 8, ErrorKind::WrongKind),
+        (2, 64, ErrorKind::InvalidHeader),
+        (2, 128, ErrorKind::WrongKind),
+        (3, 0, ErrorKind::InvalidHeader),
+        (3, 65, ErrorKind::InvalidHeader),
+        (4, 0, ErrorKind::InvalidHeader),
+        (5, 1.5f64.to_bits(), ErrorKind::InvalidHeader),
+    ] {
+        let mut crafted = header.clone();
+        crafted.params[index] = value;
+        expect(&crafted, &words, kind, &format!("param {index} = {value}"));
+    }
+
+    // A saturated counter with its count in the header: valid, and then len
+    // is not bounded by the counters; a crafted len at the top saturates
+    // instead of overflowing.
+    let mut full = words.clone();
+    full[0] |= 0xf;
+    let mut stuck = header.clone();
+    stuck.params[6] = 1;
+    stuck.items = u64::MAX;
+    let mut read = CountingBloomFilter::from_bytes(&framed(&stuck, &full)).unwrap();
+    assert_eq!(read.saturated_counters(), 1);
+    read.insert(&7u64);
+    assert_eq!(read.len(), usize::MAX);
+    assert!(read.remove(&7u64));
+
+    // A blocked filter's counters must be whole blocks.
+    let blocked = sized::<Blocked, 4>(1000, 0.01, 3).to_bytes();
+    let (mut header, words) = parts(&blocked);
+    header.params[0] -= 1;
+    let err = BlockedCountingBloomFilter::from_bytes(&framed(&header, &words)).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidHeader, "{err}");
+}
+
+#[test]
+fn streams_and_round_trips_every_width() {
+    fn check<L: Layout, const BITS: u32>() {
+        let mut filter = sized::<L, BITS>(5_000, 0.001, 9);
+        filter.extend(0..5_000u64);
+        filter.extend(0..100u64);
+        assert_eq!(filter.remove_many(0..50u64), 50);
+        let mut written = Vec::new();
+        filter.write_to(&mut written).unwrap();
+        assert_eq!(written, filter.to_bytes());
+        let read = CountingBloom::<L, BITS>::read_from(&written[..]).unwrap();
+        assert_eq!(read, filter);
+        assert_eq!(read.len(), 5_050);
+        assert!(read.contains_many(0..5_000u64).iter().all(|&hit| hit));
+        let limited = CountingBloom::<L, BITS>::read_from_with_limit(&written[..], 100);
+        assert_eq!(limited.unwrap_err().kind(), ErrorKind::PayloadTooLarge);
+    }
+    check::<Standard, 4>();
+    check::<Standard, 8>();
+    check::<Standard, 16>();
+    check::<Blocked, 4>();
+    check::<Blocked, 8>();
+    check::<Blocked, 16>();
+}
+
+#[cfg(feature = "serde")]
+#[test]
+fn serde_round_trip_validates() {
+    let mut filter = sized::<Blocked, 8>(1000, 0.01, 8);
+    filter.extend(0..500u64);
+    let json = serde_json::to_string(&filter).unwrap();
+    let back: CountingBloom<Blocked, 8> = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, filter);
+    let mut bytes = filter.to_bytes();
+    let last = bytes.len() - 20;
+    bytes[last] ^= 1;
+    let damaged = serde_json::to_string(&bytes).unwrap();
+    let err = serde_json::from_str::<CountingBloom<Blocked, 8>>(&damaged).unwrap_err();
+    assert!(err.to_string().contains("checksum"), "{err}");
+}

@@ -11,6 +11,7 @@
 
 mod blocked;
 mod bloom;
+mod scalable;
 mod stats;
 
 pub use blocked::{
@@ -19,6 +20,9 @@ pub use blocked::{
 pub use bloom::{
     bloom_estimate_items, bloom_fpp_classic, bloom_fpp_exact, bloom_fpp_given_fill,
     bloom_optimal_bits, bloom_optimal_hashes,
+};
+pub use scalable::{
+    scalable_bloom_fpp, scalable_bloom_fpp_bound, scalable_bloom_loads, scalable_layer_fpp,
 };
 pub use stats::{normal_quantile, queries_for, wilson_interval};
 

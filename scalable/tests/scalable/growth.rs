@@ -1,0 +1,115 @@
+//! The FPP while growing 1000×: inside its interval around the exact
+//! compound theory at every doubling, and never above the target.
+
+use filterlab_scalable::{BloomFilter, Filter, Layer, ScalableBloomFilter};
+
+use crate::{check_batched_lookups_agree, insert_range, measure};
+
+const INITIAL: u64 = 1000;
+const FINAL: u64 = 1_000_000;
+
+/// Grows from [`INITIAL`] to [`FINAL`] items at target `fpp`, checking the
+/// measured FPP at every doubling against the exact compound theory (99.9%
+/// Wilson interval) and against the target, and reports memory per item
+/// against a standard Bloom filter sized for the final count.
+///
+/// Below 400,000 items the measurement pools independently keyed filters
+/// (about 400,000 keys inserted in all), since small filters vary more
+/// between instances than one instance's queries can resolve. Queries aim
+/// at 1,000 false positives at the final size and 400 at the doublings
+/// before it.
+fn grow_and_check<L: Layer>(fpp: f64, seed: u64) {
+    let make = |seed| {
+        ScalableBloomFilter::with_fpp(fpp)
+            .layers::<L>()
+            .initial_capacity(INITIAL)
+            .seed(seed)
+            .build()
+            .unwrap()
+    };
+    let mut sizes: Vec<u64> = (0..10).map(|j| INITIAL << j).collect();
+    sizes.push(FINAL);
+    println!(
+        "{}, P = {fpp:e}, growing from {INITIAL} to {FINAL}",
+        L::NAME
+    );
+    println!(
+        "{:>9} {:>6} {:>4} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>10}",
+        "items",
+        "inst",
+        "lay",
+        "measured",
+        "low",
+        "high",
+        "exact",
+        "given fill",
+        "bound",
+        "bits/item"
+    );
+    for (index, &items) in sizes.iter().enumerate() {
+        let instances = (400_000 / items).max(1);
+        let target_positives = if items == FINAL { 1000.0 } else { 400.0 };
+        let theory = make(seed).theoretical_fpp(items).unwrap();
+        let queries = (target_positives / theory) as u64;
+        let point = measure(
+            make,
+            items,
+            instances,
+            queries,
+            seed + ((index as u64) << 20),
+        );
+        let (low, high) = point.interval();
+        println!(
+            "{:>9} {:>6} {:>4} {:>11.4e} {:>11.4e} {:>11.4e} {:>11.4e} {:>11.4e} {:>11.4e} {:>10.2}",
+            point.items,
+            point.instances,
+            point.layers,
+            point.measured(),
+            low,
+            high,
+            point.exact,
+            point.conditional,
+            point.bound,
+            point.bits_per_item
+        );
+        let context = format!("{} P={fpp:e} n={items}: {point:?}", L::NAME);
+        assert!(
+            low <= point.exact && point.exact <= high,
+            "exact theory outside the interval: {context}"
+        );
+        assert!(
+            low <= point.conditional && point.conditional <= high,
+            "fill-conditional FPP outside the interval: {context}"
+        );
+        assert!(
+            low <= fpp,
+            "measured FPP above the target beyond the interval: {context}"
+        );
+        assert!(point.exact <= point.bound && point.bound < fpp, "{context}");
+    }
+    let mut filter = make(seed);
+    insert_range(&mut filter, seed, 0, FINAL);
+    check_batched_lookups_agree(&filter, seed);
+    let ours = filter.memory_usage() as f64 * 8.0 / filter.len() as f64;
+    let bloom = BloomFilter::params(FINAL, fpp).unwrap().bits_per_item();
+    println!(
+        "memory at {FINAL} items: {ours:.2} bits/item, a BloomFilter sized for {FINAL} at {fpp:e}: {bloom:.2} ({:+.0}%)\n{}",
+        (ours / bloom - 1.0) * 100.0,
+        filter.info()
+    );
+}
+
+#[test]
+fn growth_1000x_at_1e_2() {
+    grow_and_check::<filterlab_scalable::DefaultLayer>(1e-2, 0x6e0_0000);
+}
+
+#[test]
+fn growth_1000x_at_1e_4() {
+    grow_and_check::<filterlab_scalable::DefaultLayer>(1e-4, 0x6e4_0000);
+}
+
+#[test]
+fn growth_1000x_standard_layers_at_1e_2() {
+    grow_and_check::<BloomFilter>(1e-2, 0x5e2_0000);
+}

@@ -184,61 +184,7 @@ where
     /// Checks one chunk's framing, checksum and place in the dump; returns
     /// the range of its data.
     fn check(&mut self, cursor: u64, bytes: &[u8]) -> Result<(usize, usize), Error> {
-        let short = || {
-            Error::new(
-                ErrorKind::Truncated,
-                format!("chunk {cursor} is cut short ({} bytes)", bytes.len()),
-            )
-        };
-        if bytes.len() < 8 {
-            return Err(short());
-        }
-        if bytes[..8] != CHUNK_MAGIC {
-            return Err(Error::new(
-                ErrorKind::BadMagic,
-                format!("chunk {cursor} is not a filterlab chunk"),
-            ));
-        }
-        if bytes.len() < CHUNK_HEADER {
-            return Err(short());
-        }
-        let version = u16::from_le_bytes([bytes[8], bytes[9]]);
-        if version != CHUNK_VERSION {
-            return Err(Error::new(
-                ErrorKind::UnsupportedVersion,
-                format!("chunk layout version {version}, this build reads {CHUNK_VERSION}"),
-            ));
-        }
-        let kind = u16::from_le_bytes([bytes[10], bytes[11]]);
-        if kind != FilterKind::ScalableBloom.id() {
-            return Err(Error::new(
-                ErrorKind::WrongKind,
-                format!("chunk {cursor} holds a filter of kind {kind}"),
-            ));
-        }
-        let data_len = u32::from_le_bytes(bytes[12..16].try_into().unwrap_or([0; 4])) as usize;
-        let end = CHUNK_HEADER + data_len;
-        if bytes.len() < end + 8 {
-            return Err(short());
-        }
-        if bytes.len() > end + 8 {
-            return Err(Error::new(
-                ErrorKind::LengthMismatch,
-                format!("{} bytes follow chunk {cursor}", bytes.len() - end - 8),
-            ));
-        }
-        if xxh3_64(&bytes[..end]) != u64_at(bytes, end) {
-            return Err(Error::new(
-                ErrorKind::ChecksumMismatch,
-                format!("chunk {cursor} is corrupted"),
-            ));
-        }
-        let dump = DumpId {
-            id: u64_at(bytes, 16),
-            total: u64_at(bytes, 32),
-            stream_len: u64_at(bytes, 40),
-        };
-        let sequence = u64_at(bytes, 24);
+        let (dump, sequence, end) = check_framing(cursor, bytes)?;
         let out_of_order = |detail: String| Error::new(ErrorKind::InvalidHeader, detail);
         if cursor != sequence {
             return Err(out_of_order(format!(
@@ -257,7 +203,7 @@ where
                 self.expected
             )));
         }
-        let data = data_len as u64;
+        let data = (end - CHUNK_HEADER) as u64;
         let fits = match self.dump {
             None => {
                 self.dump = Some(dump);
@@ -320,6 +266,66 @@ where
         }
         Ok(())
     }
+}
+
+/// Checks one chunk's framing (magic, version, kind, length) and checksum;
+/// returns the dump it names, its sequence number and where its data ends.
+fn check_framing(cursor: u64, bytes: &[u8]) -> Result<(DumpId, u64, usize), Error> {
+    let short = || {
+        Error::new(
+            ErrorKind::Truncated,
+            format!("chunk {cursor} is cut short ({} bytes)", bytes.len()),
+        )
+    };
+    if bytes.len() < 8 {
+        return Err(short());
+    }
+    if bytes[..8] != CHUNK_MAGIC {
+        return Err(Error::new(
+            ErrorKind::BadMagic,
+            format!("chunk {cursor} is not a filterlab chunk"),
+        ));
+    }
+    if bytes.len() < CHUNK_HEADER {
+        return Err(short());
+    }
+    let version = u16::from_le_bytes([bytes[8], bytes[9]]);
+    if version != CHUNK_VERSION {
+        return Err(Error::new(
+            ErrorKind::UnsupportedVersion,
+            format!("chunk layout version {version}, this build reads {CHUNK_VERSION}"),
+        ));
+    }
+    let kind = u16::from_le_bytes([bytes[10], bytes[11]]);
+    if kind != FilterKind::ScalableBloom.id() {
+        return Err(Error::new(
+            ErrorKind::WrongKind,
+            format!("chunk {cursor} holds a filter of kind {kind}"),
+        ));
+    }
+    let data_len = u32::from_le_bytes(bytes[12..16].try_into().unwrap_or([0; 4])) as usize;
+    let end = CHUNK_HEADER + data_len;
+    if bytes.len() < end + 8 {
+        return Err(short());
+    }
+    if bytes.len() > end + 8 {
+        return Err(Error::new(
+            ErrorKind::LengthMismatch,
+            format!("{} bytes follow chunk {cursor}", bytes.len() - end - 8),
+        ));
+    }
+    if xxh3_64(&bytes[..end]) != u64_at(bytes, end) {
+        return Err(Error::new(
+            ErrorKind::ChecksumMismatch,
+            format!("chunk {cursor} is corrupted"),
+        ));
+    }
+    let dump = DumpId {
+        id: u64_at(bytes, 16),
+        total: u64_at(bytes, 32),
+        stream_len: u64_at(bytes, 40),
+    };
+    Ok((dump, u64_at(bytes, 24), end))
 }
 
 impl<I, B> Read for ChunkReader<I, B>

@@ -71,8 +71,16 @@ fn conformance_at_the_memory_cap() {
                 .unwrap()
         }
     };
-    let filter = make(64)();
+    let mut filter = make(64)();
     assert!(filter.layers()[0].memory_usage() < 600);
+    let refused = (0..2000u64)
+        .filter(|key| filter.insert(key).is_err())
+        .count();
+    assert!(
+        refused > 1000 && filter.layers().len() < 6,
+        "{}",
+        filter.info()
+    );
     Conformance::new("ScalableBloomFilter(memory cap)", make(64))
         .with_variant(make(63))
         .check();

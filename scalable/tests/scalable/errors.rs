@@ -98,7 +98,7 @@ fn check_refusal(filter: &ScalableBloomFilter, next_key: u64) {
     assert_eq!(err.kind(), ErrorKind::Full, "{err}");
     assert_eq!(refused, before, "a refused insert changed the filter");
     // Keys it already holds are still answered, and not refused.
-    assert_eq!(refused.insert(&0u64).unwrap(), false);
+    assert!(!refused.insert(&0u64).unwrap());
     let err = refused
         .insert_many([0u64, next_key, next_key + 1])
         .unwrap_err();
@@ -238,7 +238,7 @@ fn crafted_counters_and_parameters_are_refused() {
     );
     // Layers of the other type.
     let kind = read_err(&craft(&bytes, |h| {
-        h.params[5] = u64::from(FilterKind::Bloom.id())
+        h.params[5] = u64::from(FilterKind::Bloom.id());
     }));
     assert_eq!(kind, ErrorKind::WrongKind);
     // Payload lengths that do not match the layers.
@@ -296,9 +296,12 @@ fn config_drift_is_rejected() {
 /// deliberate, versioned format change.
 #[test]
 fn golden_file() {
-    // Two keys per first layer: the five golden keys fill two layers.
+    // Two keys per first layer: the five golden keys fill two layers. Every
+    // parameter is explicit, so that changing a default changes no file.
     let filter = ScalableBloomFilter::with_fpp(0.01)
         .initial_capacity(2)
+        .growth(2)
+        .tightening(0.85)
         .seed(42)
         .build()
         .unwrap();

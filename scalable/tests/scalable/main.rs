@@ -120,8 +120,17 @@ pub(crate) fn check_golden<F: Filter + Persist>(mut filter: F, name: &str) -> Ve
     golden
 }
 
-/// Lookups of never-inserted keys, one by one and batched, agree.
-pub(crate) fn check_batched_lookups_agree<L: Layer>(filter: &ScalableBloomFilter<L>, seed: u64) {
+/// Lookups of never-inserted keys, one by one and batched, agree, and
+/// batched lookups of the `inserted` keys of the `seed`-th stream find them
+/// all (with layers large enough to be answered by their batched lookups and
+/// small ones answered key by key).
+pub(crate) fn check_batched_lookups_agree<L: Layer>(
+    filter: &ScalableBloomFilter<L>,
+    seed: u64,
+    inserted: u64,
+) {
+    let keys: Vec<u64> = (0..inserted).map(|i| insert_key(seed, i)).collect();
+    assert!(filter.contains_many(&keys).iter().all(|&hit| hit));
     let probes: Vec<u64> = (0..100_000).map(|i| query_key(seed, i)).collect();
     let batched = filter.contains_many(&probes);
     let single: Vec<bool> = probes.iter().map(|key| filter.contains(key)).collect();

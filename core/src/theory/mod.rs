@@ -1,7 +1,9 @@
 //! The formulas filters are sized by and measured against, one file per
 //! family: standard Bloom filters (`bloom.rs`), blocked Bloom filters
-//! (`blocked.rs`), and the statistics the tests and the harness judge
-//! measurements with (`stats.rs`).
+//! (`blocked.rs`), counting Bloom filters' counter overflow (`counting.rs`),
+//! cuckoo filters (`cuckoo.rs`), scalable Bloom filters (`scalable.rs`),
+//! bounds that hold for any filter (`bounds.rs`), and the statistics the
+//! tests and the harness judge measurements with (`stats.rs`).
 //!
 //! Everything here is a pure function of the parameters, cheap enough to call
 //! while sizing a filter, bounded in time for any input, and shared by the
@@ -14,6 +16,7 @@ mod bloom;
 mod bounds;
 mod cuckoo;
 mod counting;
+mod scalable;
 mod stats;
 mod support;
 
@@ -28,9 +31,13 @@ pub use bounds::{hash_bits_needed, lower_bound_bits_per_item};
 pub use cuckoo::{
     cuckoo_compound_fpp, cuckoo_fingerprint_bits, cuckoo_fpp, cuckoo_fpp_given_occupancy,
     cuckoo_usable_fingerprints,
+};
 pub use counting::{
     MAX_COUNTER_THRESHOLD, blocked_counter_tail, counter_overflow_bound_fan, counter_tail,
     saturation_threshold,
+};
+pub use scalable::{
+    scalable_bloom_fpp, scalable_bloom_fpp_bound, scalable_bloom_loads, scalable_layer_fpp,
 };
 pub use stats::{normal_quantile, queries_for, wilson_interval};
 pub use support::{MAX_EXACT_BLOCK_BITS, MAX_EXACT_HASHES};

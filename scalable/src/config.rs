@@ -1,0 +1,452 @@
+//! The configuration of a scalable filter, its builder, and the sizing
+//! record of a planned growth.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use filterlab_bloom::{BloomSizing, human_bytes};
+use filterlab_core::memory::DEFAULT_MEMORY_LIMIT;
+use filterlab_core::sizing::{check_fpp, check_items};
+use filterlab_core::theory::{scalable_bloom_fpp, scalable_bloom_loads, scalable_layer_fpp};
+use filterlab_core::{Error, ErrorKind, FilterKind, KeyHasher};
+
+use crate::{DefaultLayer, Layer, ScalableBloomFilter};
+
+/// The growth factor s unless set: each layer holds twice the keys of the
+/// one before (RedisBloom's default EXPANSION).
+pub const DEFAULT_GROWTH: u64 = 2;
+
+/// The tightening ratio r unless set: layer i is sized for P·(1 − r)·r^i.
+///
+/// Chosen by `examples/tightening.rs`, which sizes the layers of a filter
+/// growing 1000× from 1,000 keys at P = 1e-2 and 1e-4 for r from 0.5 to
+/// 0.95: at s = 2 memory per item is flat from r = 0.75 to 0.9 and rises on
+/// both sides; 0.85 takes the least at 100× growth, is within 1% of the
+/// least at 1000× and within 0.4% of the best mean over every doubling (the
+/// crate README has the table). It is also the authors' choice for s = 2.
+pub const DEFAULT_TIGHTENING: f64 = 0.85;
+
+/// The most layers a filter may have. No workload needs more: with s = 2,
+/// 64 layers hold 2^64 times the first layer's capacity.
+pub const MAX_LAYERS: u32 = 64;
+
+/// The largest growth factor accepted.
+pub const MAX_GROWTH: u64 = 1 << 16;
+
+/// The largest memory cap accepted, 2^56 bytes (64 PiB): more than any
+/// machine addresses. A larger cap given to the builder is lowered to it.
+pub const MAX_MEMORY_CAP: u64 = 1 << 56;
+
+/// Everything that decides a scalable filter's layers and behaviour: the
+/// same configuration gives the same layer sizes, the same answers and the
+/// same refusals. [`Persist::read_from_expecting`](filterlab_core::Persist::read_from_expecting) compares it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ScalableConfig {
+    /// Keys the first layer holds (n0).
+    pub initial_capacity: u64,
+    /// The compound FPP target P.
+    pub target_fpp: f64,
+    /// The growth factor s: layer i holds n0·s^i keys.
+    pub growth: u64,
+    /// The tightening ratio r: layer i is sized for P·(1 − r)·r^i.
+    pub tightening: f64,
+    /// Whether the filter refuses keys past its first layer instead of
+    /// growing (RedisBloom's NONSCALING); its one layer is sized for P.
+    pub non_scaling: bool,
+    /// The most layers the filter may have (1 when non-scaling).
+    pub max_layers: u32,
+    /// The most bytes all layers together may take.
+    pub max_memory: u64,
+    /// The layer type's format kind.
+    pub layer_kind: FilterKind,
+    /// The key hasher and its seed.
+    pub hasher: KeyHasher,
+}
+
+impl ScalableConfig {
+    /// Checks every rule a builder applies.
+    pub(crate) fn validate(&self) -> Result<(), Error> {
+        check_fpp(self.target_fpp)?;
+        check_items(self.initial_capacity)?;
+        if !(self.tightening > 0.0 && self.tightening < 1.0) {
+            return Err(Error::invalid(format!(
+                "the tightening ratio must be in (0, 1), got {}",
+                self.tightening
+            )));
+        }
+        let least = if self.non_scaling { 1 } else { 2 };
+        if !(least..=MAX_GROWTH).contains(&self.growth) {
+            return Err(Error::invalid(format!(
+                "the growth factor must be in {least}..={MAX_GROWTH}{}, got {}",
+                if self.non_scaling {
+                    ""
+                } else {
+                    " (below 2 only for a non-scaling filter)"
+                },
+                self.growth
+            )));
+        }
+        if !(1..=MAX_LAYERS).contains(&self.max_layers) || self.non_scaling && self.max_layers != 1
+        {
+            return Err(Error::invalid(format!(
+                "the layer cap must be in 1..={MAX_LAYERS} (1 for a non-scaling filter), got {}",
+                self.max_layers
+            )));
+        }
+        if !(1..=MAX_MEMORY_CAP).contains(&self.max_memory) {
+            return Err(Error::invalid(format!(
+                "the memory cap must be in 1..={MAX_MEMORY_CAP} bytes, got {}",
+                self.max_memory
+            )));
+        }
+        Ok(())
+    }
+
+    /// The capacity of layer `index`, n0·s^i; `None` when it overflows `u64`.
+    pub fn layer_capacity(&self, index: u32) -> Option<u64> {
+        self.growth
+            .checked_pow(index)
+            .and_then(|factor| factor.checked_mul(self.initial_capacity))
+    }
+
+    /// The FPP target of layer `index`: P·(1 − r)·r^i, or P for the one
+    /// layer of a non-scaling filter.
+    pub fn layer_fpp(&self, index: u32) -> f64 {
+        if self.non_scaling {
+            self.target_fpp
+        } else {
+            scalable_layer_fpp(self.target_fpp, self.tightening, index)
+        }
+    }
+
+    /// How `items` counted keys split over the layers (at least one).
+    pub(crate) fn loads(&self, items: u64) -> Vec<u64> {
+        scalable_bloom_loads(items, self.initial_capacity, self.growth)
+    }
+}
+
+/// Configures a [`ScalableBloomFilter`] with layers of type `L`; made by
+/// [`ScalableBloomFilter::with_fpp`] (default layers) or [`Self::new`].
+#[derive(Clone, Debug)]
+#[must_use]
+pub struct ScalableBloomBuilder<L = DefaultLayer> {
+    config: ScalableConfig,
+    initial_set: bool,
+    layer: PhantomData<L>,
+}
+
+impl<L: Layer> ScalableBloomBuilder<L> {
+    /// A builder for a compound FPP target `fpp`; give it
+    /// [`initial_capacity`](Self::initial_capacity).
+    pub fn new(fpp: f64) -> Self {
+        Self {
+            config: ScalableConfig {
+                initial_capacity: 0,
+                target_fpp: fpp,
+                growth: DEFAULT_GROWTH,
+                tightening: DEFAULT_TIGHTENING,
+                non_scaling: false,
+                max_layers: MAX_LAYERS,
+                max_memory: DEFAULT_MEMORY_LIMIT,
+                layer_kind: L::KIND,
+                hasher: KeyHasher::default(),
+            },
+            initial_set: false,
+            layer: PhantomData,
+        }
+    }
+
+    /// Layers of another type: `.layers::<BloomFilter>()` for the fewest
+    /// bits, `.layers::<BlockedBloomFilter>()` for one cache line per layer.
+    pub fn layers<M: Layer>(self) -> ScalableBloomBuilder<M> {
+        ScalableBloomBuilder {
+            config: ScalableConfig {
+                layer_kind: M::KIND,
+                ..self.config
+            },
+            initial_set: self.initial_set,
+            layer: PhantomData,
+        }
+    }
+
+    /// Keys the first layer holds (n0): required, at least 1.
+    pub fn initial_capacity(mut self, items: u64) -> Self {
+        self.config.initial_capacity = items;
+        self.initial_set = true;
+        self
+    }
+
+    /// The growth factor s (default [`DEFAULT_GROWTH`]): layer i holds
+    /// n0·s^i keys. At least 2 unless the filter is non-scaling.
+    pub fn growth(mut self, factor: u64) -> Self {
+        self.config.growth = factor;
+        self
+    }
+
+    /// The tightening ratio r in (0, 1) (default [`DEFAULT_TIGHTENING`]):
+    /// layer i is sized for P·(1 − r)·r^i.
+    pub fn tightening(mut self, ratio: f64) -> Self {
+        self.config.tightening = ratio;
+        self
+    }
+
+    /// Refuse keys past the first layer with [`ErrorKind::Full`] instead of
+    /// growing (RedisBloom's NONSCALING); the one layer is then sized for P
+    /// itself.
+    pub fn non_scaling(mut self, enabled: bool) -> Self {
+        self.config.non_scaling = enabled;
+        self
+    }
+
+    /// The most layers (default and maximum [`MAX_LAYERS`]); a key that
+    /// would need another is refused with [`ErrorKind::Full`].
+    pub fn max_layers(mut self, layers: u32) -> Self {
+        self.config.max_layers = layers;
+        self
+    }
+
+    /// The most bytes all layers together may take (default 64 GiB); a key
+    /// whose layer would not fit is refused with [`ErrorKind::Full`]. Values
+    /// above [`MAX_MEMORY_CAP`] are lowered to it.
+    pub fn max_memory(mut self, bytes: u64) -> Self {
+        self.config.max_memory = bytes.min(MAX_MEMORY_CAP);
+        self
+    }
+
+    /// The key hasher's seed (default 0).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.config.hasher = KeyHasher::new(seed);
+        self
+    }
+
+    /// The key hasher.
+    pub fn hasher(mut self, hasher: KeyHasher) -> Self {
+        self.config.hasher = hasher;
+        self
+    }
+
+    /// The configuration this builder would produce (for
+    /// [`Persist::read_from_expecting`](filterlab_core::Persist::read_from_expecting)), without allocating.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidParameter`] for an FPP outside (0, 1), a missing
+    /// or zero initial capacity, a tightening ratio outside (0, 1), a growth
+    /// factor below 2 (unless non-scaling) or above [`MAX_GROWTH`], or a
+    /// layer cap outside 1..=[`MAX_LAYERS`].
+    pub fn config(&self) -> Result<ScalableConfig, Error> {
+        if !self.initial_set {
+            return Err(Error::invalid(
+                "a scalable filter needs initial_capacity(n)",
+            ));
+        }
+        let mut config = self.config;
+        if config.non_scaling {
+            config.max_layers = 1;
+        }
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// The layers needed to hold `items` keys, sized without allocating.
+    ///
+    /// # Errors
+    ///
+    /// As [`config`](Self::config); [`ErrorKind::TooLarge`] when the caps
+    /// (layers, memory, a non-scaling filter's one layer) do not hold that
+    /// many keys.
+    pub fn sizing_for(&self, items: u64) -> Result<ScalableSizing, Error> {
+        let config = self.config()?;
+        plan::<L>(&config, items, &[])?.ok_or_else(|| {
+            Error::new(
+                ErrorKind::TooLarge,
+                format!("{items} items exceed what the caps of {config:?} allow"),
+            )
+        })
+    }
+
+    /// The sizing of the first layer alone (what [`build`](Self::build) allocates).
+    ///
+    /// # Errors
+    ///
+    /// As [`sizing_for`](Self::sizing_for).
+    pub fn sizing(&self) -> Result<ScalableSizing, Error> {
+        self.sizing_for(self.config.initial_capacity)
+    }
+
+    /// Allocates the filter with its first layer.
+    ///
+    /// # Errors
+    ///
+    /// As [`config`](Self::config); [`ErrorKind::TooLarge`] when the first
+    /// layer exceeds the memory cap or the allocator refuses it.
+    pub fn build(&self) -> Result<ScalableBloomFilter<L>, Error> {
+        ScalableBloomFilter::from_config(self.config()?)
+    }
+}
+
+/// The sizing of one layer in a [`ScalableSizing`].
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct LayerSizing {
+    /// Keys the layer holds when full (n0·s^i).
+    pub capacity: u64,
+    /// Keys it holds at the planned item count.
+    pub load: u64,
+    /// Its FPP target (P·(1 − r)·r^i).
+    pub target_fpp: f64,
+    /// Its exact FPP at `load`.
+    pub fpp_at_load: f64,
+    /// The layer's own sizing record.
+    pub sizing: BloomSizing,
+}
+
+/// The layers a scalable filter needs for a number of items, computed
+/// without allocating: what [`ScalableBloomFilter::params`] and
+/// [`ScalableBloomBuilder::sizing_for`] return.
+///
+/// # Examples
+///
+/// ```
+/// use filterlab_scalable::ScalableBloomFilter;
+///
+/// let plan = ScalableBloomFilter::with_fpp(0.01).initial_capacity(1000).sizing_for(1_000_000)?;
+/// assert_eq!(plan.layers.len(), 10);
+/// assert!(plan.fpp_at_items <= plan.fpp_bound && plan.fpp_bound < 0.01);
+/// println!("{plan}");
+/// # Ok::<(), filterlab_scalable::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct ScalableSizing {
+    /// The layer type, e.g. "BlockedBloomFilter".
+    pub layer_type: &'static str,
+    /// The configuration planned for.
+    pub config: ScalableConfig,
+    /// The item count planned for.
+    pub items: u64,
+    /// The layers that hold them, oldest first.
+    pub layers: Vec<LayerSizing>,
+    /// Bytes of all those layers.
+    pub bytes: u64,
+    /// The exact compound FPP at `items`: 1 − Π(1 − p_i) over the layers'
+    /// exact FPPs at their loads.
+    pub fpp_at_items: f64,
+    /// The compound bound of those layers, 1 − Π(1 − P0·r^i) (P for a
+    /// non-scaling filter): never above the target.
+    pub fpp_bound: f64,
+}
+
+impl ScalableSizing {
+    /// Bits per planned item (per first-layer capacity when planning for
+    /// fewer items).
+    pub fn bits_per_item(&self) -> f64 {
+        let items = self.items.max(1);
+        self.bytes as f64 * 8.0 / items as f64
+    }
+}
+
+/// Sizes the layers for `items` counted keys: the `existing` layers as
+/// they are, further ones as the filter would build them. `None` when the
+/// caps stop the filter before it holds `items`.
+pub(crate) fn plan<L: Layer>(
+    config: &ScalableConfig,
+    items: u64,
+    existing: &[L],
+) -> Result<Option<ScalableSizing>, Error> {
+    let loads = config.loads(items);
+    if loads.len() > config.max_layers as usize {
+        return Ok(None);
+    }
+    let mut layers = Vec::with_capacity(loads.len());
+    let mut bytes = 0u64;
+    for (index, &load) in (0u32..).zip(&loads) {
+        let Some(capacity) = config.layer_capacity(index) else {
+            return Ok(None);
+        };
+        let target_fpp = config.layer_fpp(index);
+        let budget = config.max_memory.saturating_sub(bytes);
+        let sizing = match L::sizing(capacity, target_fpp, budget) {
+            Ok(sizing) => sizing,
+            Err(err) if err.kind() == ErrorKind::TooLarge && index > 0 => return Ok(None),
+            Err(err) => return Err(err),
+        };
+        let fpp_at_load = match existing.get(index as usize) {
+            Some(layer) => layer.theoretical_fpp(load).ok_or_else(|| {
+                Error::invalid(format!(
+                    "layer {index} has no exact formula at {load} items"
+                ))
+            })?,
+            None => L::fpp_of(&sizing, load)?,
+        };
+        bytes = bytes.saturating_add(sizing.bytes());
+        layers.push(LayerSizing {
+            capacity,
+            load,
+            target_fpp,
+            fpp_at_load,
+            sizing,
+        });
+    }
+    Ok(Some(ScalableSizing {
+        layer_type: L::NAME,
+        config: *config,
+        items,
+        fpp_at_items: scalable_bloom_fpp(layers.iter().map(|layer| layer.fpp_at_load)),
+        fpp_bound: scalable_bloom_fpp(layers.iter().map(|layer| layer.target_fpp)),
+        layers,
+        bytes,
+    }))
+}
+
+impl fmt::Display for ScalableSizing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let config = &self.config;
+        writeln!(f, "ScalableBloomFilter<{}> sizing", self.layer_type)?;
+        writeln!(f, "  target FPP          {:.3e}", config.target_fpp)?;
+        writeln!(f, "  initial capacity    {}", config.initial_capacity)?;
+        if config.non_scaling {
+            writeln!(f, "  growth              none (non-scaling)")?;
+        } else {
+            writeln!(
+                f,
+                "  growth              ×{} per layer, FPP ×{} per layer (P0 = {:.3e})",
+                config.growth,
+                config.tightening,
+                config.layer_fpp(0)
+            )?;
+        }
+        writeln!(f, "  items planned for   {}", self.items)?;
+        writeln!(
+            f,
+            "  memory              {} ({:.2} bits per item)",
+            human_bytes(self.bytes),
+            self.bits_per_item()
+        )?;
+        writeln!(
+            f,
+            "  FPP                 {:.4e} exact at {} items; bound {:.4e} over {} layers",
+            self.fpp_at_items,
+            self.items,
+            self.fpp_bound,
+            self.layers.len()
+        )?;
+        write!(
+            f,
+            "  layer     capacity         load         bits   k   FPP target  FPP at load"
+        )?;
+        for (index, layer) in self.layers.iter().enumerate() {
+            write!(
+                f,
+                "\n  {index:>5} {:>12} {:>12} {:>12} {:>3}   {:>10.3e}   {:>10.3e}",
+                layer.capacity,
+                layer.load,
+                layer.sizing.num_bits,
+                layer.sizing.num_hashes,
+                layer.target_fpp,
+                layer.fpp_at_load
+            )?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,31 @@
+#![doc = include_str!("../README.md")]
+#![forbid(unsafe_code)]
+
+mod chunks;
+mod config;
+mod filter;
+mod format;
+mod info;
+mod layer;
+mod stash;
+
+pub use chunks::{
+    CHUNK_MAGIC, CHUNK_OVERHEAD, CHUNK_VERSION, DEFAULT_CHUNK_BYTES, MAX_CHUNK_BYTES,
+    MIN_CHUNK_BYTES,
+};
+pub use config::{
+    DEFAULT_GROWTH, DEFAULT_TIGHTENING, LayerSizing, MAX_GROWTH, MAX_LAYERS, MAX_MEMORY_CAP,
+    ScalableBloomBuilder, ScalableConfig, ScalableSizing,
+};
+pub use filter::ScalableBloomFilter;
+pub use filterlab_bloom::{BlockedBloomFilter, BloomFilter, BloomSizing, human_bytes};
+pub use filterlab_core::{Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Persist};
+pub use info::{LayerInfo, ScalableInfo};
+pub use layer::Layer;
+
+/// The layer type of [`ScalableBloomFilter`] unless chosen otherwise.
+///
+/// `BlockedBloomFilter`: measured by `examples/speed.rs` after growing
+/// 100× at P = 1e-2 (see the crate README), it answers lookups 2.2× to 2.8×
+/// faster than standard layers for 9% more memory, at the same measured FPP.
+pub type DefaultLayer = BlockedBloomFilter;

@@ -1,0 +1,167 @@
+//! Chunked dump and restore: a large filter comes back identical; every
+//! damaged, missing, reordered or repeated chunk is a typed error.
+
+use filterlab_scalable::{
+    CHUNK_OVERHEAD, DEFAULT_CHUNK_BYTES, Error, ErrorKind, Filter, ScalableBloomFilter,
+};
+
+use crate::insert_range;
+
+type Chunks = Vec<(u64, Vec<u8>)>;
+
+fn dump(filter: &ScalableBloomFilter, chunk_bytes: usize) -> Chunks {
+    let mut chunks = Vec::new();
+    let count = filter
+        .dump_chunks(chunk_bytes, |cursor, chunk| {
+            assert!(chunk.len() <= chunk_bytes);
+            chunks.push((cursor, chunk.to_vec()));
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(count, chunks.len() as u64);
+    chunks
+}
+
+fn restore_err(chunks: Chunks) -> ErrorKind {
+    match <ScalableBloomFilter>::restore_chunks(chunks) {
+        Ok(filter) => panic!("a damaged dump restored to {filter:?}"),
+        Err(err) => err.kind(),
+    }
+}
+
+/// Every way a dump can be damaged, applied to `chunks` (at least 4).
+fn check_damage(chunks: &Chunks) {
+    assert!(chunks.len() >= 4);
+    let last = chunks.len() - 1;
+    let with = |edit: &dyn Fn(&mut Chunks)| {
+        let mut damaged = chunks.clone();
+        edit(&mut damaged);
+        restore_err(damaged)
+    };
+    let out_of_order = ErrorKind::InvalidHeader;
+    // Missing: the first, a middle one, the last (the dump then ends early).
+    assert_eq!(with(&|c| drop(c.remove(0))), out_of_order);
+    assert_eq!(with(&|c| drop(c.remove(2))), out_of_order);
+    assert_eq!(with(&|c| drop(c.pop())), ErrorKind::Truncated);
+    assert_eq!(with(&|c| c.clear()), ErrorKind::Truncated);
+    // Reordered, repeated (in the middle and after the last).
+    assert_eq!(with(&|c| c.swap(1, 2)), out_of_order);
+    assert_eq!(with(&|c| c.insert(2, c[1].clone())), out_of_order);
+    assert_eq!(with(&|c| c.push(c[last].clone())), out_of_order);
+    assert_eq!(with(&|c| c.push(c[0].clone())), out_of_order);
+    // A chunk stored under another cursor.
+    assert_eq!(with(&|c| c[1].0 = 7), out_of_order);
+    // Truncated chunks: cut inside the data, inside the framing, emptied.
+    assert_eq!(
+        with(&|c| {
+            let len = c[1].1.len();
+            c[1].1.truncate(len - 9);
+        }),
+        ErrorKind::Truncated
+    );
+    assert_eq!(with(&|c| c[1].1.truncate(20)), ErrorKind::Truncated);
+    assert_eq!(with(&|c| c[last].1.clear()), ErrorKind::Truncated);
+    assert_eq!(with(&|c| c[1].1.push(0)), ErrorKind::LengthMismatch);
+    // Corrupted: a bit flipped in the data, the sequence number, the checksum.
+    for at in [CHUNK_OVERHEAD, 30, 100] {
+        let flipped = with(&|c| {
+            let len = c[1].1.len();
+            c[1].1[at.min(len - 1)] ^= 0x10;
+        });
+        assert_eq!(flipped, ErrorKind::ChecksumMismatch, "flip at {at}");
+    }
+    assert_eq!(
+        with(&|c| {
+            let len = c[last].1.len();
+            c[last].1[len - 1] ^= 1;
+        }),
+        ErrorKind::ChecksumMismatch
+    );
+    assert_eq!(with(&|c| c[0].1[0] ^= 1), ErrorKind::BadMagic);
+}
+
+/// Chunks of a 10-million-item filter restore to an identical filter, and
+/// every kind of damage to them is refused.
+#[test]
+fn ten_million_items_round_trip_in_chunks() {
+    let mut filter = ScalableBloomFilter::with_fpp(0.01)
+        .initial_capacity(100_000)
+        .seed(10)
+        .build()
+        .unwrap();
+    insert_range(&mut filter, 10, 0, 10_000_000);
+    let bytes = filter.memory_usage();
+    let chunks = dump(&filter, DEFAULT_CHUNK_BYTES);
+    println!(
+        "{} items in {} layers, {bytes} bytes, {} chunks of at most {DEFAULT_CHUNK_BYTES} bytes",
+        filter.len(),
+        filter.layers().len(),
+        chunks.len()
+    );
+    assert!(chunks.len() as u64 >= bytes as u64 / DEFAULT_CHUNK_BYTES as u64);
+    let restored =
+        ScalableBloomFilter::restore_chunks(chunks.iter().map(|(c, b)| (*c, b))).unwrap();
+    assert_eq!(restored, filter);
+    check_damage(&chunks);
+}
+
+#[test]
+fn small_dumps_and_their_damage() {
+    let mut filter = ScalableBloomFilter::with_fpp(0.01)
+        .initial_capacity(100)
+        .seed(3)
+        .build()
+        .unwrap();
+    insert_range(&mut filter, 3, 0, 2000);
+    for chunk_bytes in [64, 100, 1000, 4096] {
+        let chunks = dump(&filter, chunk_bytes);
+        let restored = ScalableBloomFilter::restore_chunks(chunks.clone()).unwrap();
+        assert_eq!(restored, filter);
+        if chunks.len() >= 4 {
+            check_damage(&chunks);
+        }
+    }
+    // One chunk holding everything.
+    let whole = dump(&filter, 1 << 20);
+    assert_eq!(whole.len(), 1);
+    assert_eq!(ScalableBloomFilter::restore_chunks(whole).unwrap(), filter);
+
+    // Chunks of two dumps of different filters do not mix.
+    let mut other = filter.clone();
+    insert_range(&mut other, 4, 0, 10);
+    let (a, b) = (dump(&filter, 1000), dump(&other, 1000));
+    assert_eq!(a.len(), b.len());
+    let mut mixed = a.clone();
+    mixed[2] = b[2].clone();
+    assert_eq!(restore_err(mixed), ErrorKind::InvalidHeader);
+
+    // Chunk sizes outside the limits, and a failing store.
+    for bad in [0, CHUNK_OVERHEAD, 63] {
+        let err = filter.dump_chunks(bad, |_, _| Ok(())).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidParameter);
+    }
+    let mut stored = 0;
+    let err = filter
+        .dump_chunks(100, |cursor, _| {
+            stored += 1;
+            if cursor == 3 {
+                Err(Error::new(ErrorKind::Io, "disk full"))
+            } else {
+                Ok(())
+            }
+        })
+        .unwrap_err();
+    assert_eq!((err.kind(), stored), (ErrorKind::Io, 3));
+
+    // A source that fails passes its error through.
+    let chunks = dump(&filter, 1000);
+    let failing = chunks.into_iter().enumerate().map(|(i, chunk)| {
+        if i == 2 {
+            Err(Error::new(ErrorKind::Io, "socket closed"))
+        } else {
+            Ok(chunk)
+        }
+    });
+    let err = <ScalableBloomFilter>::try_restore_chunks(failing).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Io);
+}

@@ -1,0 +1,374 @@
+//! Bad parameters, refusals at the caps, crafted files, the golden file,
+//! and the reports.
+
+use filterlab_core::format::{FrameReader, FrameWriter};
+use filterlab_scalable::{
+    BloomFilter, ErrorKind, Filter, FilterKind, MAX_GROWTH, MAX_LAYERS, Persist,
+    ScalableBloomFilter,
+};
+
+use crate::{GOLDEN_KEYS, check_golden, insert_range};
+
+#[test]
+fn bad_parameters_are_typed_errors() {
+    let invalid = ErrorKind::InvalidParameter;
+    let builder = |fpp| ScalableBloomFilter::with_fpp(fpp).initial_capacity(1000);
+    for fpp in [0.0, -0.1, 1.0, 1.5, f64::NAN, f64::INFINITY] {
+        assert_eq!(
+            builder(fpp).build().unwrap_err().kind(),
+            invalid,
+            "P = {fpp}"
+        );
+        assert_eq!(
+            ScalableBloomFilter::params(1000, fpp).unwrap_err().kind(),
+            invalid
+        );
+    }
+    for r in [0.0, 1.0, -0.5, 1.5, f64::NAN] {
+        let err = builder(0.01).tightening(r).build().unwrap_err();
+        assert_eq!(err.kind(), invalid, "r = {r}");
+    }
+    for s in [0, 1, MAX_GROWTH + 1] {
+        let err = builder(0.01).growth(s).build().unwrap_err();
+        assert_eq!(err.kind(), invalid, "s = {s}");
+    }
+    // Below 2 only without growth.
+    assert!(builder(0.01).growth(1).non_scaling(true).build().is_ok());
+    assert_eq!(
+        builder(0.01)
+            .growth(0)
+            .non_scaling(true)
+            .build()
+            .unwrap_err()
+            .kind(),
+        invalid
+    );
+    assert_eq!(
+        ScalableBloomFilter::with_fpp(0.01)
+            .build()
+            .unwrap_err()
+            .kind(),
+        invalid,
+        "no initial capacity"
+    );
+    assert_eq!(
+        builder(0.01)
+            .initial_capacity(0)
+            .build()
+            .unwrap_err()
+            .kind(),
+        invalid
+    );
+    for layers in [0, MAX_LAYERS + 1] {
+        assert_eq!(
+            builder(0.01).max_layers(layers).build().unwrap_err().kind(),
+            invalid
+        );
+    }
+    assert_eq!(
+        builder(0.01).max_memory(0).build().unwrap_err().kind(),
+        invalid
+    );
+    // A first layer over the memory cap, or beyond any memory.
+    assert_eq!(
+        builder(0.01)
+            .initial_capacity(1_000_000)
+            .max_memory(1 << 20)
+            .build()
+            .unwrap_err()
+            .kind(),
+        ErrorKind::TooLarge
+    );
+    assert_eq!(
+        builder(1e-300)
+            .initial_capacity(u64::MAX)
+            .build()
+            .unwrap_err()
+            .kind(),
+        ErrorKind::TooLarge
+    );
+}
+
+/// A refused insert leaves the filter exactly as it was, one by one and in
+/// batches (where the keys before the refused one stay inserted).
+fn check_refusal(filter: &ScalableBloomFilter, next_key: u64) {
+    let before = filter.clone();
+    let mut refused = filter.clone();
+    let err = refused.insert(&next_key).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Full, "{err}");
+    assert_eq!(refused, before, "a refused insert changed the filter");
+    // Keys it already holds are still answered, and not refused.
+    assert!(!refused.insert(&0u64).unwrap());
+    let err = refused
+        .insert_many([0u64, next_key, next_key + 1])
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Full);
+    assert_eq!(refused, before);
+}
+
+/// Inserts 0, 1, 2, ... until the filter refuses; returns the refused key.
+fn fill_until_full(filter: &mut ScalableBloomFilter) -> u64 {
+    let mut key = 0u64;
+    loop {
+        let mut probe = filter.clone();
+        match probe.insert(&key) {
+            Ok(_) => *filter = probe,
+            Err(err) => {
+                assert_eq!(err.kind(), ErrorKind::Full);
+                return key;
+            }
+        }
+        key += 1;
+    }
+}
+
+#[test]
+fn non_scaling_filter_refuses_at_capacity_unchanged() {
+    let mut filter = ScalableBloomFilter::with_fpp(0.01)
+        .initial_capacity(500)
+        .non_scaling(true)
+        .build()
+        .unwrap();
+    assert_eq!(filter.capacity(), Some(500));
+    // The one layer is sized for P itself.
+    assert_eq!(filter.layers()[0].target_fpp(), Some(0.01));
+    let refused = fill_until_full(&mut filter);
+    assert_eq!(filter.len(), 500);
+    assert!(refused >= 500);
+    assert!((0..refused).all(|key| filter.contains(&key)));
+    check_refusal(&filter, refused);
+    assert_eq!(filter.layers().len(), 1);
+}
+
+#[test]
+fn layer_and_memory_caps_refuse_unchanged() {
+    let mut capped = ScalableBloomFilter::with_fpp(0.01)
+        .initial_capacity(100)
+        .max_layers(3)
+        .build()
+        .unwrap();
+    fill_until_full(&mut capped);
+    assert_eq!((capped.len(), capped.layers().len()), (700, 3));
+    check_refusal(&capped, 1_000_000);
+
+    let mut capped = ScalableBloomFilter::with_fpp(0.01)
+        .initial_capacity(1000)
+        .max_memory(8 << 10)
+        .build()
+        .unwrap();
+    fill_until_full(&mut capped);
+    assert!(capped.memory_usage() <= 8 << 10);
+    assert!(capped.len() >= 3000, "{}", capped.info());
+    check_refusal(&capped, 1_000_000);
+    // Its theory past the caps is the FPP at the caps.
+    let at_caps = capped.theoretical_fpp(capped.len() as u64).unwrap();
+    assert_eq!(capped.theoretical_fpp(u64::MAX), Some(at_caps));
+}
+
+/// Rewrites the file's header with `edit` applied and valid checksums, so
+/// that the edit reaches the checks behind them (a longer payload is
+/// padded with zeros).
+fn craft(bytes: &[u8], edit: impl Fn(&mut filterlab_core::format::Header)) -> Vec<u8> {
+    let frame = FrameReader::open_any(bytes, u64::MAX).unwrap();
+    let mut header = frame.header().clone();
+    let header_len = 48 + 8 * header.params.len();
+    let payload = &bytes[header_len..bytes.len() - 8];
+    edit(&mut header);
+    let mut payload = payload.to_vec();
+    payload.resize(header.payload_len as usize, 0);
+    let mut writer = FrameWriter::new(Vec::new(), &header).unwrap();
+    writer.write_bytes(&payload).unwrap();
+    writer.finish().unwrap()
+}
+
+fn read_err(bytes: &[u8]) -> ErrorKind {
+    match <ScalableBloomFilter>::from_bytes(bytes) {
+        Ok(filter) => panic!("crafted bytes read as {filter:?}"),
+        Err(err) => err.kind(),
+    }
+}
+
+#[test]
+fn crafted_counters_and_parameters_are_refused() {
+    let mut filter = ScalableBloomFilter::with_fpp(0.01)
+        .initial_capacity(100)
+        .seed(5)
+        .build()
+        .unwrap();
+    insert_range(&mut filter, 5, 0, 350);
+    assert_eq!(filter.layers().len(), 3);
+    let len = filter.len() as u64;
+    let bytes = filter.to_bytes();
+    assert_eq!(
+        <ScalableBloomFilter>::from_bytes(&craft(&bytes, |_| {})).unwrap(),
+        filter
+    );
+    let invalid = ErrorKind::InvalidHeader;
+    // Counters: one more or less than the layers hold; one that needs
+    // another layer; the maximum.
+    for items in [len - 1, len + 1, 700, 701, u64::MAX] {
+        assert_eq!(
+            read_err(&craft(&bytes, |h| h.items = items)),
+            invalid,
+            "items {items}"
+        );
+    }
+    // The layer count must be what the counter fills.
+    for layers in [2, 4] {
+        assert_eq!(read_err(&craft(&bytes, |h| h.params[8] = layers)), invalid);
+    }
+    // Parameters that contradict the layers: the initial capacity, growth,
+    // targets, non-scaling flag, hasher seed, and a memory cap below use.
+    let edits: [(usize, u64); 7] = [
+        (0, 99),
+        (0, 200),
+        (2, 3),
+        (1, 0.02f64.to_bits()),
+        (3, 0.5f64.to_bits()),
+        (4, 1),
+        (7, 100),
+    ];
+    for (index, value) in edits {
+        let kind = read_err(&craft(&bytes, |h| h.params[index] = value));
+        assert_eq!(kind, invalid, "param {index} = {value}");
+    }
+    assert_eq!(
+        read_err(&craft(&bytes, |h| h.hasher = filterlab_scalable::KeyHasher::new(6))),
+        invalid
+    );
+    // Layers of the other type.
+    let kind = read_err(&craft(&bytes, |h| {
+        h.params[5] = u64::from(FilterKind::Bloom.id());
+    }));
+    assert_eq!(kind, ErrorKind::WrongKind);
+    // Payload lengths that do not match the layers.
+    assert_eq!(
+        read_err(&craft(&bytes, |h| h.payload_len += 8)),
+        ErrorKind::LengthMismatch
+    );
+}
+
+#[test]
+fn config_drift_is_rejected() {
+    let filter = ScalableBloomFilter::with_fpp(0.01)
+        .initial_capacity(100)
+        .seed(1)
+        .build()
+        .unwrap();
+    let bytes = filter.to_bytes();
+    let same = ScalableBloomFilter::with_fpp(0.01)
+        .initial_capacity(100)
+        .seed(1)
+        .config()
+        .unwrap();
+    assert_eq!(
+        ScalableBloomFilter::read_from_expecting(&bytes[..], &same).unwrap(),
+        filter
+    );
+    for other in [
+        ScalableBloomFilter::with_fpp(0.01)
+            .initial_capacity(100)
+            .seed(2),
+        ScalableBloomFilter::with_fpp(0.01)
+            .initial_capacity(100)
+            .seed(1)
+            .growth(4),
+        ScalableBloomFilter::with_fpp(0.01)
+            .initial_capacity(100)
+            .seed(1)
+            .tightening(0.5),
+    ] {
+        let err = <ScalableBloomFilter>::read_from_expecting(&bytes[..], &other.config().unwrap())
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::ConfigMismatch);
+    }
+    // Reading standard layers as blocked ones (or back) is a wrong kind.
+    let standard = ScalableBloomFilter::with_fpp(0.01)
+        .layers::<BloomFilter>()
+        .initial_capacity(100)
+        .build()
+        .unwrap();
+    assert_eq!(read_err(&standard.to_bytes()), ErrorKind::WrongKind);
+}
+
+/// The format must not change by accident. Regenerate with
+/// `FILTERLAB_BLESS=1 cargo test -p filterlab-scalable golden` only for a
+/// deliberate, versioned format change.
+#[test]
+fn golden_file() {
+    // Two keys per first layer: the five golden keys fill two layers. Every
+    // parameter is explicit, so that changing a default changes no file.
+    let filter = ScalableBloomFilter::with_fpp(0.01)
+        .initial_capacity(2)
+        .growth(2)
+        .tightening(0.85)
+        .seed(42)
+        .build()
+        .unwrap();
+    let golden = check_golden(filter, "scalable-v1.bin");
+    let read = <ScalableBloomFilter>::from_bytes(&golden).unwrap();
+    assert!(GOLDEN_KEYS.iter().all(|k| read.contains(*k)));
+    assert_eq!((read.len(), read.layers().len()), (5, 2));
+}
+
+#[test]
+fn reports() {
+    let sizing = ScalableBloomFilter::params(1000, 0.01).unwrap();
+    assert_eq!(sizing.layers.len(), 1);
+    let plan = ScalableBloomFilter::with_fpp(0.01)
+        .initial_capacity(1000)
+        .sizing_for(1_000_000)
+        .unwrap();
+    assert_eq!(plan.layers.len(), 10);
+    assert!(plan.fpp_at_items < plan.fpp_bound && plan.fpp_bound < 0.01);
+    println!("{plan}");
+
+    let mut filter = ScalableBloomFilter::with_fpp(0.01)
+        .initial_capacity(1000)
+        .build()
+        .unwrap();
+    insert_range(&mut filter, 9, 0, 5000);
+    let info = filter.info();
+    assert_eq!((info.filters, info.capacity, info.expansion), (3, 7000, 2));
+    assert_eq!(info.items, filter.len() as u64);
+    assert_eq!(info.size, filter.memory_usage());
+    assert_eq!(info.layers.iter().map(|l| l.items).sum::<u64>(), info.items);
+    assert!(info.fpp_now <= info.fpp_bound);
+    let report = info.to_string();
+    for needle in [
+        "Capacity",
+        "Size",
+        "Number of filters",
+        "Number of items inserted",
+        "Expansion rate",
+        "FPP bound",
+    ] {
+        assert!(report.contains(needle), "missing {needle:?} in\n{report}");
+    }
+    println!("{report}");
+    // The theory matches the plan of the same filter.
+    let planned = ScalableBloomFilter::with_fpp(0.01)
+        .initial_capacity(1000)
+        .sizing_for(info.items)
+        .unwrap();
+    let theory = filter.theoretical_fpp(info.items).unwrap();
+    assert!((theory / planned.fpp_at_items - 1.0).abs() < 1e-12);
+}
+
+#[cfg(feature = "serde")]
+#[test]
+fn serde_round_trip_validates() {
+    let mut filter = ScalableBloomFilter::with_fpp(0.01)
+        .initial_capacity(100)
+        .build()
+        .unwrap();
+    insert_range(&mut filter, 8, 0, 500);
+    let json = serde_json::to_string(&filter).unwrap();
+    let back: ScalableBloomFilter = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, filter);
+    let mut bytes = filter.to_bytes();
+    let last = bytes.len() - 20;
+    bytes[last] ^= 1;
+    let damaged = serde_json::to_string(&bytes).unwrap();
+    assert!(serde_json::from_str::<ScalableBloomFilter>(&damaged).is_err());
+}

@@ -1,0 +1,138 @@
+//! Integration tests of filterlab-scalable: the conformance suite across
+//! growth, FPP against the exact compound theory while growing, the format
+//! and chunked dump, and bad input.
+
+mod conformance;
+mod dump;
+mod errors;
+mod growth;
+
+use filterlab_core::keys::{insert_key, query_key};
+use filterlab_core::testing::count_false_positives;
+use filterlab_core::theory::wilson_interval;
+use filterlab_scalable::{Filter, Layer, Persist, ScalableBloomFilter};
+
+/// Inserts the `seed`-th stream of keys `from..to` into `filter`, by
+/// batches; returns how many were new.
+pub(crate) fn insert_range<L: Layer>(
+    filter: &mut ScalableBloomFilter<L>,
+    seed: u64,
+    from: u64,
+    to: u64,
+) -> usize {
+    filter
+        .insert_many((from..to).map(|i| insert_key(seed, i)))
+        .expect("a scaling filter under its caps never refuses a key")
+}
+
+/// One measurement of a growing filter at a checkpoint.
+#[derive(Debug)]
+pub(crate) struct Checkpoint {
+    pub(crate) items: u64,
+    pub(crate) instances: u64,
+    pub(crate) queries: u64,
+    pub(crate) false_positives: u64,
+    /// The exact compound theory at the instances' counted items, averaged.
+    pub(crate) exact: f64,
+    /// The FPP given each instance's fill, averaged.
+    pub(crate) conditional: f64,
+    pub(crate) bound: f64,
+    pub(crate) bits_per_item: f64,
+    pub(crate) layers: usize,
+}
+
+impl Checkpoint {
+    pub(crate) fn measured(&self) -> f64 {
+        self.false_positives as f64 / self.queries as f64
+    }
+
+    pub(crate) fn interval(&self) -> (f64, f64) {
+        wilson_interval(self.false_positives, self.queries, 0.999)
+    }
+}
+
+/// Grows `instances` filters made by `make` (seeds `seed..seed + instances`)
+/// to `items` keys each and queries each with `queries / instances`
+/// never-inserted keys. Pooling instances averages out the variation
+/// between small filters, which the Wilson interval (query sampling only)
+/// does not cover.
+pub(crate) fn measure<L: Layer>(
+    make: impl Fn(u64) -> ScalableBloomFilter<L>,
+    items: u64,
+    instances: u64,
+    queries: u64,
+    seed: u64,
+) -> Checkpoint {
+    let queries_each = queries.div_ceil(instances);
+    let mut point = Checkpoint {
+        items,
+        instances,
+        queries: queries_each * instances,
+        false_positives: 0,
+        exact: 0.0,
+        conditional: 0.0,
+        bound: 0.0,
+        bits_per_item: 0.0,
+        layers: 0,
+    };
+    // The exact theory at each instance's count (instances differ only by
+    // the few keys they swallowed as false positives), each count once.
+    let mut theory = std::collections::HashMap::new();
+    for instance in 0..instances {
+        let instance_seed = seed + instance;
+        let mut filter = make(instance_seed);
+        insert_range(&mut filter, instance_seed, 0, items);
+        point.exact += *theory.entry(filter.len()).or_insert_with(|| {
+            filter
+                .theoretical_fpp(filter.len() as u64)
+                .expect("a scalable filter has an exact formula")
+        });
+        point.conditional += filter.expected_fpp();
+        point.bound = filter.fpp_bound();
+        point.bits_per_item += filter.memory_usage() as f64 * 8.0 / filter.len() as f64;
+        point.layers = filter.layers().len();
+        point.false_positives += count_false_positives(&filter, instance_seed, queries_each);
+    }
+    let n = instances as f64;
+    point.exact /= n;
+    point.conditional /= n;
+    point.bits_per_item /= n;
+    point
+}
+
+/// Keys the golden file holds.
+pub(crate) const GOLDEN_KEYS: [&str; 5] = ["alpha", "beta", "gamma", "delta", "epsilon"];
+
+/// Fills `filter` with [`GOLDEN_KEYS`] and checks its bytes against the file
+/// `name` in `tests/golden/` (rewritten first under `FILTERLAB_BLESS`, only
+/// for a deliberate, versioned format change); returns the file's bytes.
+pub(crate) fn check_golden<F: Filter + Persist>(mut filter: F, name: &str) -> Vec<u8> {
+    let hasher = *filter.hasher();
+    for key in GOLDEN_KEYS {
+        filter.insert_hash(hasher.hash(key)).unwrap();
+    }
+    let path = format!("{}/tests/golden/{name}", env!("CARGO_MANIFEST_DIR"));
+    if std::env::var_os("FILTERLAB_BLESS").is_some() {
+        std::fs::write(&path, filter.to_bytes()).unwrap();
+    }
+    let golden = std::fs::read(&path).unwrap();
+    assert_eq!(filter.to_bytes(), golden, "the format of {name} changed");
+    golden
+}
+
+/// Lookups of never-inserted keys, one by one and batched, agree, and
+/// batched lookups of the `inserted` keys of the `seed`-th stream find them
+/// all (with layers large enough to be answered by their batched lookups and
+/// small ones answered key by key).
+pub(crate) fn check_batched_lookups_agree<L: Layer>(
+    filter: &ScalableBloomFilter<L>,
+    seed: u64,
+    inserted: u64,
+) {
+    let keys: Vec<u64> = (0..inserted).map(|i| insert_key(seed, i)).collect();
+    assert!(filter.contains_many(&keys).iter().all(|&hit| hit));
+    let probes: Vec<u64> = (0..100_000).map(|i| query_key(seed, i)).collect();
+    let batched = filter.contains_many(&probes);
+    let single: Vec<bool> = probes.iter().map(|key| filter.contains(key)).collect();
+    assert_eq!(batched, single);
+}

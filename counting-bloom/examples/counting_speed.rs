@@ -4,7 +4,7 @@
 //! at a time and batched (hashed in batches, memory prefetched ahead).
 //!
 //! ```text
-//! cargo run --release -p filterlab-counting-bloom --example speed [-- ITEMS [ROUNDS]]
+//! cargo run --release -p filterlab-counting-bloom --example counting_speed [-- ITEMS [ROUNDS]]
 //! ```
 //!
 //! Defaults: 10,000,000 items, 3 rounds. Every operation runs over all ITEMS

@@ -10,7 +10,7 @@
 //! minimum over rounds is reported, so a busy machine slows all alike.
 //!
 //! ```text
-//! cargo run --release -p filterlab-scalable --example speed [-- INITIAL FINAL ROUNDS]
+//! cargo run --release -p filterlab-scalable --example scalable_speed [-- INITIAL FINAL ROUNDS]
 //! ```
 
 use std::hint::black_box;

@@ -5,7 +5,7 @@
 //! benchmark: a figure to quote beside the criterion benches. On Linux it
 //! also prints the time the thread was on a CPU, for shared machines.
 //!
-//! `cargo run --release -p filterlab-cuckoo --example speed [-- items]`
+//! `cargo run --release -p filterlab-cuckoo --example cuckoo_speed [-- items]`
 
 use std::hint::black_box;
 use std::time::Instant;

@@ -14,8 +14,8 @@
 mod blocked;
 mod bloom;
 mod bounds;
-mod cuckoo;
 mod counting;
+mod cuckoo;
 mod scalable;
 mod stats;
 mod support;
@@ -28,13 +28,13 @@ pub use bloom::{
     bloom_optimal_bits, bloom_optimal_hashes,
 };
 pub use bounds::{hash_bits_needed, lower_bound_bits_per_item};
-pub use cuckoo::{
-    cuckoo_compound_fpp, cuckoo_fingerprint_bits, cuckoo_fpp, cuckoo_fpp_given_occupancy,
-    cuckoo_usable_fingerprints,
-};
 pub use counting::{
     MAX_COUNTER_THRESHOLD, blocked_counter_tail, counter_overflow_bound_fan, counter_tail,
     saturation_threshold,
+};
+pub use cuckoo::{
+    cuckoo_compound_fpp, cuckoo_fingerprint_bits, cuckoo_fpp, cuckoo_fpp_given_occupancy,
+    cuckoo_usable_fingerprints,
 };
 pub use scalable::{
     scalable_bloom_fpp, scalable_bloom_fpp_bound, scalable_bloom_loads, scalable_layer_fpp,

@@ -7,6 +7,7 @@ use std::sync::{Mutex, PoisonError};
 
 use filterlab_core::format::{FrameReader, FrameWriter, Header};
 use filterlab_core::memory::check_memory;
+use filterlab_core::reduce;
 use filterlab_core::sizing::{MAX_HASHES, SizeSearch};
 use filterlab_core::theory::{
     BlockFppTable, blocked_bloom_fpp, blocked_bloom_fpp_classic, blocked_bloom_fpp_with,
@@ -15,14 +16,13 @@ use filterlab_core::theory::{
 use filterlab_core::{
     Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Persist, for_each_batch,
 };
-use filterlab_core::{mix64, reduce};
 
-use crate::arch::{Avx2, first_factors, prefetch};
 use crate::blocks::{BLOCK_WORDS, BlockStorage};
 use crate::common::{
     BuilderBase, SizedFor, Target, WordArray, builder_setters, count_ones, hashes_from_header,
     merge_by_words, serde_via_format,
 };
+use crate::kernel::{BlockBatch, Kernel, Select, block_set, prefetch};
 use crate::sizing::{BloomSizing, HashChoice};
 
 /// Bits per block: one 64-byte cache line.
@@ -62,22 +62,6 @@ fn pipelined(
     }
 }
 
-/// The odd multipliers that spread a key's 32-bit block seed over its
-/// probes: probe j is bit `(seed · MULTIPLIERS[j] mod 2^32) >> 23` of the
-/// block. Multiplier j is the high half of SplitMix64's output for j + 1,
-/// forced odd. Part of the binary format: they decide which bits a key sets.
-pub(crate) static MULTIPLIERS: [u32; MAX_HASHES as usize] = multipliers();
-
-const fn multipliers() -> [u32; MAX_HASHES as usize] {
-    let mut table = [0; MAX_HASHES as usize];
-    let mut j = 0;
-    while j < table.len() {
-        table[j] = (mix64(j as u64 + 1) >> 32) as u32 | 1;
-        j += 1;
-    }
-    table
-}
-
 /// The block a key hash maps to: multiply-shift over the high bits.
 #[inline]
 fn block_index(hash: u64, num_blocks: u64) -> usize {
@@ -89,114 +73,6 @@ fn block_index(hash: u64, num_blocks: u64) -> usize {
 #[inline]
 fn block_seed(hash: u64) -> u32 {
     hash as u32
-}
-
-/// Whether every probe bit of the key is set in the block: the portable
-/// kernel, branch-free (all probes hit the same cache line, so an early exit
-/// saves no memory access and would cost a mispredicted branch).
-#[inline]
-pub(crate) fn block_contains(block: &[u64; BLOCK_WORDS], seed: u32, num_hashes: u32) -> bool {
-    let mut all = 1;
-    for &multiplier in &MULTIPLIERS[..num_hashes as usize] {
-        let bit = seed.wrapping_mul(multiplier) >> 23;
-        all &= block[(bit >> 6) as usize] >> (bit & 63);
-    }
-    all & 1 == 1
-}
-
-/// Sets the key's probe bits in the block.
-///
-/// Whether the key was new is asked of the kernel's lookup first, not read
-/// back from these writes: each probe then compiles to one memory-destination
-/// OR, and an insert holds a third of the instructions a read-modify-write
-/// per probe needs. Measured here at 10M keys that took single inserts from
-/// about 28 ns to 12 ns, since the out-of-order window then holds more
-/// inserts and overlaps more of their cache misses.
-#[inline]
-fn block_set(block: &mut [u64; BLOCK_WORDS], seed: u32, num_hashes: u32) {
-    for &multiplier in &MULTIPLIERS[..num_hashes as usize] {
-        let bit = seed.wrapping_mul(multiplier) >> 23;
-        block[(bit >> 6) as usize] |= 1 << (bit & 63);
-    }
-}
-
-/// How a [`BlockedBloomFilter`] tests a key's bits inside its block. Every
-/// kernel gives the same answers; they differ in speed only.
-///
-/// # Examples
-///
-/// ```
-/// use filterlab_bloom::{BlockedBloomFilter, Kernel};
-///
-/// // The default is the fastest kernel this CPU supports.
-/// let filter = BlockedBloomFilter::with_fpp(0.01).expected_items(1000).build()?;
-/// assert_eq!(filter.kernel(), Kernel::detect());
-/// assert!(Kernel::Scalar.is_available());
-/// # Ok::<(), filterlab_bloom::Error>(())
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Kernel {
-    /// Portable code: one load and test per probe.
-    Scalar,
-    /// x86_64 with AVX2: eight probes per step from one load of the block.
-    Avx2,
-}
-
-impl Kernel {
-    /// The fastest kernel this CPU supports.
-    pub fn detect() -> Self {
-        Select::detect(1).kernel()
-    }
-
-    /// Whether this CPU can run the kernel.
-    pub fn is_available(self) -> bool {
-        self.select(1).is_ok()
-    }
-
-    fn select(self, num_hashes: u32) -> Result<Select, Error> {
-        match self {
-            Self::Scalar => Ok(Select::Scalar),
-            Self::Avx2 => Avx2::detect()
-                .map(|avx2| Select::Avx2(avx2, first_factors(num_hashes)))
-                .ok_or_else(|| Error::invalid("the AVX2 kernel needs a CPU with AVX2")),
-        }
-    }
-}
-
-/// A kernel this CPU was found to support.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Select {
-    Scalar,
-    /// With the first probes' multipliers as the kernel loads them.
-    Avx2(Avx2, [u32; 8]),
-}
-
-impl Select {
-    /// The fastest kernel this CPU supports.
-    ///
-    /// (An AVX-512 kernel, the block in one register, was measured no
-    /// faster than AVX2 here and left out.)
-    fn detect(num_hashes: u32) -> Self {
-        Avx2::detect().map_or(Self::Scalar, |avx2| {
-            Self::Avx2(avx2, first_factors(num_hashes))
-        })
-    }
-
-    fn kernel(self) -> Kernel {
-        match self {
-            Self::Scalar => Kernel::Scalar,
-            Self::Avx2(..) => Kernel::Avx2,
-        }
-    }
-
-    #[inline]
-    fn contains(&self, block: &[u64; BLOCK_WORDS], seed: u32, num_hashes: u32) -> bool {
-        match self {
-            Self::Scalar => block_contains(block, seed, num_hashes),
-            Self::Avx2(avx2, first) => avx2.block_contains(block, seed, num_hashes, first),
-        }
-    }
 }
 
 /// Everything that decides which bits a key sets: two filters with equal
@@ -685,6 +561,26 @@ impl BlockedBloomFilter {
     }
 }
 
+/// A batched lookup, run with the selected kernel's block test.
+struct Lookups<'a> {
+    filter: &'a BlockedBloomFilter,
+    hashes: &'a [u64],
+    found: &'a mut [bool],
+}
+
+impl BlockBatch for Lookups<'_> {
+    type Output = ();
+
+    // Always inlined into the kernel's dispatch, which may be compiled for
+    // AVX2 (see `Select::run_batch`).
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn run(self, contains: impl Fn(&[u64; BLOCK_WORDS], u32) -> bool) {
+        self.filter
+            .contains_batch_with(self.hashes, self.found, contains);
+    }
+}
+
 impl Filter for BlockedBloomFilter {
     fn hasher(&self) -> &KeyHasher {
         &self.hasher
@@ -710,17 +606,12 @@ impl Filter for BlockedBloomFilter {
     /// memory accesses overlap; with AVX2 the whole batch runs in one
     /// AVX2-compiled loop.
     fn contains_hashes(&self, hashes: &[u64], found: &mut [bool]) {
-        let num_hashes = self.num_hashes;
-        match &self.kernel {
-            Select::Scalar => self.contains_batch_with(hashes, found, |block, seed| {
-                block_contains(block, seed, num_hashes)
-            }),
-            Select::Avx2(avx2, first) => avx2.run(|| {
-                self.contains_batch_with(hashes, found, |block, seed| {
-                    avx2.block_contains(block, seed, num_hashes, first)
-                });
-            }),
-        }
+        let batch = Lookups {
+            filter: self,
+            hashes,
+            found,
+        };
+        self.kernel.run_batch(self.num_hashes, batch);
     }
 
     fn len(&self) -> usize {
@@ -906,33 +797,3 @@ impl Persist for BlockedBloomFilter {
 }
 
 serde_via_format!(BlockedBloomFilter);
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn multipliers_are_distinct_odd_and_pinned() {
-        let mut sorted = MULTIPLIERS.to_vec();
-        sorted.sort_unstable();
-        sorted.dedup();
-        assert_eq!(sorted.len(), MULTIPLIERS.len());
-        assert!(MULTIPLIERS.iter().all(|m| m % 2 == 1));
-        // Part of the format: these decide which bits a key sets.
-        assert_eq!(MULTIPLIERS[0], (mix64(1) >> 32) as u32 | 1);
-        assert_eq!(MULTIPLIERS[0], 0x5692_161d);
-    }
-
-    #[test]
-    fn insert_then_contains_in_one_block() {
-        let mut block = [0u64; BLOCK_WORDS];
-        for seed in [0u32, 1, 0xdead_beef, u32::MAX] {
-            for k in [1, 6, 16, 64] {
-                block_set(&mut block, seed, k);
-                assert!(block_contains(&block, seed, k));
-            }
-        }
-        let empty = [0u64; BLOCK_WORDS];
-        assert!(!block_contains(&empty, 7, 1));
-    }
-}

@@ -16,12 +16,12 @@ use filterlab_core::{
 };
 
 use crate::AtomicBloomFilter;
-use crate::arch::prefetch;
 use crate::atomic::AtomicU64;
 use crate::common::{
     BuilderBase, SizedFor, Target, WordArray, builder_setters, count_ones, hashes_from_header,
     merge_by_words, serde_via_format,
 };
+use crate::kernel::prefetch;
 use crate::sizing::{BloomSizing, HashChoice};
 
 /// Everything that decides which bits a key sets: two filters with equal

@@ -19,11 +19,12 @@ use filterlab_core::{
 
 use crate::blocks::{BLOCK_WORDS, BlockStorage};
 use crate::common::{
-    BuilderBase, SizedFor, Target, WordArray, builder_setters, count_ones, hashes_from_header,
-    merge_by_words, serde_via_format,
+    BuilderBase, SizedFor, Target, WordArray, builder_setters, hashes_from_header, merge_by_words,
+    serde_via_format,
 };
 use crate::kernel::{BlockBatch, Kernel, Select, block_set, prefetch};
 use crate::sizing::{BloomSizing, HashChoice};
+use crate::words::count_ones;
 
 /// Bits per block: one 64-byte cache line.
 pub const BLOCK_BITS: u32 = 512;

@@ -11,7 +11,7 @@ use filterlab_core::{Error, ErrorKind, KeyHasher};
 
 use filterlab_core::sizing::{check_fpp, check_hashes, check_items};
 
-use crate::sizing::HashChoice;
+use crate::sizing::{BloomSizing, HashChoice};
 
 /// How a builder sizes the array.
 #[derive(Clone, Copy, Debug)]
@@ -103,7 +103,7 @@ macro_rules! builder_setters {
         }
 
         /// An explicit number of probes per key, overriding the sizing's
-        /// choice (see [`HashChoice`](crate::HashChoice)).
+        /// choice (see [`HashChoice`](crate::sizing::HashChoice)).
         pub fn hashes(mut self, num_hashes: u32) -> Self {
             self.base.num_hashes = Some(num_hashes);
             self
@@ -140,6 +140,14 @@ pub(crate) struct SizedFor {
 }
 
 impl SizedFor {
+    /// What `sizing` sized for.
+    pub(crate) fn of(sizing: &BloomSizing) -> Self {
+        Self {
+            items: sizing.expected_items,
+            fpp: sizing.target_fpp,
+        }
+    }
+
     /// The two header parameters: the load, then the target's bits (0 for
     /// none).
     pub(crate) fn params(self) -> [u64; 2] {
@@ -272,11 +280,6 @@ macro_rules! merge_by_words {
     };
 }
 pub(crate) use merge_by_words;
-
-/// Bits set in `words`.
-pub(crate) fn count_ones(words: &[u64]) -> u64 {
-    words.iter().map(|w| u64::from(w.count_ones())).sum()
-}
 
 /// Implements serde's traits through the binary format: a byte string,
 /// validated on the way in like `Persist::from_bytes`.

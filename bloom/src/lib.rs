@@ -14,6 +14,7 @@ mod common;
 mod kernel;
 mod sizing;
 mod standard;
+mod words;
 
 pub use atomic::AtomicBloomFilter;
 pub use blocked::{BLOCK_BITS, BlockedBloomBuilder, BlockedBloomConfig, BlockedBloomFilter};
@@ -23,7 +24,8 @@ pub use filterlab_core::{
 };
 pub use kernel::Kernel;
 pub use sizing::{BloomSizing, HashChoice};
-pub use standard::{BloomBuilder, BloomConfig, BloomFilter};
+pub use standard::{BloomBuilder, BloomFilter};
+pub use words::BloomConfig;
 
 /// The root README's examples, compiled and run as doctests.
 #[doc = include_str!("../../README.md")]

@@ -16,6 +16,32 @@ struct Detected;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Detected {}
 
+/// A filter's probes as the AVX2 kernel loads them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Lanes {
+    /// The multipliers of the first eight probes: lanes past the last probe
+    /// repeat probe 0, so they test a bit already tested instead of needing
+    /// a lane mask.
+    first: [u32; 8],
+    /// Probes per key.
+    num_hashes: u32,
+}
+
+impl Lanes {
+    /// The lanes of keys with one probe per multiplier in `multipliers`.
+    ///
+    /// # Panics
+    ///
+    /// When `multipliers` is empty.
+    pub(crate) fn new(multipliers: &[u32]) -> Self {
+        let probes = multipliers.len().clamp(1, 8);
+        Self {
+            first: core::array::from_fn(|lane| multipliers[if lane < probes { lane } else { 0 }]),
+            num_hashes: multipliers.len() as u32,
+        }
+    }
+}
+
 impl Avx2 {
     /// `Some` when this CPU (and OS) supports AVX2.
     pub(crate) fn detect() -> Option<Self> {
@@ -45,35 +71,33 @@ impl Avx2 {
         }
     }
 
-    /// Whether all `num_hashes` probe bits of the key with this block seed
-    /// are set in `block`: the same answer as the scalar kernel given
-    /// `multipliers[..num_hashes]`, eight probes per step. `first` is
-    /// `multipliers[..8]` as the kernel loads it: lanes past the last probe
-    /// repeat probe 0 (see `first_factors` in the parent module).
+    /// Whether every probe bit of the key with this block seed is set in
+    /// `block`: the same answer as the scalar kernel, eight probes per step.
+    /// `lanes` were made from `multipliers[..k]`; `multipliers` is the whole
+    /// table, which later groups of eight load from.
     ///
     /// # Panics
     ///
-    /// When `multipliers` is shorter than `num_hashes` rounded up to a
-    /// multiple of 8 (never with the 64 multipliers of the format).
+    /// When `multipliers` is shorter than k rounded up to a multiple of 8
+    /// (never with the 64 multipliers of the format).
     #[inline]
     pub(crate) fn contains(
         self,
         block: &[u64; 8],
         seed: u32,
-        num_hashes: u32,
-        first: &[u32; 8],
-        multipliers: &[u32],
+        lanes: &Lanes,
+        table: &[u32],
     ) -> bool {
         #[cfg(target_arch = "x86_64")]
         {
             let Self(Detected) = self;
             // SAFETY: `self` proves that the CPU supports AVX2, the only
             // target feature `contains` enables.
-            unsafe { x86_64::contains(block, seed, num_hashes, first, multipliers) }
+            unsafe { x86_64::contains(block, seed, lanes, table) }
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
-            let _ = (block, seed, num_hashes, first, multipliers);
+            let _ = (block, seed, lanes, table);
             match self.0 {}
         }
     }
@@ -115,6 +139,8 @@ mod x86_64 {
         table
     }
 
+    use super::Lanes;
+
     /// The block test with eight probes per step. Lane j multiplies the seed
     /// by multiplier j; the product's top 4 bits pick one of the block's
     /// sixteen 32-bit words and the next 5 bits a bit in it. That is bit
@@ -124,8 +150,8 @@ mod x86_64 {
     /// product's top bit (the word index's bit 3) picks the half per lane.
     ///
     /// Single lookups are bound by how many fit in the out-of-order window,
-    /// so instructions count: the first group (`first`, padded by repeating
-    /// probe 0) needs no lane mask, and the loop serves only k > 8.
+    /// so instructions count: the first group (`lanes.first`, padded by
+    /// repeating probe 0) needs no lane mask, and the loop serves only k > 8.
     ///
     /// # Safety
     ///
@@ -138,19 +164,18 @@ mod x86_64 {
     pub(super) unsafe fn contains(
         block: &[u64; 8],
         seed: u32,
-        num_hashes: u32,
-        first: &[u32; 8],
-        multipliers: &[u32],
+        lanes: &Lanes,
+        table: &[u32],
     ) -> bool {
         let words = block.as_ptr();
         // SAFETY: `block` is 64 readable bytes; each load reads 32 of them
-        // (words 0..4 and 4..8), and `first` is 32 bytes; `loadu` has no
-        // alignment requirement.
+        // (words 0..4 and 4..8), and `lanes.first` is 32 bytes; `loadu` has
+        // no alignment requirement.
         let (low, high, first) = unsafe {
             (
                 _mm256_loadu_si256(words.cast::<__m256i>()),
                 _mm256_loadu_si256(words.add(4).cast::<__m256i>()),
-                _mm256_loadu_si256(first.as_ptr().cast::<__m256i>()),
+                _mm256_loadu_si256(lanes.first.as_ptr().cast::<__m256i>()),
             )
         };
         let seed = _mm256_set1_epi32(seed as i32);
@@ -158,11 +183,11 @@ mod x86_64 {
         if !group_holds(low, high, _mm256_mullo_epi32(seed, first), all) {
             return false;
         }
-        let probes = num_hashes as usize;
+        let probes = lanes.num_hashes as usize;
         let mut start = 8;
         while start < probes {
             // Panics (safely) only if a filter had more probes than multipliers.
-            let factors = &multipliers[start..start + 8];
+            let factors = &table[start..start + 8];
             let lanes = &ACTIVE[(probes - start).min(8)];
             // SAFETY: `factors` and `lanes` are 8 u32s each, the 32 bytes
             // read; `loadu` has no alignment requirement.

@@ -30,7 +30,7 @@ use filterlab_core::{Error, mix64};
 
 use crate::blocks::BLOCK_WORDS;
 
-use self::avx2::Avx2;
+use self::avx2::{Avx2, Lanes};
 
 /// The odd multipliers that spread a key's 32-bit block seed over its
 /// probes: probe j is bit `(seed · MULTIPLIERS[j] mod 2^32) >> 23` of the
@@ -46,14 +46,6 @@ const fn multipliers() -> [u32; MAX_HASHES as usize] {
         j += 1;
     }
     table
-}
-
-/// The multipliers of the first `N` probes as a kernel loads them: lanes
-/// past the last probe repeat probe 0, so they test a bit already tested
-/// instead of needing a lane mask.
-fn first_factors<const N: usize>(num_hashes: u32) -> [u32; N] {
-    let probes = (num_hashes as usize).clamp(1, N);
-    core::array::from_fn(|lane| MULTIPLIERS[if lane < probes { lane } else { 0 }])
 }
 
 /// Asks the CPU to start loading the cache line that holds `value`, so that a
@@ -120,7 +112,7 @@ impl Kernel {
         match self {
             Self::Scalar => Ok(Select::Scalar),
             Self::Avx2 => Avx2::detect()
-                .map(|avx2| Select::Avx2(avx2, first_factors(num_hashes)))
+                .map(|avx2| Select::Avx2(avx2, lanes(num_hashes)))
                 .ok_or_else(|| Error::invalid("the AVX2 kernel needs a CPU with AVX2")),
         }
     }
@@ -130,8 +122,14 @@ impl Kernel {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Select {
     Scalar,
-    /// With the first probes' multipliers as the kernel loads them.
-    Avx2(Avx2, [u32; 8]),
+    /// With the probes as the kernel loads them.
+    Avx2(Avx2, Lanes),
+}
+
+/// The AVX2 kernel's lanes for keys of `num_hashes` probes (at least one:
+/// filters have 1 to 64).
+fn lanes(num_hashes: u32) -> Lanes {
+    Lanes::new(&MULTIPLIERS[..(num_hashes as usize).max(1)])
 }
 
 /// A batched operation over blocks, given the selected kernel's block test
@@ -152,9 +150,7 @@ impl Select {
     /// (An AVX-512 kernel, the block in one register, was measured no
     /// faster than AVX2 here and left out.)
     pub(crate) fn detect(num_hashes: u32) -> Self {
-        Avx2::detect().map_or(Self::Scalar, |avx2| {
-            Self::Avx2(avx2, first_factors(num_hashes))
-        })
+        Avx2::detect().map_or(Self::Scalar, |avx2| Self::Avx2(avx2, lanes(num_hashes)))
     }
 
     /// The public name of this kernel.
@@ -171,7 +167,7 @@ impl Select {
     pub(crate) fn contains(&self, block: &[u64; BLOCK_WORDS], seed: u32, num_hashes: u32) -> bool {
         match self {
             Self::Scalar => scalar::contains(block, seed, &MULTIPLIERS[..num_hashes as usize]),
-            Self::Avx2(avx2, first) => avx2.contains(block, seed, num_hashes, first, &MULTIPLIERS),
+            Self::Avx2(avx2, lanes) => avx2.contains(block, seed, lanes, &MULTIPLIERS),
         }
     }
 
@@ -187,9 +183,8 @@ impl Select {
                 let multipliers = &MULTIPLIERS[..num_hashes as usize];
                 batch.run(|block, seed| scalar::contains(block, seed, multipliers))
             }
-            Self::Avx2(avx2, first) => avx2.run(|| {
-                batch.run(|block, seed| avx2.contains(block, seed, num_hashes, first, &MULTIPLIERS))
-            }),
+            Self::Avx2(avx2, lanes) => avx2
+                .run(|| batch.run(|block, seed| avx2.contains(block, seed, lanes, &MULTIPLIERS))),
         }
     }
 }

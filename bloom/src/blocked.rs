@@ -11,7 +11,7 @@ use filterlab_core::reduce;
 use filterlab_core::sizing::{MAX_HASHES, SizeSearch};
 use filterlab_core::theory::{
     BlockFppTable, blocked_bloom_fpp, blocked_bloom_fpp_classic, blocked_bloom_fpp_with,
-    bloom_estimate_items, bloom_fpp_given_fill, bloom_optimal_bits, hash_bits_needed,
+    bloom_estimate_items, bloom_fpp_given_fill,
 };
 use filterlab_core::{
     Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Persist, for_each_batch,
@@ -19,8 +19,8 @@ use filterlab_core::{
 
 use crate::blocks::{BLOCK_WORDS, BlockStorage};
 use crate::common::{
-    BuilderBase, SizedFor, Target, WordArray, builder_setters, hashes_from_header, merge_by_words,
-    serde_via_format,
+    Array, BuilderBase, SizedFor, Target, builder_entry_points, builder_setters,
+    hashes_from_header, merge_by_words, serde_via_format,
 };
 use crate::kernel::{BlockBatch, Kernel, Select, block_set, prefetch};
 use crate::sizing::{BloomSizing, HashChoice};
@@ -187,17 +187,10 @@ impl BlockedBloomBuilder {
         self
     }
 
-    /// The sizing this builder would allocate, without allocating.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::InvalidParameter`] for an FPP outside (0, 1), zero items,
-    /// zero bits or a hash count outside 1..=64; [`ErrorKind::TooLarge`] over
-    /// the memory limit.
-    pub fn sizing(&self) -> Result<BloomSizing, Error> {
-        match self.base.target {
-            Target::Fpp(fpp) => self.sizing_for_fpp(fpp),
-            Target::Bits(bits) => self.sizing_for_bits(bits),
+    fn new(target: Target) -> Self {
+        Self {
+            base: BuilderBase::new(target),
+            kernel: None,
         }
     }
 
@@ -214,24 +207,11 @@ impl BlockedBloomBuilder {
             &fpp_of,
         )
         .starting_hashes(&near);
-        let (bits, mut k, mut achieved) = problem.smallest()?;
-        let mut choice = HashChoice::Blocked {
-            approximate: near(bits),
-        };
-        if let Some(explicit) = self.base.explicit_hashes()? {
-            k = explicit;
-            achieved = blocked.fpp(bits, k)?;
-            choice = HashChoice::Explicit;
-        }
-        Ok(Self::report(
-            items,
-            Some(fpp),
-            bloom_optimal_bits(items, fpp),
-            bits,
-            k,
-            choice,
-            achieved,
-        ))
+        let (bits, k, achieved) = problem.smallest()?;
+        let approximate = near(bits);
+        let chosen = (k, achieved, HashChoice::Blocked { approximate });
+        let (k, achieved, choice) = self.base.explicit_or(chosen, |k| blocked.fpp(bits, k))?;
+        Ok(ARRAY.record(items, Target::Fpp(fpp), (bits, k, choice), achieved))
     }
 
     fn sizing_for_bits(&self, requested: u64) -> Result<BloomSizing, Error> {
@@ -256,46 +236,7 @@ impl BlockedBloomBuilder {
             ))
         })?;
         let achieved = blocked_bloom_fpp(bits / block_bits, BLOCK_BITS, k, items)?;
-        Ok(Self::report(
-            items,
-            None,
-            requested as f64,
-            bits,
-            k,
-            choice,
-            achieved,
-        ))
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn report(
-        items: u64,
-        target_fpp: Option<f64>,
-        requested_bits: f64,
-        bits: u64,
-        k: u32,
-        hash_choice: HashChoice,
-        achieved: f64,
-    ) -> BloomSizing {
-        BloomSizing {
-            filter: "BlockedBloomFilter",
-            expected_items: items,
-            target_fpp,
-            requested_bits,
-            num_bits: bits,
-            num_hashes: k,
-            hash_choice,
-            power_of_two: false,
-            unit_bits: u64::from(BLOCK_BITS),
-            fpp_at_capacity: achieved,
-            fpp_classic: blocked_bloom_fpp_classic(
-                bits / u64::from(BLOCK_BITS),
-                BLOCK_BITS,
-                k,
-                items,
-            ),
-            hash_bits_needed: hash_bits_needed(items, target_fpp.unwrap_or(achieved)),
-        }
+        Ok(ARRAY.record(items, Target::Bits(requested), (bits, k, choice), achieved))
     }
 
     /// The configuration this builder would produce (for
@@ -342,6 +283,19 @@ impl BlockedBloomBuilder {
     }
 }
 
+/// What the sizing records of a blocked filter say of its array.
+const ARRAY: Array = Array {
+    filter: "BlockedBloomFilter",
+    unit_bits: BLOCK_BITS as u64,
+    power_of_two: false,
+    classic: classic_fpp,
+};
+
+/// Putze, Sanders and Singler's approximation for an array of `bits` bits.
+fn classic_fpp(bits: u64, num_hashes: u32, items: u64) -> f64 {
+    blocked_bloom_fpp_classic(bits / u64::from(BLOCK_BITS), BLOCK_BITS, num_hashes, items)
+}
+
 /// The best k under Putze et al.'s approximation (cheap: no occupancy
 /// chain), where the exact search starts. The approximation's FPP falls and
 /// then rises with k.
@@ -365,36 +319,11 @@ fn address_blocks(num_blocks: u64) -> Result<usize, Error> {
 }
 
 impl BlockedBloomFilter {
-    /// A builder that sizes the filter for a target FPP; give it
-    /// [`expected_items`](BlockedBloomBuilder::expected_items).
-    pub fn with_fpp(fpp: f64) -> BlockedBloomBuilder {
-        Self::builder(Target::Fpp(fpp))
-    }
-
-    /// A builder for an explicit number of bits, rounded up to whole 512-bit
-    /// blocks; give it [`hashes`](BlockedBloomBuilder::hashes) or
-    /// [`expected_items`](BlockedBloomBuilder::expected_items) to choose k.
-    pub fn with_bits(num_bits: u64) -> BlockedBloomBuilder {
-        Self::builder(Target::Bits(num_bits))
-    }
-
-    fn builder(target: Target) -> BlockedBloomBuilder {
-        BlockedBloomBuilder {
-            base: BuilderBase::new(target),
-            kernel: None,
-        }
-    }
-
-    /// The sizing for `expected_items` items at `fpp`, without allocating:
-    /// the fewest blocks and the k whose exact blocked FPP at that load
-    /// meets the target.
-    ///
-    /// # Errors
-    ///
-    /// As [`BlockedBloomBuilder::sizing`].
-    pub fn params(expected_items: u64, fpp: f64) -> Result<BloomSizing, Error> {
-        Self::with_fpp(fpp).expected_items(expected_items).sizing()
-    }
+    builder_entry_points!(
+        BlockedBloomBuilder,
+        with_bits: ", rounded up to whole 512-bit blocks",
+        params: "the fewest blocks and the k"
+    );
 
     /// Adds `key`; returns `true` when it was not already reported present
     /// (and counts it in `len`). A Bloom filter never refuses a key.
@@ -657,35 +586,7 @@ impl<K: Key> Extend<K> for BlockedBloomFilter {
     }
 }
 
-impl WordArray for BlockedBloomFilter {
-    type Config = BlockedBloomConfig;
-
-    fn config(&self) -> BlockedBloomConfig {
-        BlockedBloomFilter::config(self)
-    }
-
-    fn words(&self) -> &[u64] {
-        self.blocks.words()
-    }
-
-    fn words_mut(&mut self) -> &mut [u64] {
-        self.blocks.words_mut()
-    }
-
-    fn items(&self) -> u64 {
-        self.len
-    }
-
-    fn set_items(&mut self, items: u64) {
-        self.len = items;
-    }
-
-    fn estimated_len(&self) -> f64 {
-        BlockedBloomFilter::estimated_len(self)
-    }
-}
-
-merge_by_words!(BlockedBloomFilter);
+merge_by_words!(BlockedBloomFilter, BlockedBloomConfig, blocks);
 
 impl PartialEq for BlockedBloomFilter {
     /// Same configuration, counters and bits; the kernel does not matter.

@@ -10,6 +10,7 @@ use filterlab_core::memory::DEFAULT_MEMORY_LIMIT;
 use filterlab_core::{Error, ErrorKind, KeyHasher};
 
 use filterlab_core::sizing::{check_fpp, check_hashes, check_items};
+use filterlab_core::theory::{bloom_optimal_bits, hash_bits_needed};
 
 use crate::sizing::{BloomSizing, HashChoice};
 
@@ -64,6 +65,19 @@ impl BuilderBase {
             .transpose()
     }
 
+    /// The caller's k, if one was given, with the exact FPP `fpp_of` gives
+    /// for it; otherwise the sizing's own choice `(k, fpp, why)`.
+    pub(crate) fn explicit_or(
+        &self,
+        chosen: (u32, f64, HashChoice),
+        fpp_of: impl FnOnce(u32) -> Result<f64, Error>,
+    ) -> Result<(u32, f64, HashChoice), Error> {
+        match self.explicit_hashes()? {
+            Some(k) => Ok((k, fpp_of(k)?, HashChoice::Explicit)),
+            None => Ok(chosen),
+        }
+    }
+
     /// For an explicit array of `bits`: k (the caller's, or `best` for the
     /// stated load) with the reason, and the load the filter is sized for.
     /// Without a stated load, that is the one k is optimal for in a standard
@@ -92,8 +106,87 @@ impl BuilderBase {
     }
 }
 
-/// The setters of [`BuilderBase`]'s settings, for a builder holding it in a
-/// field `base`.
+/// What a builder's sizing records say of its array: the filter, the unit
+/// the array is a whole number of, the power-of-two rounding, and the
+/// family's textbook (independent-bits) FPP at (bits, k, items).
+pub(crate) struct Array {
+    pub(crate) filter: &'static str,
+    pub(crate) unit_bits: u64,
+    pub(crate) power_of_two: bool,
+    pub(crate) classic: fn(u64, u32, u64) -> f64,
+}
+
+impl Array {
+    /// The record of a sizing for `items` items and `target`: the array of
+    /// `bits` bits with `k` hashes chosen for the reason `why`, whose exact
+    /// FPP at that load is `achieved`.
+    pub(crate) fn record(
+        &self,
+        items: u64,
+        target: Target,
+        (bits, k, why): (u64, u32, HashChoice),
+        achieved: f64,
+    ) -> BloomSizing {
+        let (target_fpp, requested_bits) = match target {
+            Target::Fpp(fpp) => (Some(fpp), bloom_optimal_bits(items, fpp)),
+            Target::Bits(requested) => (None, requested as f64),
+        };
+        BloomSizing {
+            filter: self.filter,
+            expected_items: items,
+            target_fpp,
+            requested_bits,
+            num_bits: bits,
+            num_hashes: k,
+            hash_choice: why,
+            power_of_two: self.power_of_two,
+            unit_bits: self.unit_bits,
+            fpp_at_capacity: achieved,
+            fpp_classic: (self.classic)(bits, k, items),
+            hash_bits_needed: hash_bits_needed(items, target_fpp.unwrap_or(achieved)),
+        }
+    }
+}
+
+/// The constructors of a Bloom filter type's builder, `$builder`, which
+/// has a `new(Target)`; the doc strings say how the type rounds an explicit
+/// size and what its smallest array is.
+macro_rules! builder_entry_points {
+    ($builder:ident, with_bits: $with_bits:literal, params: $params:literal) => {
+        /// A builder that sizes the filter for a target FPP; give it
+        #[doc = concat!("[`expected_items`](", stringify!($builder), "::expected_items).")]
+        pub fn with_fpp(fpp: f64) -> $builder {
+            $builder::new($crate::common::Target::Fpp(fpp))
+        }
+
+        #[doc = concat!("A builder for an explicit number of bits", $with_bits, "; give it")]
+        #[doc = concat!("[`hashes`](", stringify!($builder), "::hashes) or")]
+        #[doc = concat!("[`expected_items`](", stringify!($builder), "::expected_items)")]
+        /// to choose k.
+        pub fn with_bits(num_bits: u64) -> $builder {
+            $builder::new($crate::common::Target::Bits(num_bits))
+        }
+
+        /// The sizing for `expected_items` items at `fpp`, without
+        #[doc = concat!("allocating: ", $params, " whose exact FPP at that load")]
+        /// meets the target.
+        ///
+        /// # Errors
+        ///
+        #[doc = concat!("As [`", stringify!($builder), "::sizing`].")]
+        pub fn params(
+            expected_items: u64,
+            fpp: f64,
+        ) -> Result<$crate::sizing::BloomSizing, ::filterlab_core::Error> {
+            Self::with_fpp(fpp).expected_items(expected_items).sizing()
+        }
+    };
+}
+pub(crate) use builder_entry_points;
+
+/// The setters of [`BuilderBase`]'s settings and the sizing entry point,
+/// for a builder holding it in a field `base` and sizing with its own
+/// `sizing_for_fpp` and `sizing_for_bits`.
 macro_rules! builder_setters {
     () => {
         /// The number of distinct items the filter must hold at the target FPP.
@@ -126,6 +219,21 @@ macro_rules! builder_setters {
         pub fn max_memory(mut self, bytes: u64) -> Self {
             self.base.max_memory = bytes;
             self
+        }
+
+        /// The sizing this builder would allocate, without allocating.
+        ///
+        /// # Errors
+        ///
+        /// [`ErrorKind::InvalidParameter`](::filterlab_core::ErrorKind::InvalidParameter)
+        /// for an FPP outside (0, 1), zero items, zero bits or a hash count
+        /// outside 1..=64; [`ErrorKind::TooLarge`](::filterlab_core::ErrorKind::TooLarge)
+        /// over the memory limit.
+        pub fn sizing(&self) -> Result<$crate::sizing::BloomSizing, ::filterlab_core::Error> {
+            match self.base.target {
+                $crate::common::Target::Fpp(fpp) => self.sizing_for_fpp(fpp),
+                $crate::common::Target::Bits(bits) => self.sizing_for_bits(bits),
+            }
         }
     };
 }
@@ -260,10 +368,39 @@ fn merge<F: WordArray>(
     Ok(())
 }
 
-/// Implements `Merge` for a [`WordArray`] filter through [`union`] and
-/// [`intersect`].
+/// Implements `Merge` through [`union`] and [`intersect`] for a filter
+/// with inherent `config`, `estimated_len` and `set_bits`, a counter `len`,
+/// and its words behind the `words` and `words_mut` of the field `$storage`.
 macro_rules! merge_by_words {
-    ($filter:ty) => {
+    ($filter:ident, $config:ty, $storage:ident) => {
+        impl $crate::common::WordArray for $filter {
+            type Config = $config;
+
+            fn config(&self) -> $config {
+                $filter::config(self)
+            }
+
+            fn words(&self) -> &[u64] {
+                self.$storage.words()
+            }
+
+            fn words_mut(&mut self) -> &mut [u64] {
+                self.$storage.words_mut()
+            }
+
+            fn items(&self) -> u64 {
+                self.len
+            }
+
+            fn set_items(&mut self, items: u64) {
+                self.len = items;
+            }
+
+            fn estimated_len(&self) -> f64 {
+                $filter::estimated_len(self)
+            }
+        }
+
         impl ::filterlab_core::Merge for $filter {
             /// Bitwise OR. `len` becomes the estimate from the merged bits,
             /// clamped to [max(len_a, len_b), len_a + len_b].

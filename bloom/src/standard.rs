@@ -2,10 +2,12 @@
 
 use filterlab_core::memory::check_memory;
 use filterlab_core::sizing::SizeSearch;
-use filterlab_core::theory::{bloom_fpp_classic, bloom_fpp_exact, hash_bits_needed};
+use filterlab_core::theory::{bloom_fpp_classic, bloom_fpp_exact};
 use filterlab_core::{Error, ErrorKind, Key, KeyHasher};
 
-use crate::common::{BuilderBase, SizedFor, Target, WordArray, builder_setters, merge_by_words};
+use crate::common::{
+    Array, BuilderBase, SizedFor, Target, builder_entry_points, builder_setters, merge_by_words,
+};
 use crate::sizing::{BloomSizing, HashChoice};
 use crate::words::{BitArray, BloomConfig, all_bits_set, set_bits_with, word_filter};
 
@@ -63,17 +65,20 @@ impl BloomBuilder {
         self
     }
 
-    /// The sizing this builder would allocate, without allocating.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::InvalidParameter`] for an FPP outside (0, 1), zero items,
-    /// zero bits or a hash count outside 1..=64; [`ErrorKind::TooLarge`] over
-    /// the memory limit.
-    pub fn sizing(&self) -> Result<BloomSizing, Error> {
-        match self.base.target {
-            Target::Fpp(fpp) => self.sizing_for_fpp(fpp),
-            Target::Bits(bits) => self.sizing_for_bits(bits),
+    fn new(target: Target) -> Self {
+        Self {
+            base: BuilderBase::new(target),
+            power_of_two: false,
+        }
+    }
+
+    /// What this builder's sizing records say of the array.
+    fn array(&self) -> Array {
+        Array {
+            filter: "BloomFilter",
+            unit_bits: 64,
+            power_of_two: self.power_of_two,
+            classic: bloom_fpp_classic,
         }
     }
 
@@ -93,25 +98,12 @@ impl BloomBuilder {
                 optimum: bits as f64 / items as f64 * std::f64::consts::LN_2,
             };
         }
-        if let Some(explicit) = self.base.explicit_hashes()? {
-            k = explicit;
-            achieved = bloom_fpp_exact(bits, k, items)?;
-            choice = HashChoice::Explicit;
-        }
-        Ok(BloomSizing {
-            filter: "BloomFilter",
-            expected_items: items,
-            target_fpp: Some(fpp),
-            requested_bits: filterlab_core::theory::bloom_optimal_bits(items, fpp),
-            num_bits: bits,
-            num_hashes: k,
-            hash_choice: choice,
-            power_of_two: self.power_of_two,
-            unit_bits: 64,
-            fpp_at_capacity: achieved,
-            fpp_classic: bloom_fpp_classic(bits, k, items),
-            hash_bits_needed: problem.hash_bits_needed(),
-        })
+        let chosen = (k, achieved, choice);
+        let (k, achieved, choice) = self.base.explicit_or(chosen, |k| fpp_of(bits, k))?;
+        let sizing = self
+            .array()
+            .record(items, Target::Fpp(fpp), (bits, k, choice), achieved);
+        Ok(sizing)
     }
 
     fn sizing_for_bits(&self, requested: u64) -> Result<BloomSizing, Error> {
@@ -140,20 +132,9 @@ impl BloomBuilder {
             ))
         })?;
         let achieved = bloom_fpp_exact(bits, k, items)?;
-        Ok(BloomSizing {
-            filter: "BloomFilter",
-            expected_items: items,
-            target_fpp: None,
-            requested_bits: requested as f64,
-            num_bits: bits,
-            num_hashes: k,
-            hash_choice: choice,
-            power_of_two: self.power_of_two,
-            unit_bits: 64,
-            fpp_at_capacity: achieved,
-            fpp_classic: bloom_fpp_classic(bits, k, items),
-            hash_bits_needed: hash_bits_needed(items, achieved),
-        })
+        Ok(self
+            .array()
+            .record(items, Target::Bits(requested), (bits, k, choice), achieved))
     }
 
     /// The configuration this builder would produce (for
@@ -185,36 +166,11 @@ impl BloomBuilder {
 }
 
 impl BloomFilter {
-    /// A builder that sizes the filter for a target FPP; give it
-    /// [`expected_items`](BloomBuilder::expected_items).
-    pub fn with_fpp(fpp: f64) -> BloomBuilder {
-        Self::builder(Target::Fpp(fpp))
-    }
-
-    /// A builder for an explicit number of bits; give it
-    /// [`hashes`](BloomBuilder::hashes) or
-    /// [`expected_items`](BloomBuilder::expected_items) to choose k.
-    pub fn with_bits(num_bits: u64) -> BloomBuilder {
-        Self::builder(Target::Bits(num_bits))
-    }
-
-    fn builder(target: Target) -> BloomBuilder {
-        BloomBuilder {
-            base: BuilderBase::new(target),
-            power_of_two: false,
-        }
-    }
-
-    /// The sizing for `expected_items` items at `fpp`, without allocating:
-    /// the smallest whole-word bit array and k whose exact FPP at that load
-    /// meets the target.
-    ///
-    /// # Errors
-    ///
-    /// As [`BloomBuilder::sizing`].
-    pub fn params(expected_items: u64, fpp: f64) -> Result<BloomSizing, Error> {
-        Self::with_fpp(fpp).expected_items(expected_items).sizing()
-    }
+    builder_entry_points!(
+        BloomBuilder,
+        with_bits: "",
+        params: "the smallest whole-word bit array and k"
+    );
 
     fn from_sizing(sizing: &BloomSizing, hasher: KeyHasher) -> Result<Self, Error> {
         let config = BloomConfig {
@@ -272,35 +228,7 @@ fn set_bits(bits: &mut [u64], num_bits: u64, num_hashes: u32, hash: u64) -> bool
     new
 }
 
-impl WordArray for BloomFilter {
-    type Config = BloomConfig;
-
-    fn config(&self) -> BloomConfig {
-        BloomFilter::config(self)
-    }
-
-    fn words(&self) -> &[u64] {
-        &self.bits.words
-    }
-
-    fn words_mut(&mut self) -> &mut [u64] {
-        &mut self.bits.words
-    }
-
-    fn items(&self) -> u64 {
-        self.len
-    }
-
-    fn set_items(&mut self, items: u64) {
-        self.len = items;
-    }
-
-    fn estimated_len(&self) -> f64 {
-        BloomFilter::estimated_len(self)
-    }
-}
-
-merge_by_words!(BloomFilter);
+merge_by_words!(BloomFilter, BloomConfig, bits);
 
 impl PartialEq for BloomFilter {
     fn eq(&self, other: &Self) -> bool {

@@ -190,6 +190,16 @@ impl BitArray<u64> {
             sized_for: SizedFor::from_header(header, 2)?,
         })
     }
+
+    /// The words (for merges, which combine them one by one).
+    pub(crate) fn words(&self) -> &[u64] {
+        &self.words
+    }
+
+    /// The words, mutably.
+    pub(crate) fn words_mut(&mut self) -> &mut [u64] {
+        &mut self.words
+    }
 }
 
 impl<W: Word> BitArray<W> {

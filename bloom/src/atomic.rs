@@ -24,7 +24,8 @@ struct InsertCounter {
 }
 
 impl InsertCounter {
-    /// Counts one new key.
+    /// Counts one new key: a call that flipped a bit itself, so the count
+    /// stays within the bits set and cannot overflow.
     #[inline]
     fn increment(&self, hash: u64) {
         let cell = (hash >> 60) as usize % COUNTER_CELLS;
@@ -45,7 +46,16 @@ impl Counter for InsertCounter {
         self.cells
             .iter()
             .map(|cell| cell.0.load(Ordering::Relaxed))
-            .fold(0, u64::wrapping_add)
+            .fold(0, u64::saturating_add)
+    }
+
+    /// The count, at most the bits `set_bits` then finds set. While threads
+    /// insert, relaxed loads may see a count before the bits of the inserts
+    /// it counts; the words a file or snapshot reads afterwards hold at
+    /// least the bits counted here (a later load of a word never sees fewer
+    /// bits), so the recorded counter stays within them.
+    fn recorded(&self, set_bits: impl FnOnce() -> u64) -> u64 {
+        self.get().min(set_bits())
     }
 }
 
@@ -75,8 +85,12 @@ impl fmt::Debug for InsertCounter {
 ///
 /// [`len`](filterlab_core::Filter::len) counts exactly the
 /// [`insert`](Self::insert) calls that returned `true`, and an insert returns
-/// `true` when it set at least one bit that was clear. Against the number of
-/// distinct keys inserted:
+/// `true` when it flipped at least one bit from clear to set itself. A bit
+/// flips once, so once the inserting threads are done `len` never exceeds
+/// [`set_bits`](Self::set_bits), as in [`BloomFilter`], and the counter
+/// cannot overflow. (A file or snapshot taken while threads insert records
+/// at most the bits it holds; a file whose counter exceeds its bits set is
+/// refused when read.) Against the number of distinct keys inserted:
 ///
 /// - **Over:** a key inserted by one thread at a time is counted at most
 ///   once, as in [`BloomFilter`]. Only a key inserted *concurrently with
@@ -203,9 +217,10 @@ impl AtomicBloomFilter {
     /// with the copy may or may not be in it).
     pub fn snapshot(&self) -> BloomFilter {
         let words = self.bits.words.iter().map(Word::get).collect();
+        let bits = self.bits.with_words(words);
         BloomFilter {
-            bits: self.bits.with_words(words),
-            len: self.len.get(),
+            len: self.len.recorded(|| bits.set_bits()),
+            bits,
         }
     }
 

@@ -19,7 +19,7 @@ use filterlab_core::{
 
 use crate::blocks::{BLOCK_WORDS, BlockStorage};
 use crate::common::{
-    Array, BuilderBase, SizedFor, Target, builder_entry_points, builder_setters,
+    Array, BuilderBase, SizedFor, Target, builder_entry_points, builder_setters, check_counter,
     hashes_from_header, merge_by_words, serde_via_format,
 };
 use crate::kernel::{BlockBatch, Kernel, Select, block_set, prefetch};
@@ -127,6 +127,9 @@ pub struct BlockedBloomFilter {
     num_blocks: u64,
     num_hashes: u32,
     hasher: KeyHasher,
+    /// Inserts that returned `true`: at most the bits set, since each set a
+    /// clear bit (the invariant readers and merges keep, so `+= 1` cannot
+    /// overflow).
     len: u64,
     sized_for: SizedFor,
     kernel: Select,
@@ -668,10 +671,11 @@ impl Persist for BlockedBloomFilter {
         }
         let num_hashes = hashes_from_header(header, 2)?;
         SizedFor::from_header(header, 3)?;
-        let payload = num_blocks
-            .checked_mul(u64::from(BLOCK_BITS / 8))
+        // `num_bits()` must fit in a u64, not only the payload's bytes.
+        let num_bits = num_blocks
+            .checked_mul(u64::from(BLOCK_BITS))
             .ok_or_else(|| invalid(format!("{num_blocks} blocks")))?;
-        header.expect_payload_len(payload)?;
+        header.expect_payload_len(num_bits / 8)?;
         Ok(BlockedBloomConfig {
             num_blocks,
             num_hashes,
@@ -686,6 +690,7 @@ impl Persist for BlockedBloomFilter {
     ) -> Result<Self, Error> {
         // Memory grows only as bytes arrive.
         let blocks = BlockStorage::read(input, address_blocks(config.num_blocks)?)?;
+        check_counter(header.items, count_ones(blocks.words()))?;
         Ok(Self {
             blocks,
             num_blocks: config.num_blocks,

@@ -304,6 +304,20 @@ pub(crate) fn hashes_from_header(header: &Header, index: usize) -> Result<u32, E
         .ok_or_else(|| Error::new(ErrorKind::InvalidHeader, format!("{num_hashes} hashes")))
 }
 
+/// Refuses an item counter above the bits set. Every insert a Bloom filter
+/// counts sets at least one clear bit, so a valid counter never exceeds the
+/// bits set, and a counter within that bound cannot overflow however many
+/// keys are inserted after it.
+pub(crate) fn check_counter(items: u64, set_bits: u64) -> Result<(), Error> {
+    if items > set_bits {
+        return Err(Error::new(
+            ErrorKind::InvalidHeader,
+            format!("the counter says {items} items, but only {set_bits} bits are set"),
+        ));
+    }
+    Ok(())
+}
+
 /// A Bloom variant as a merge sees it: a configuration both sides must
 /// share, a word array combined word by word, and an item counter the merge
 /// replaces with an estimate.
@@ -315,12 +329,14 @@ pub(crate) trait WordArray {
     fn words_mut(&mut self) -> &mut [u64];
     fn items(&self) -> u64;
     fn set_items(&mut self, items: u64);
+    /// Bits set.
+    fn set_bits(&self) -> u64;
     /// The distinct items estimated from the set bits; infinite when full.
     fn estimated_len(&self) -> f64;
 }
 
 /// Bitwise OR into `mine`; its counter becomes the estimate from the merged
-/// bits, clamped to [max(len_a, len_b), len_a + len_b].
+/// bits, clamped to [max(len_a, len_b), min(len_a + len_b, bits set)].
 pub(crate) fn union<F: WordArray>(mine: &mut F, theirs: &F) -> Result<(), Error> {
     let bounds = (
         mine.items().max(theirs.items()),
@@ -330,15 +346,16 @@ pub(crate) fn union<F: WordArray>(mine: &mut F, theirs: &F) -> Result<(), Error>
 }
 
 /// Bitwise AND into `mine`; its counter becomes the estimate from the
-/// remaining bits, clamped to [0, min(len_a, len_b)].
+/// remaining bits, clamped to [0, min(len_a, len_b, bits set)].
 pub(crate) fn intersect<F: WordArray>(mine: &mut F, theirs: &F) -> Result<(), Error> {
     let bounds = (0, mine.items().min(theirs.items()));
     merge(mine, theirs, bounds, |word, other| *word &= other)
 }
 
 /// After a merge the exact counter is unknowable; the estimate from the set
-/// bits, clamped to what the inputs allow, takes its place. `mine` is left
-/// unchanged when the configurations differ.
+/// bits, clamped to what the inputs allow and to the bits now set (the
+/// counter's invariant, see [`check_counter`]), takes its place. `mine` is
+/// left unchanged when the configurations differ.
 fn merge<F: WordArray>(
     mine: &mut F,
     theirs: &F,
@@ -358,6 +375,10 @@ fn merge<F: WordArray>(
     for (word, &other) in mine.words_mut().iter_mut().zip(theirs.words()) {
         combine(word, other);
     }
+    // Inputs that keep the invariant give low <= high; `min` keeps `clamp`
+    // from panicking on any that do not.
+    let high = high.min(mine.set_bits());
+    let low = low.min(high);
     let estimate = mine.estimated_len();
     let estimate = if estimate.is_finite() {
         estimate.round() as u64
@@ -396,6 +417,10 @@ macro_rules! merge_by_words {
                 self.len = items;
             }
 
+            fn set_bits(&self) -> u64 {
+                $filter::set_bits(self)
+            }
+
             fn estimated_len(&self) -> f64 {
                 $filter::estimated_len(self)
             }
@@ -403,13 +428,13 @@ macro_rules! merge_by_words {
 
         impl ::filterlab_core::Merge for $filter {
             /// Bitwise OR. `len` becomes the estimate from the merged bits,
-            /// clamped to [max(len_a, len_b), len_a + len_b].
+            /// clamped to [max(len_a, len_b), min(len_a + len_b, bits set)].
             fn union(&mut self, other: &Self) -> Result<(), ::filterlab_core::Error> {
                 $crate::common::union(self, other)
             }
 
             /// Bitwise AND. `len` becomes the estimate from the remaining
-            /// bits, clamped to [0, min(len_a, len_b)].
+            /// bits, clamped to [0, min(len_a, len_b, bits set)].
             fn intersect(&mut self, other: &Self) -> Result<(), ::filterlab_core::Error> {
                 $crate::common::intersect(self, other)
             }

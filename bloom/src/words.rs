@@ -14,7 +14,7 @@ use filterlab_core::memory::zeroed_words;
 use filterlab_core::theory::{bloom_estimate_items, bloom_fpp_exact, bloom_fpp_given_fill};
 use filterlab_core::{Error, ErrorKind, FilterKind, KeyHasher, Probes};
 
-use crate::common::{SizedFor, hashes_from_header};
+use crate::common::{SizedFor, check_counter, hashes_from_header};
 use crate::kernel::prefetch;
 
 #[cfg(loom)]
@@ -123,13 +123,18 @@ impl Word for AtomicU64 {
 }
 
 /// An item counter: the plain filter's `u64`, or the atomic filter's
-/// counter split over cache lines.
+/// counter split over cache lines. Either counts inserts that set a clear
+/// bit, so it never exceeds the bits set.
 pub(crate) trait Counter {
     /// A counter at `items`.
     fn new(items: u64) -> Self;
 
     /// The count.
     fn get(&self) -> u64;
+
+    /// The count as a file records it: never above the bits set
+    /// (`set_bits` counts them, if the counter needs to know).
+    fn recorded(&self, set_bits: impl FnOnce() -> u64) -> u64;
 }
 
 impl Counter for u64 {
@@ -138,6 +143,11 @@ impl Counter for u64 {
     }
 
     fn get(&self) -> u64 {
+        *self
+    }
+
+    /// The count itself: a plain filter's counter is within its bits set.
+    fn recorded(&self, _: impl FnOnce() -> u64) -> u64 {
         *self
     }
 }
@@ -168,7 +178,8 @@ impl BitArray<u64> {
     }
 
     /// Reads the payload of a kind-1 file whose header was validated into
-    /// `config`: refuses bits set past the end of the array.
+    /// `config`: refuses bits set past the end of the array, and an item
+    /// counter above the bits set (see [`check_counter`]).
     pub(crate) fn read<R: Read>(
         config: BloomConfig,
         header: &Header,
@@ -182,13 +193,15 @@ impl BitArray<u64> {
                 "bits set beyond the end of the array",
             ));
         }
-        Ok(Self {
+        let bits = Self {
             words,
             num_bits: config.num_bits,
             num_hashes: config.num_hashes,
             hasher: config.hasher,
             sized_for: SizedFor::from_header(header, 2)?,
-        })
+        };
+        check_counter(header.items, bits.set_bits())?;
+        Ok(bits)
     }
 
     /// The words (for merges, which combine them one by one).
@@ -547,7 +560,8 @@ macro_rules! word_filter {
             }
 
             fn header(&self) -> ::filterlab_core::format::Header {
-                self.bits.header($crate::words::Counter::get(&self.len))
+                let items = $crate::words::Counter::recorded(&self.len, || self.bits.set_bits());
+                self.bits.header(items)
             }
 
             fn write_payload<W: ::std::io::Write>(

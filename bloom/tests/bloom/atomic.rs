@@ -10,7 +10,9 @@ use filterlab_core::Probes;
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::testing::Conformance;
 
-use crate::check_fpp_against_theory;
+use crate::{
+    check_counter_bound, check_fpp_against_theory, check_merges_keep_len_within_the_bits_set,
+};
 
 fn sized(items: u64, fpp: f64, seed: u64) -> AtomicBloomFilter {
     BloomFilter::with_fpp(fpp)
@@ -172,6 +174,19 @@ fn conversions_keep_bits_counter_and_format() {
     let frozen = atomic.freeze();
     assert_eq!(frozen, plain);
     assert_eq!(BloomFilter::from_bytes(&frozen.to_bytes()).unwrap(), plain);
+}
+
+/// The atomic filter reads kind 1 with the same counter check, and its
+/// merges go through the plain filter's.
+#[test]
+fn a_counter_above_the_bits_set_is_refused() {
+    check_counter_bound(sized(1000, 0.01, 6), AtomicBloomFilter::set_bits);
+}
+
+#[test]
+fn merges_keep_len_within_the_bits_set() {
+    let one_hash = || BloomFilter::with_bits(64).hashes(1).build_atomic().unwrap();
+    check_merges_keep_len_within_the_bits_set(one_hash, AtomicBloomFilter::set_bits, 40);
 }
 
 /// Loom model checks: every interleaving of two racing inserts. Run alone,

@@ -9,7 +9,10 @@ use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::testing::Conformance;
 use filterlab_core::theory::{blocked_bloom_fpp, bloom_fpp_exact, bloom_optimal_bits};
 
-use crate::{GOLDEN_KEYS, check_fpp_against_theory, check_golden, fill, mean_fpp_over_instances};
+use crate::{
+    GOLDEN_KEYS, check_counter_bound, check_fpp_against_theory, check_golden,
+    check_merges_keep_len_within_the_bits_set, fill, mean_fpp_over_instances,
+};
 
 /// The kernels this CPU runs; the scalar one always.
 fn kernels() -> Vec<Kernel> {
@@ -288,6 +291,27 @@ fn union_len_estimates_the_merged_set() {
     assert!((len / 50_000.0 - 1.0).abs() < 0.03, "len {len}");
     assert!((a.estimated_len() / 50_000.0 - 1.0).abs() < 0.03);
     assert!(a.contains_many(0..50_000u64).iter().all(|&hit| hit));
+}
+
+#[test]
+fn a_counter_above_the_bits_set_is_refused() {
+    for kernel in kernels() {
+        check_counter_bound(sized(1000, 0.01, 6, kernel), BlockedBloomFilter::set_bits);
+    }
+}
+
+#[test]
+fn merges_keep_len_within_the_bits_set() {
+    for blocks in [1, 3] {
+        let one_hash = || {
+            BlockedBloomFilter::with_bits(blocks * u64::from(BLOCK_BITS))
+                .hashes(1)
+                .build()
+                .unwrap()
+        };
+        let keys = blocks * 350;
+        check_merges_keep_len_within_the_bits_set(one_hash, BlockedBloomFilter::set_bits, keys);
+    }
 }
 
 #[test]

@@ -7,7 +7,8 @@ mod standard;
 
 use std::fmt::Debug;
 
-use filterlab_bloom::{BlockedBloomFilter, BloomFilter, Filter, Persist};
+use filterlab_bloom::{BlockedBloomFilter, BloomFilter, ErrorKind, Filter, Merge, Persist};
+use filterlab_core::format::FrameWriter;
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::testing::count_false_positives;
 use filterlab_core::theory::wilson_interval;
@@ -123,6 +124,78 @@ pub(crate) fn check_golden<F: Filter + Persist>(mut filter: F, name: &str) -> Ve
     let golden = std::fs::read(&path).unwrap();
     assert_eq!(filter.to_bytes(), golden, "the format of {name} changed");
     golden
+}
+
+/// The bytes of `filter` with its item counter replaced by `items`, and the
+/// checksums recomputed: a file that passes every check but the counter's.
+pub(crate) fn with_counter<F: Persist>(filter: &F, items: u64) -> Vec<u8> {
+    let mut header = filter.header();
+    header.items = items;
+    let mut frame = FrameWriter::new(Vec::new(), &header).unwrap();
+    filter.write_payload(&mut frame).unwrap();
+    frame.finish().unwrap()
+}
+
+/// Every insert a Bloom filter counts sets a clear bit, so a valid counter
+/// never exceeds the bits set: a file claiming more (up to `u64::MAX`, whose
+/// next insert would overflow) is refused; one at the bound is read, and
+/// later inserts keep the counter within the bits set.
+pub(crate) fn check_counter_bound<F: Filter + Persist>(
+    mut filter: F,
+    set_bits: impl Fn(&F) -> u64,
+) {
+    fill(&mut filter, 12, 200);
+    let bits = set_bits(&filter);
+    assert!(filter.len() as u64 <= bits);
+    for items in [bits + 1, u64::MAX / 2, u64::MAX] {
+        let bytes = with_counter(&filter, items);
+        let err = F::from_bytes(&bytes).map(|_| ()).unwrap_err();
+        assert_eq!(
+            err.kind(),
+            ErrorKind::InvalidHeader,
+            "counter {items}: {err}"
+        );
+    }
+    let mut read = F::from_bytes(&with_counter(&filter, bits)).unwrap();
+    assert_eq!(read.len() as u64, bits);
+    let hasher = *read.hasher();
+    for i in 0..2000 {
+        read.insert_hash(hasher.hash(&query_key(12, i))).unwrap();
+        assert!(read.len() as u64 <= set_bits(&read), "after {i} inserts");
+    }
+}
+
+/// After a merge `len` is an estimate, clamped to what the inputs allow and
+/// to the bits set: with one probe per key the estimate from the bits,
+/// -m ln(1 - X/m), exceeds the X bits set, so without the second clamp a
+/// merged filter would hold a counter its own file could not be read with.
+/// `make` gives empty filters of one configuration with one hash per key.
+pub(crate) fn check_merges_keep_len_within_the_bits_set<F: Merge + Persist>(
+    make: impl Fn() -> F,
+    set_bits: impl Fn(&F) -> u64,
+    keys: u64,
+) {
+    let (mut a, mut b) = (make(), make());
+    fill(&mut a, 21, keys);
+    fill(&mut b, 22, keys);
+    let mut union = make();
+    fill(&mut union, 21, keys);
+    union.union(&b).unwrap();
+    let mut intersection = make();
+    fill(&mut intersection, 21, keys);
+    intersection.intersect(&b).unwrap();
+    for (what, merged) in [("union", &union), ("intersection", &intersection)] {
+        let bits = set_bits(merged);
+        assert!(
+            merged.len() as u64 <= bits,
+            "{what}: len {} > {bits} bits set",
+            merged.len()
+        );
+        let read = F::from_bytes(&merged.to_bytes()).unwrap();
+        assert_eq!(read.len(), merged.len());
+    }
+    // The union still counts at least what either side did.
+    assert!(union.len() >= a.len().max(b.len()));
 }
 
 /// Batched operations (prefetching on arrays of a few MiB) answer exactly

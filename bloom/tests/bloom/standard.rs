@@ -6,7 +6,10 @@ use filterlab_core::keys::insert_key;
 use filterlab_core::testing::Conformance;
 use filterlab_core::theory::{bloom_fpp_classic, bloom_fpp_exact};
 
-use crate::{GOLDEN_KEYS, check_fpp_against_theory, check_golden, mean_fpp_over_instances};
+use crate::{
+    GOLDEN_KEYS, check_counter_bound, check_fpp_against_theory, check_golden,
+    check_merges_keep_len_within_the_bits_set, mean_fpp_over_instances,
+};
 
 fn sized(items: u64, fpp: f64, seed: u64) -> BloomFilter {
     BloomFilter::with_fpp(fpp)
@@ -298,6 +301,22 @@ fn union_len_estimates_the_merged_set() {
     assert!((len / 50_000.0 - 1.0).abs() < 0.03, "len {len}");
     assert!((a.estimated_len() / 50_000.0 - 1.0).abs() < 0.03);
     assert!((0..50_000u64).all(|k| a.contains(&k)));
+}
+
+#[test]
+fn a_counter_above_the_bits_set_is_refused() {
+    check_counter_bound(sized(1000, 0.01, 6), BloomFilter::set_bits);
+    // 1000 bits: the last word is partly outside the array.
+    let odd = BloomFilter::with_bits(1000).hashes(3).build().unwrap();
+    check_counter_bound(odd, BloomFilter::set_bits);
+}
+
+#[test]
+fn merges_keep_len_within_the_bits_set() {
+    let one_hash = || BloomFilter::with_bits(64).hashes(1).build().unwrap();
+    check_merges_keep_len_within_the_bits_set(one_hash, BloomFilter::set_bits, 40);
+    let one_hash = || BloomFilter::with_bits(1000).hashes(1).build().unwrap();
+    check_merges_keep_len_within_the_bits_set(one_hash, BloomFilter::set_bits, 700);
 }
 
 #[test]

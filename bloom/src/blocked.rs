@@ -224,7 +224,15 @@ impl BlockedBloomBuilder {
             ));
         }
         let block_bits = u64::from(BLOCK_BITS);
-        let bits = requested.div_ceil(block_bits).saturating_mul(block_bits);
+        let bits = requested
+            .div_ceil(block_bits)
+            .checked_mul(block_bits)
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::TooLarge,
+                    "no whole number of blocks holds that many bits",
+                )
+            })?;
         check_memory(bits / 8, self.base.max_memory, "the block array")?;
         let (k, choice, items) = self.base.hashes_for_bits(bits, |items| {
             let blocked = BlockedFpp::new(items);

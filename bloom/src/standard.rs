@@ -91,7 +91,7 @@ impl BloomBuilder {
             optimum: bits as f64 / items as f64 * std::f64::consts::LN_2,
         };
         if self.power_of_two {
-            bits = bits.checked_next_power_of_two().unwrap_or(u64::MAX);
+            bits = next_power_of_two(bits)?;
             check_memory(bits / 8, self.base.max_memory, "the power-of-two bit array")?;
             (k, achieved) = problem.smallest_hashes(bits)?;
             choice = HashChoice::SmallestMeetingTarget {
@@ -111,9 +111,7 @@ impl BloomBuilder {
             return Err(Error::invalid("a Bloom filter needs at least 1 bit"));
         }
         let bits = if self.power_of_two {
-            requested.checked_next_power_of_two().ok_or_else(|| {
-                Error::new(ErrorKind::TooLarge, "no power of two holds that many bits")
-            })?
+            next_power_of_two(requested)?
         } else {
             requested
         };
@@ -163,6 +161,13 @@ impl BloomBuilder {
         let sizing = self.sizing()?;
         BloomFilter::from_sizing(&sizing, self.base.hasher)
     }
+}
+
+/// The array of `bits` bits rounded up to a power of two, or TooLarge when
+/// no power of two in a u64 holds it.
+fn next_power_of_two(bits: u64) -> Result<u64, Error> {
+    bits.checked_next_power_of_two()
+        .ok_or_else(|| Error::new(ErrorKind::TooLarge, "no power of two holds that many bits"))
 }
 
 impl BloomFilter {

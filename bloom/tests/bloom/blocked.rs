@@ -314,6 +314,32 @@ fn merges_keep_len_within_the_bits_set() {
     }
 }
 
+/// An explicit size is rounded up to whole blocks, or refused as TooLarge
+/// when no whole number of blocks in a u64 holds it (it used to saturate to
+/// u64::MAX bits, not a whole number of blocks).
+#[test]
+fn explicit_sizes_round_up_to_whole_blocks_or_are_refused() {
+    let unlimited = |bits: u64| {
+        BlockedBloomFilter::with_bits(bits)
+            .hashes(3)
+            .max_memory(u64::MAX)
+            .sizing()
+    };
+    let largest = u64::MAX - 511;
+    assert_eq!(largest % u64::from(BLOCK_BITS), 0);
+    assert_eq!(unlimited(largest).unwrap().num_bits, largest);
+    assert_eq!(unlimited(largest - 100).unwrap().num_bits, largest);
+    for bits in [largest + 1, u64::MAX - 164, u64::MAX] {
+        let err = unlimited(bits).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::TooLarge, "{bits}: {err}");
+        let err = BlockedBloomFilter::with_bits(bits)
+            .hashes(3)
+            .sizing()
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::TooLarge, "{bits}: {err}");
+    }
+}
+
 #[test]
 fn config_drift_is_rejected_before_the_payload() {
     let builder = BlockedBloomFilter::with_fpp(0.01)

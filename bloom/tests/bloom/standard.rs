@@ -319,6 +319,31 @@ fn merges_keep_len_within_the_bits_set() {
     check_merges_keep_len_within_the_bits_set(one_hash, BloomFilter::set_bits, 700);
 }
 
+/// Rounding an array up to a power of two refuses, as TooLarge, a size no
+/// power of two in a u64 holds, instead of saturating to u64::MAX bits.
+#[test]
+fn power_of_two_round_up_refuses_what_it_cannot_hold() {
+    let unlimited = |items: u64| {
+        BloomFilter::with_fpp(0.01)
+            .expected_items(items)
+            .power_of_two(true)
+            .max_memory(u64::MAX)
+    };
+    // About 9.6 bits per item: 2^59 items fit in 2^63 bits, 2^60 do not.
+    let sizing = unlimited(1 << 59).sizing().unwrap();
+    assert_eq!(sizing.num_bits, 1 << 63);
+    assert!(sizing.fpp_at_capacity <= 0.01);
+    let err = unlimited(1 << 60).sizing().unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::TooLarge, "{err}");
+    let err = BloomFilter::with_bits((1 << 63) + 1)
+        .power_of_two(true)
+        .hashes(3)
+        .max_memory(u64::MAX)
+        .sizing()
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::TooLarge, "{err}");
+}
+
 #[test]
 fn config_drift_is_rejected_before_the_payload() {
     let filter = sized(1000, 0.01, 5);

@@ -93,7 +93,7 @@ impl Avx2 {
             let Self(Detected) = self;
             // SAFETY: `self` proves that the CPU supports AVX2, the only
             // target feature `contains` enables.
-            unsafe { x86_64::contains(block, seed, lanes, table) }
+            unsafe { x86_64::contains(block, seed, &lanes.first, lanes.num_hashes, table) }
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
@@ -139,8 +139,6 @@ mod x86_64 {
         table
     }
 
-    use super::Lanes;
-
     /// The block test with eight probes per step. Lane j multiplies the seed
     /// by multiplier j; the product's top 4 bits pick one of the block's
     /// sixteen 32-bit words and the next 5 bits a bit in it. That is bit
@@ -150,8 +148,9 @@ mod x86_64 {
     /// product's top bit (the word index's bit 3) picks the half per lane.
     ///
     /// Single lookups are bound by how many fit in the out-of-order window,
-    /// so instructions count: the first group (`lanes.first`, padded by
-    /// repeating probe 0) needs no lane mask, and the loop serves only k > 8.
+    /// so instructions count: the first group (`first`, padded by repeating
+    /// probe 0: see `Lanes`) needs no lane mask, and the loop serves only
+    /// k > 8, loading later groups from `table`.
     ///
     /// # Safety
     ///
@@ -164,18 +163,19 @@ mod x86_64 {
     pub(super) unsafe fn contains(
         block: &[u64; 8],
         seed: u32,
-        lanes: &Lanes,
+        first: &[u32; 8],
+        num_hashes: u32,
         table: &[u32],
     ) -> bool {
         let words = block.as_ptr();
         // SAFETY: `block` is 64 readable bytes; each load reads 32 of them
-        // (words 0..4 and 4..8), and `lanes.first` is 32 bytes; `loadu` has
-        // no alignment requirement.
+        // (words 0..4 and 4..8), and `first` is 32 bytes; `loadu` has no
+        // alignment requirement.
         let (low, high, first) = unsafe {
             (
                 _mm256_loadu_si256(words.cast::<__m256i>()),
                 _mm256_loadu_si256(words.add(4).cast::<__m256i>()),
-                _mm256_loadu_si256(lanes.first.as_ptr().cast::<__m256i>()),
+                _mm256_loadu_si256(first.as_ptr().cast::<__m256i>()),
             )
         };
         let seed = _mm256_set1_epi32(seed as i32);
@@ -183,7 +183,7 @@ mod x86_64 {
         if !group_holds(low, high, _mm256_mullo_epi32(seed, first), all) {
             return false;
         }
-        let probes = lanes.num_hashes as usize;
+        let probes = num_hashes as usize;
         let mut start = 8;
         while start < probes {
             // Panics (safely) only if a filter had more probes than multipliers.

@@ -20,7 +20,7 @@ use filterlab_core::{
 use crate::blocks::{BLOCK_WORDS, BlockStorage};
 use crate::common::{
     Array, BuilderBase, SizedFor, Target, builder_entry_points, builder_setters, check_counter,
-    hashes_from_header, merge_by_words, serde_via_format,
+    debug_summary, hashes_from_header, merge_by_words, serde_via_format,
 };
 use crate::kernel::{BlockBatch, Kernel, Select, block_set, prefetch};
 use crate::sizing::{BloomSizing, HashChoice};
@@ -614,15 +614,19 @@ impl Eq for BlockedBloomFilter {}
 impl fmt::Debug for BlockedBloomFilter {
     /// A summary; the block array itself can be gigabytes.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("BlockedBloomFilter")
-            .field("num_blocks", &self.num_blocks)
-            .field("num_hashes", &self.num_hashes)
-            .field("hasher", &self.hasher)
-            .field("len", &self.len)
-            .field("sized_for", &self.sized_for)
-            .field("kernel", &self.kernel())
-            .field("set_bits", &self.set_bits())
-            .finish_non_exhaustive()
+        let size = ("num_blocks", self.num_blocks);
+        let hashes = (self.num_hashes, &self.hasher);
+        debug_summary(
+            f,
+            "BlockedBloomFilter",
+            size,
+            hashes,
+            self.len,
+            &self.sized_for,
+        )
+        .field("kernel", &self.kernel())
+        .field("set_bits", &self.set_bits())
+        .finish_non_exhaustive()
     }
 }
 

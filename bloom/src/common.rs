@@ -295,6 +295,27 @@ impl PartialEq for SizedFor {
 
 impl Eq for SizedFor {}
 
+/// The start of a Bloom filter's `Debug` summary (the array itself can be
+/// gigabytes): its size, `(name, value)`, k, hasher, counter and what it
+/// was sized for. The caller adds its own fields and the bits set.
+pub(crate) fn debug_summary<'a, 'b>(
+    f: &'a mut fmt::Formatter<'b>,
+    filter: &str,
+    (size_name, size): (&str, u64),
+    (num_hashes, hasher): (u32, &KeyHasher),
+    len: u64,
+    sized_for: &SizedFor,
+) -> fmt::DebugStruct<'a, 'b> {
+    let mut summary = f.debug_struct(filter);
+    summary
+        .field(size_name, &size)
+        .field("num_hashes", &num_hashes)
+        .field("hasher", hasher)
+        .field("len", &len)
+        .field("sized_for", sized_for);
+    summary
+}
+
 /// Reads the hash count at header parameter `index`: 1..=64.
 pub(crate) fn hashes_from_header(header: &Header, index: usize) -> Result<u32, Error> {
     let num_hashes = header.param(index, "num_hashes")?;

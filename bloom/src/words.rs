@@ -593,12 +593,11 @@ macro_rules! word_filter {
         impl ::std::fmt::Debug for $filter {
             /// A summary; the bit array itself can be gigabytes.
             fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                f.debug_struct(stringify!($filter))
-                    .field("num_bits", &self.bits.num_bits)
-                    .field("num_hashes", &self.bits.num_hashes)
-                    .field("hasher", &self.bits.hasher)
-                    .field("len", &$crate::words::Counter::get(&self.len))
-                    .field("sized_for", &self.bits.sized_for)
+                let bits = &self.bits;
+                let len = $crate::words::Counter::get(&self.len);
+                let size = ("num_bits", bits.num_bits);
+                let hashes = (bits.num_hashes, &bits.hasher);
+                $crate::common::debug_summary(f, stringify!($filter), size, hashes, len, &bits.sized_for)
                     .field("set_bits", &self.set_bits())
                     .finish_non_exhaustive()
             }

@@ -1,8 +1,9 @@
 //! The AVX2 block kernel: the scalar test, eight probes per step.
 //!
-//! `unsafe` here only calls `#[target_feature(enable = "avx2")]` code, and
-//! only through [`Avx2`], a value that exists only after runtime detection
-//! found AVX2.
+//! The `unsafe` code here: calls into `#[target_feature(enable = "avx2")]`
+//! functions, made only through [`Avx2`], a value that exists only after
+//! runtime detection found AVX2; and, in those functions, unaligned vector
+//! loads from arrays the caller lends.
 
 /// Proof that the running CPU supports AVX2: only [`Avx2::detect`] makes one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

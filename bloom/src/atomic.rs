@@ -2,27 +2,12 @@
 //! from many threads.
 
 use std::fmt;
-use std::io::{Read, Write};
 use std::sync::atomic::Ordering;
 
-use filterlab_core::format::{FrameReader, FrameWriter, Header};
-use filterlab_core::theory::{bloom_estimate_items, bloom_fpp_exact, bloom_fpp_given_fill};
-use filterlab_core::{Error, Filter, FilterKind, Key, KeyHasher, Merge, Persist, for_each_batch};
+use filterlab_core::{Error, Key, Merge};
 
-use crate::BloomFilter;
-use crate::common::{SizedFor, serde_via_format};
-use crate::standard::{
-    BloomConfig, PREFETCH_AHEAD, PREFETCH_MIN_WORDS, all_bits_set, contains_batch, prefetch_probes,
-    set_bits_with,
-};
-#[cfg(loom)]
-pub(crate) use loom::sync::atomic::AtomicU64;
-/// The atomic word: std's, or loom's when model-checking (`--cfg loom`).
-#[cfg(not(loom))]
-pub(crate) use std::sync::atomic::AtomicU64;
-
-/// Words written per chunk when serializing (a snapshot is taken chunk by chunk).
-const WRITE_CHUNK: usize = 8192;
+use crate::standard::{BloomBuilder, BloomFilter};
+use crate::words::{AtomicU64, BitArray, Counter, Word, set_bits_with, word_filter};
 
 /// Cells of the insert counter.
 const COUNTER_CELLS: usize = 16;
@@ -39,18 +24,21 @@ struct InsertCounter {
 }
 
 impl InsertCounter {
-    fn new(value: u64) -> Self {
-        let cells = (0..COUNTER_CELLS)
-            .map(|cell| CounterCell(AtomicU64::new(if cell == 0 { value } else { 0 })))
-            .collect();
-        Self { cells }
-    }
-
-    /// Counts one new key.
+    /// Counts one new key: a call that flipped a bit itself, so the count
+    /// stays within the bits set and cannot overflow.
     #[inline]
     fn increment(&self, hash: u64) {
         let cell = (hash >> 60) as usize % COUNTER_CELLS;
         self.cells[cell].0.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+impl Counter for InsertCounter {
+    fn new(items: u64) -> Self {
+        let cells = (0..COUNTER_CELLS)
+            .map(|cell| CounterCell(AtomicU64::new(if cell == 0 { items } else { 0 })))
+            .collect();
+        Self { cells }
     }
 
     /// The count: exact once the inserting threads are done.
@@ -58,7 +46,16 @@ impl InsertCounter {
         self.cells
             .iter()
             .map(|cell| cell.0.load(Ordering::Relaxed))
-            .fold(0, u64::wrapping_add)
+            .fold(0, u64::saturating_add)
+    }
+
+    /// The count, at most the bits `set_bits` then finds set. While threads
+    /// insert, relaxed loads may see a count before the bits of the inserts
+    /// it counts; the words a file or snapshot reads afterwards hold at
+    /// least the bits counted here (a later load of a word never sees fewer
+    /// bits), so the recorded counter stays within them.
+    fn recorded(&self, set_bits: impl FnOnce() -> u64) -> u64 {
+        self.get().min(set_bits())
     }
 }
 
@@ -86,9 +83,14 @@ impl fmt::Debug for InsertCounter {
 ///
 /// # The item counter
 ///
-/// [`len`](Filter::len) counts exactly the [`insert`](Self::insert) calls
-/// that returned `true`, and an insert returns `true` when it set at least
-/// one bit that was clear. Against the number of distinct keys inserted:
+/// [`len`](filterlab_core::Filter::len) counts exactly the
+/// [`insert`](Self::insert) calls that returned `true`, and an insert returns
+/// `true` when it flipped at least one bit from clear to set itself. A bit
+/// flips once, so once the inserting threads are done `len` never exceeds
+/// [`set_bits`](Self::set_bits), as in [`BloomFilter`], and the counter
+/// cannot overflow. (A file or snapshot taken while threads insert records
+/// at most the bits it holds; a file whose counter exceeds its bits set is
+/// refused when read.) Against the number of distinct keys inserted:
 ///
 /// - **Over:** a key inserted by one thread at a time is counted at most
 ///   once, as in [`BloomFilter`]. Only a key inserted *concurrently with
@@ -125,12 +127,28 @@ impl fmt::Debug for InsertCounter {
 /// # Ok::<(), filterlab_bloom::Error>(())
 /// ```
 pub struct AtomicBloomFilter {
-    bits: Vec<AtomicU64>,
-    num_bits: u64,
-    num_hashes: u32,
-    hasher: KeyHasher,
+    bits: BitArray<AtomicU64>,
     len: InsertCounter,
-    sized_for: SizedFor,
+}
+
+impl BloomBuilder {
+    /// Allocates the filter as an [`AtomicBloomFilter`], for inserting from
+    /// many threads.
+    ///
+    /// # Errors
+    ///
+    /// As [`build`](Self::build).
+    pub fn build_atomic(&self) -> Result<AtomicBloomFilter, Error> {
+        self.build().map(BloomFilter::into_atomic)
+    }
+}
+
+impl BloomFilter {
+    /// Converts into an [`AtomicBloomFilter`] in place: the bit array's
+    /// allocation is reused (on 64-bit targets), not copied.
+    pub fn into_atomic(self) -> AtomicBloomFilter {
+        AtomicBloomFilter::from(self)
+    }
 }
 
 impl From<BloomFilter> for AtomicBloomFilter {
@@ -138,12 +156,8 @@ impl From<BloomFilter> for AtomicBloomFilter {
     /// targets, where `u64` and `AtomicU64` have the same layout).
     fn from(filter: BloomFilter) -> Self {
         Self {
-            bits: filter.bits.into_iter().map(AtomicU64::new).collect(),
-            num_bits: filter.num_bits,
-            num_hashes: filter.num_hashes,
-            hasher: filter.hasher,
+            bits: filter.bits.map(AtomicU64::new),
             len: InsertCounter::new(filter.len),
-            sized_for: filter.sized_for,
         }
     }
 }
@@ -160,7 +174,7 @@ impl AtomicBloomFilter {
     /// [the counter semantics](Self#the-item-counter)).
     #[inline]
     pub fn insert<K: Key + ?Sized>(&self, key: &K) -> bool {
-        self.insert_hash_shared(self.hasher.hash(key))
+        self.insert_hash_shared(self.bits.hasher.hash(key))
     }
 
     /// Adds a pre-hashed key through a shared reference; see
@@ -173,14 +187,14 @@ impl AtomicBloomFilter {
         // so probing word by word waits for the cache misses one after
         // another. Prefetching all k words first lets them overlap (measured
         // here at 100M keys, one key at a time: 184 -> 160 ns per insert).
-        if bits.len() >= PREFETCH_MIN_WORDS {
-            prefetch_probes(bits, self.num_bits, self.num_hashes, hash);
+        if bits.prefetching() {
+            bits.prefetch(hash);
         }
-        let new = set_bits_with(self.num_bits, self.num_hashes, hash, |word, mask| {
+        let new = set_bits_with(bits.num_bits, bits.num_hashes, hash, |word, mask| {
             // Bits are never cleared while shared (`clear` takes `&mut`): a
             // bit seen set stays set, and skipping its read-modify-write
             // (a locked instruction) is what makes a full filter cheap.
-            let word = &bits[word];
+            let word = &bits.words[word];
             word.load(Ordering::Relaxed) & mask == 0
                 && word.fetch_or(mask, Ordering::Relaxed) & mask == 0
         });
@@ -190,105 +204,23 @@ impl AtomicBloomFilter {
         new
     }
 
-    /// Adds every key through a shared reference, hashing them in batches
-    /// and prefetching the bits of the keys ahead; returns how many inserts
-    /// returned `true`.
-    pub fn insert_many<I>(&self, keys: I) -> usize
-    where
-        I: IntoIterator,
-        I::Item: Key,
-    {
-        let Ok(new) = for_each_batch(keys, &self.hasher, |hashes| {
-            Ok::<_, std::convert::Infallible>(self.insert_batch(hashes))
-        });
-        new
-    }
-
-    fn insert_batch(&self, hashes: &[u64]) -> usize {
-        let prefetching = self.bits.len() >= PREFETCH_MIN_WORDS;
-        let mut new = 0;
-        for (i, &hash) in hashes.iter().enumerate() {
-            if let Some(&ahead) = hashes.get(i + PREFETCH_AHEAD).filter(|_| prefetching) {
-                prefetch_probes(&self.bits, self.num_bits, self.num_hashes, ahead);
-            }
-            new += usize::from(self.insert_hash_shared(hash));
-        }
-        new
-    }
-
     /// The plain filter with the same bits and counter, converted in place:
     /// the atomics are reused as words (on 64-bit targets), not copied.
-    pub fn freeze(mut self) -> BloomFilter {
-        let words = std::mem::take(&mut self.bits)
-            .into_iter()
-            .map(AtomicU64::into_inner)
-            .collect();
-        self.plain_with(words)
-    }
-
-    /// The plain filter of this configuration and counter around `words`.
-    fn plain_with(&self, words: Vec<u64>) -> BloomFilter {
+    pub fn freeze(self) -> BloomFilter {
         BloomFilter {
-            bits: words,
-            num_bits: self.num_bits,
-            num_hashes: self.num_hashes,
-            hasher: self.hasher,
+            bits: self.bits.map(AtomicU64::into_inner),
             len: self.len.get(),
-            sized_for: self.sized_for,
         }
     }
 
     /// A plain copy of the filter as it is now (bits written concurrently
     /// with the copy may or may not be in it).
     pub fn snapshot(&self) -> BloomFilter {
-        self.plain_with(
-            self.bits
-                .iter()
-                .map(|word| word.load(Ordering::Relaxed))
-                .collect(),
-        )
-    }
-
-    /// Bits in the array.
-    pub fn num_bits(&self) -> u64 {
-        self.num_bits
-    }
-
-    /// Probes per key.
-    pub fn num_hashes(&self) -> u32 {
-        self.num_hashes
-    }
-
-    /// The FPP target the filter was sized for, if any.
-    pub fn target_fpp(&self) -> Option<f64> {
-        self.sized_for.fpp
-    }
-
-    /// Bits currently set.
-    pub fn set_bits(&self) -> u64 {
-        self.bits
-            .iter()
-            .map(|w| u64::from(w.load(Ordering::Relaxed).count_ones()))
-            .sum()
-    }
-
-    /// The fraction of bits set.
-    pub fn fill_ratio(&self) -> f64 {
-        self.set_bits() as f64 / self.num_bits as f64
-    }
-
-    /// The number of distinct items estimated from the set bits (Swamidass
-    /// and Baldi). Infinite when every bit is set.
-    pub fn estimated_len(&self) -> f64 {
-        bloom_estimate_items(self.set_bits(), self.num_bits, self.num_hashes)
-    }
-
-    /// This filter's configuration (that of the equivalent [`BloomFilter`]).
-    pub fn config(&self) -> BloomConfig {
-        BloomConfig {
-            num_bits: self.num_bits,
-            num_hashes: self.num_hashes,
-            hasher: self.hasher,
+        let words = self.bits.words.iter().map(Word::get).collect();
+        let bits = self.bits.with_words(words);
+        BloomFilter {
+            len: self.len.recorded(|| bits.set_bits()),
+            bits,
         }
     }
 
@@ -299,80 +231,19 @@ impl AtomicBloomFilter {
         other: &Self,
         merge: impl FnOnce(&mut BloomFilter, &BloomFilter) -> Result<(), Error>,
     ) -> Result<(), Error> {
-        let words = std::mem::take(&mut self.bits)
-            .into_iter()
-            .map(AtomicU64::into_inner)
-            .collect();
-        let mut plain = self.plain_with(words);
+        let words = std::mem::take(&mut self.bits.words);
+        let mut plain = BloomFilter {
+            bits: self.bits.with_words(words).map(AtomicU64::into_inner),
+            len: self.len.get(),
+        };
         let result = merge(&mut plain, &other.snapshot());
-        self.bits = plain.bits.into_iter().map(AtomicU64::new).collect();
+        self.bits.words = plain.bits.map(AtomicU64::new).words;
         self.len = InsertCounter::new(plain.len);
         result
     }
 }
 
-impl Filter for AtomicBloomFilter {
-    fn hasher(&self) -> &KeyHasher {
-        &self.hasher
-    }
-
-    /// Never fails for a Bloom filter.
-    #[inline]
-    fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
-        Ok(self.insert_hash_shared(hash))
-    }
-
-    #[inline]
-    fn contains_hash(&self, hash: u64) -> bool {
-        all_bits_set(&self.bits, self.num_bits, self.num_hashes, hash)
-    }
-
-    /// Inserts with the bits of the keys ahead prefetched.
-    fn insert_hashes(&mut self, hashes: &[u64]) -> Result<usize, Error> {
-        Ok(self.insert_batch(hashes))
-    }
-
-    /// Looks up with the first bits of the keys ahead prefetched.
-    fn contains_hashes(&self, hashes: &[u64], found: &mut [bool]) {
-        contains_batch(&self.bits, self.num_bits, self.num_hashes, hashes, found);
-    }
-
-    fn len(&self) -> usize {
-        usize::try_from(self.len.get()).unwrap_or(usize::MAX)
-    }
-
-    fn clear(&mut self) {
-        for word in &mut self.bits {
-            *word = AtomicU64::new(0);
-        }
-        self.len = InsertCounter::new(0);
-    }
-
-    fn memory_usage(&self) -> usize {
-        self.bits.len() * 8
-    }
-
-    fn capacity(&self) -> Option<usize> {
-        self.sized_for.capacity()
-    }
-
-    /// (X/m)^k for the X bits set now.
-    fn expected_fpp(&self) -> f64 {
-        bloom_fpp_given_fill(self.set_bits(), self.num_bits, self.num_hashes)
-    }
-
-    /// The exact FPP after `items` distinct inserts, as [`BloomFilter`]'s.
-    fn theoretical_fpp(&self, items: u64) -> Option<f64> {
-        bloom_fpp_exact(self.num_bits, self.num_hashes, items).ok()
-    }
-}
-
-impl<K: Key> Extend<K> for AtomicBloomFilter {
-    /// Inserts every key as [`insert_many`](AtomicBloomFilter::insert_many) does.
-    fn extend<I: IntoIterator<Item = K>>(&mut self, keys: I) {
-        self.insert_many(keys);
-    }
-}
+word_filter!(AtomicBloomFilter, insert_hash_shared);
 
 impl Merge for AtomicBloomFilter {
     /// As [`BloomFilter`]'s union (bitwise OR, estimated `len`).
@@ -399,62 +270,6 @@ impl PartialEq for AtomicBloomFilter {
     }
 }
 
-impl fmt::Debug for AtomicBloomFilter {
-    /// A summary; the bit array itself can be gigabytes.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AtomicBloomFilter")
-            .field("num_bits", &self.num_bits)
-            .field("num_hashes", &self.num_hashes)
-            .field("hasher", &self.hasher)
-            .field("len", &self.len)
-            .field("sized_for", &self.sized_for)
-            .field("set_bits", &self.set_bits())
-            .finish_non_exhaustive()
-    }
-}
-
-impl Persist for AtomicBloomFilter {
-    type Config = BloomConfig;
-    /// The same format as [`BloomFilter`].
-    const KIND: FilterKind = FilterKind::Bloom;
-
-    fn config(&self) -> BloomConfig {
-        AtomicBloomFilter::config(self)
-    }
-
-    fn header(&self) -> Header {
-        let mut header = BloomFilter::header_for(&self.config(), self.sized_for);
-        header.items = self.len.get();
-        header
-    }
-
-    /// Streams a snapshot chunk by chunk, without a full copy.
-    fn write_payload<W: Write>(&self, out: &mut FrameWriter<W>) -> Result<(), Error> {
-        let mut chunk = Vec::with_capacity(WRITE_CHUNK);
-        for words in self.bits.chunks(WRITE_CHUNK) {
-            chunk.clear();
-            chunk.extend(words.iter().map(|word| word.load(Ordering::Relaxed)));
-            out.write_words(&chunk)?;
-        }
-        Ok(())
-    }
-
-    fn config_from_header(header: &Header) -> Result<BloomConfig, Error> {
-        <BloomFilter as Persist>::config_from_header(header)
-    }
-
-    fn read_payload<R: Read>(
-        config: BloomConfig,
-        header: &Header,
-        input: &mut FrameReader<R>,
-    ) -> Result<Self, Error> {
-        BloomFilter::read_payload(config, header, input).map(BloomFilter::into_atomic)
-    }
-}
-
-// Through a snapshot, as `Persist::write_to`.
-serde_via_format!(AtomicBloomFilter);
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -466,14 +281,16 @@ mod tests {
     #[cfg(all(target_pointer_width = "64", not(loom)))]
     #[test]
     fn conversions_reuse_the_allocation() {
+        use filterlab_core::Filter;
+
         let mut plain = BloomFilter::with_bits(1 << 16).hashes(3).build().unwrap();
         plain.insert("kept");
-        let address = plain.bits.as_ptr() as usize;
+        let address = plain.bits.words.as_ptr() as usize;
         let atomic = plain.into_atomic();
-        assert_eq!(atomic.bits.as_ptr() as usize, address);
+        assert_eq!(atomic.bits.words.as_ptr() as usize, address);
         atomic.insert("added");
         let frozen = atomic.freeze();
-        assert_eq!(frozen.bits.as_ptr() as usize, address);
+        assert_eq!(frozen.bits.words.as_ptr() as usize, address);
         assert!(frozen.contains("kept") && frozen.contains("added"));
         assert_eq!(frozen.len(), 2);
     }

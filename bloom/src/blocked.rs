@@ -7,23 +7,24 @@ use std::sync::{Mutex, PoisonError};
 
 use filterlab_core::format::{FrameReader, FrameWriter, Header};
 use filterlab_core::memory::check_memory;
+use filterlab_core::reduce;
 use filterlab_core::sizing::{MAX_HASHES, SizeSearch};
 use filterlab_core::theory::{
     BlockFppTable, blocked_bloom_fpp, blocked_bloom_fpp_classic, blocked_bloom_fpp_with,
-    bloom_estimate_items, bloom_fpp_given_fill, bloom_optimal_bits, hash_bits_needed,
+    bloom_estimate_items, bloom_fpp_given_fill,
 };
 use filterlab_core::{
     Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Persist, for_each_batch,
 };
-use filterlab_core::{mix64, reduce};
 
-use crate::arch::{Avx2, first_factors, prefetch};
 use crate::blocks::{BLOCK_WORDS, BlockStorage};
 use crate::common::{
-    BuilderBase, SizedFor, Target, WordArray, builder_setters, count_ones, hashes_from_header,
-    merge_by_words, serde_via_format,
+    Array, BuilderBase, SizedFor, Target, builder_entry_points, builder_setters, check_counter,
+    debug_summary, hashes_from_header, merge_by_words, serde_via_format,
 };
+use crate::kernel::{BlockBatch, Kernel, Select, block_set, prefetch};
 use crate::sizing::{BloomSizing, HashChoice};
+use crate::words::count_ones;
 
 /// Bits per block: one 64-byte cache line.
 pub const BLOCK_BITS: u32 = 512;
@@ -62,22 +63,6 @@ fn pipelined(
     }
 }
 
-/// The odd multipliers that spread a key's 32-bit block seed over its
-/// probes: probe j is bit `(seed · MULTIPLIERS[j] mod 2^32) >> 23` of the
-/// block. Multiplier j is the high half of SplitMix64's output for j + 1,
-/// forced odd. Part of the binary format: they decide which bits a key sets.
-pub(crate) static MULTIPLIERS: [u32; MAX_HASHES as usize] = multipliers();
-
-const fn multipliers() -> [u32; MAX_HASHES as usize] {
-    let mut table = [0; MAX_HASHES as usize];
-    let mut j = 0;
-    while j < table.len() {
-        table[j] = (mix64(j as u64 + 1) >> 32) as u32 | 1;
-        j += 1;
-    }
-    table
-}
-
 /// The block a key hash maps to: multiply-shift over the high bits.
 #[inline]
 fn block_index(hash: u64, num_blocks: u64) -> usize {
@@ -89,114 +74,6 @@ fn block_index(hash: u64, num_blocks: u64) -> usize {
 #[inline]
 fn block_seed(hash: u64) -> u32 {
     hash as u32
-}
-
-/// Whether every probe bit of the key is set in the block: the portable
-/// kernel, branch-free (all probes hit the same cache line, so an early exit
-/// saves no memory access and would cost a mispredicted branch).
-#[inline]
-pub(crate) fn block_contains(block: &[u64; BLOCK_WORDS], seed: u32, num_hashes: u32) -> bool {
-    let mut all = 1;
-    for &multiplier in &MULTIPLIERS[..num_hashes as usize] {
-        let bit = seed.wrapping_mul(multiplier) >> 23;
-        all &= block[(bit >> 6) as usize] >> (bit & 63);
-    }
-    all & 1 == 1
-}
-
-/// Sets the key's probe bits in the block.
-///
-/// Whether the key was new is asked of the kernel's lookup first, not read
-/// back from these writes: each probe then compiles to one memory-destination
-/// OR, and an insert holds a third of the instructions a read-modify-write
-/// per probe needs. Measured here at 10M keys that took single inserts from
-/// about 28 ns to 12 ns, since the out-of-order window then holds more
-/// inserts and overlaps more of their cache misses.
-#[inline]
-fn block_set(block: &mut [u64; BLOCK_WORDS], seed: u32, num_hashes: u32) {
-    for &multiplier in &MULTIPLIERS[..num_hashes as usize] {
-        let bit = seed.wrapping_mul(multiplier) >> 23;
-        block[(bit >> 6) as usize] |= 1 << (bit & 63);
-    }
-}
-
-/// How a [`BlockedBloomFilter`] tests a key's bits inside its block. Every
-/// kernel gives the same answers; they differ in speed only.
-///
-/// # Examples
-///
-/// ```
-/// use filterlab_bloom::{BlockedBloomFilter, Kernel};
-///
-/// // The default is the fastest kernel this CPU supports.
-/// let filter = BlockedBloomFilter::with_fpp(0.01).expected_items(1000).build()?;
-/// assert_eq!(filter.kernel(), Kernel::detect());
-/// assert!(Kernel::Scalar.is_available());
-/// # Ok::<(), filterlab_bloom::Error>(())
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Kernel {
-    /// Portable code: one load and test per probe.
-    Scalar,
-    /// x86_64 with AVX2: eight probes per step from one load of the block.
-    Avx2,
-}
-
-impl Kernel {
-    /// The fastest kernel this CPU supports.
-    pub fn detect() -> Self {
-        Select::detect(1).kernel()
-    }
-
-    /// Whether this CPU can run the kernel.
-    pub fn is_available(self) -> bool {
-        self.select(1).is_ok()
-    }
-
-    fn select(self, num_hashes: u32) -> Result<Select, Error> {
-        match self {
-            Self::Scalar => Ok(Select::Scalar),
-            Self::Avx2 => Avx2::detect()
-                .map(|avx2| Select::Avx2(avx2, first_factors(num_hashes)))
-                .ok_or_else(|| Error::invalid("the AVX2 kernel needs a CPU with AVX2")),
-        }
-    }
-}
-
-/// A kernel this CPU was found to support.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Select {
-    Scalar,
-    /// With the first probes' multipliers as the kernel loads them.
-    Avx2(Avx2, [u32; 8]),
-}
-
-impl Select {
-    /// The fastest kernel this CPU supports.
-    ///
-    /// (An AVX-512 kernel, the block in one register, was measured no
-    /// faster than AVX2 here and left out.)
-    fn detect(num_hashes: u32) -> Self {
-        Avx2::detect().map_or(Self::Scalar, |avx2| {
-            Self::Avx2(avx2, first_factors(num_hashes))
-        })
-    }
-
-    fn kernel(self) -> Kernel {
-        match self {
-            Self::Scalar => Kernel::Scalar,
-            Self::Avx2(..) => Kernel::Avx2,
-        }
-    }
-
-    #[inline]
-    fn contains(&self, block: &[u64; BLOCK_WORDS], seed: u32, num_hashes: u32) -> bool {
-        match self {
-            Self::Scalar => block_contains(block, seed, num_hashes),
-            Self::Avx2(avx2, first) => avx2.block_contains(block, seed, num_hashes, first),
-        }
-    }
 }
 
 /// Everything that decides which bits a key sets: two filters with equal
@@ -250,6 +127,9 @@ pub struct BlockedBloomFilter {
     num_blocks: u64,
     num_hashes: u32,
     hasher: KeyHasher,
+    /// Inserts that returned `true`: at most the bits set, since each set a
+    /// clear bit (the invariant readers and merges keep, so `+= 1` cannot
+    /// overflow).
     len: u64,
     sized_for: SizedFor,
     kernel: Select,
@@ -310,17 +190,10 @@ impl BlockedBloomBuilder {
         self
     }
 
-    /// The sizing this builder would allocate, without allocating.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::InvalidParameter`] for an FPP outside (0, 1), zero items,
-    /// zero bits or a hash count outside 1..=64; [`ErrorKind::TooLarge`] over
-    /// the memory limit.
-    pub fn sizing(&self) -> Result<BloomSizing, Error> {
-        match self.base.target {
-            Target::Fpp(fpp) => self.sizing_for_fpp(fpp),
-            Target::Bits(bits) => self.sizing_for_bits(bits),
+    fn new(target: Target) -> Self {
+        Self {
+            base: BuilderBase::new(target),
+            kernel: None,
         }
     }
 
@@ -337,24 +210,11 @@ impl BlockedBloomBuilder {
             &fpp_of,
         )
         .starting_hashes(&near);
-        let (bits, mut k, mut achieved) = problem.smallest()?;
-        let mut choice = HashChoice::Blocked {
-            approximate: near(bits),
-        };
-        if let Some(explicit) = self.base.explicit_hashes()? {
-            k = explicit;
-            achieved = blocked.fpp(bits, k)?;
-            choice = HashChoice::Explicit;
-        }
-        Ok(Self::report(
-            items,
-            Some(fpp),
-            bloom_optimal_bits(items, fpp),
-            bits,
-            k,
-            choice,
-            achieved,
-        ))
+        let (bits, k, achieved) = problem.smallest()?;
+        let approximate = near(bits);
+        let chosen = (k, achieved, HashChoice::Blocked { approximate });
+        let (k, achieved, choice) = self.base.explicit_or(chosen, |k| blocked.fpp(bits, k))?;
+        Ok(ARRAY.record(items, Target::Fpp(fpp), (bits, k, choice), achieved))
     }
 
     fn sizing_for_bits(&self, requested: u64) -> Result<BloomSizing, Error> {
@@ -364,7 +224,15 @@ impl BlockedBloomBuilder {
             ));
         }
         let block_bits = u64::from(BLOCK_BITS);
-        let bits = requested.div_ceil(block_bits).saturating_mul(block_bits);
+        let bits = requested
+            .div_ceil(block_bits)
+            .checked_mul(block_bits)
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::TooLarge,
+                    "no whole number of blocks holds that many bits",
+                )
+            })?;
         check_memory(bits / 8, self.base.max_memory, "the block array")?;
         let (k, choice, items) = self.base.hashes_for_bits(bits, |items| {
             let blocked = BlockedFpp::new(items);
@@ -379,46 +247,7 @@ impl BlockedBloomBuilder {
             ))
         })?;
         let achieved = blocked_bloom_fpp(bits / block_bits, BLOCK_BITS, k, items)?;
-        Ok(Self::report(
-            items,
-            None,
-            requested as f64,
-            bits,
-            k,
-            choice,
-            achieved,
-        ))
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn report(
-        items: u64,
-        target_fpp: Option<f64>,
-        requested_bits: f64,
-        bits: u64,
-        k: u32,
-        hash_choice: HashChoice,
-        achieved: f64,
-    ) -> BloomSizing {
-        BloomSizing {
-            filter: "BlockedBloomFilter",
-            expected_items: items,
-            target_fpp,
-            requested_bits,
-            num_bits: bits,
-            num_hashes: k,
-            hash_choice,
-            power_of_two: false,
-            unit_bits: u64::from(BLOCK_BITS),
-            fpp_at_capacity: achieved,
-            fpp_classic: blocked_bloom_fpp_classic(
-                bits / u64::from(BLOCK_BITS),
-                BLOCK_BITS,
-                k,
-                items,
-            ),
-            hash_bits_needed: hash_bits_needed(items, target_fpp.unwrap_or(achieved)),
-        }
+        Ok(ARRAY.record(items, Target::Bits(requested), (bits, k, choice), achieved))
     }
 
     /// The configuration this builder would produce (for
@@ -465,6 +294,19 @@ impl BlockedBloomBuilder {
     }
 }
 
+/// What the sizing records of a blocked filter say of its array.
+const ARRAY: Array = Array {
+    filter: "BlockedBloomFilter",
+    unit_bits: BLOCK_BITS as u64,
+    power_of_two: false,
+    classic: classic_fpp,
+};
+
+/// Putze, Sanders and Singler's approximation for an array of `bits` bits.
+fn classic_fpp(bits: u64, num_hashes: u32, items: u64) -> f64 {
+    blocked_bloom_fpp_classic(bits / u64::from(BLOCK_BITS), BLOCK_BITS, num_hashes, items)
+}
+
 /// The best k under Putze et al.'s approximation (cheap: no occupancy
 /// chain), where the exact search starts. The approximation's FPP falls and
 /// then rises with k.
@@ -488,36 +330,11 @@ fn address_blocks(num_blocks: u64) -> Result<usize, Error> {
 }
 
 impl BlockedBloomFilter {
-    /// A builder that sizes the filter for a target FPP; give it
-    /// [`expected_items`](BlockedBloomBuilder::expected_items).
-    pub fn with_fpp(fpp: f64) -> BlockedBloomBuilder {
-        Self::builder(Target::Fpp(fpp))
-    }
-
-    /// A builder for an explicit number of bits, rounded up to whole 512-bit
-    /// blocks; give it [`hashes`](BlockedBloomBuilder::hashes) or
-    /// [`expected_items`](BlockedBloomBuilder::expected_items) to choose k.
-    pub fn with_bits(num_bits: u64) -> BlockedBloomBuilder {
-        Self::builder(Target::Bits(num_bits))
-    }
-
-    fn builder(target: Target) -> BlockedBloomBuilder {
-        BlockedBloomBuilder {
-            base: BuilderBase::new(target),
-            kernel: None,
-        }
-    }
-
-    /// The sizing for `expected_items` items at `fpp`, without allocating:
-    /// the fewest blocks and the k whose exact blocked FPP at that load
-    /// meets the target.
-    ///
-    /// # Errors
-    ///
-    /// As [`BlockedBloomBuilder::sizing`].
-    pub fn params(expected_items: u64, fpp: f64) -> Result<BloomSizing, Error> {
-        Self::with_fpp(fpp).expected_items(expected_items).sizing()
-    }
+    builder_entry_points!(
+        BlockedBloomBuilder,
+        with_bits: ", rounded up to whole 512-bit blocks",
+        params: "the fewest blocks and the k"
+    );
 
     /// Adds `key`; returns `true` when it was not already reported present
     /// (and counts it in `len`). A Bloom filter never refuses a key.
@@ -685,6 +502,26 @@ impl BlockedBloomFilter {
     }
 }
 
+/// A batched lookup, run with the selected kernel's block test.
+struct Lookups<'a> {
+    filter: &'a BlockedBloomFilter,
+    hashes: &'a [u64],
+    found: &'a mut [bool],
+}
+
+impl BlockBatch for Lookups<'_> {
+    type Output = ();
+
+    // Always inlined into the kernel's dispatch, which may be compiled for
+    // AVX2 (see `Select::run_batch`).
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn run(self, contains: impl Fn(&[u64; BLOCK_WORDS], u32) -> bool) {
+        self.filter
+            .contains_batch_with(self.hashes, self.found, contains);
+    }
+}
+
 impl Filter for BlockedBloomFilter {
     fn hasher(&self) -> &KeyHasher {
         &self.hasher
@@ -710,17 +547,12 @@ impl Filter for BlockedBloomFilter {
     /// memory accesses overlap; with AVX2 the whole batch runs in one
     /// AVX2-compiled loop.
     fn contains_hashes(&self, hashes: &[u64], found: &mut [bool]) {
-        let num_hashes = self.num_hashes;
-        match &self.kernel {
-            Select::Scalar => self.contains_batch_with(hashes, found, |block, seed| {
-                block_contains(block, seed, num_hashes)
-            }),
-            Select::Avx2(avx2, first) => avx2.run(|| {
-                self.contains_batch_with(hashes, found, |block, seed| {
-                    avx2.block_contains(block, seed, num_hashes, first)
-                });
-            }),
-        }
+        let batch = Lookups {
+            filter: self,
+            hashes,
+            found,
+        };
+        self.kernel.run_batch(self.num_hashes, batch);
     }
 
     fn len(&self) -> usize {
@@ -765,35 +597,7 @@ impl<K: Key> Extend<K> for BlockedBloomFilter {
     }
 }
 
-impl WordArray for BlockedBloomFilter {
-    type Config = BlockedBloomConfig;
-
-    fn config(&self) -> BlockedBloomConfig {
-        BlockedBloomFilter::config(self)
-    }
-
-    fn words(&self) -> &[u64] {
-        self.blocks.words()
-    }
-
-    fn words_mut(&mut self) -> &mut [u64] {
-        self.blocks.words_mut()
-    }
-
-    fn items(&self) -> u64 {
-        self.len
-    }
-
-    fn set_items(&mut self, items: u64) {
-        self.len = items;
-    }
-
-    fn estimated_len(&self) -> f64 {
-        BlockedBloomFilter::estimated_len(self)
-    }
-}
-
-merge_by_words!(BlockedBloomFilter);
+merge_by_words!(BlockedBloomFilter, BlockedBloomConfig, blocks);
 
 impl PartialEq for BlockedBloomFilter {
     /// Same configuration, counters and bits; the kernel does not matter.
@@ -810,15 +614,19 @@ impl Eq for BlockedBloomFilter {}
 impl fmt::Debug for BlockedBloomFilter {
     /// A summary; the block array itself can be gigabytes.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("BlockedBloomFilter")
-            .field("num_blocks", &self.num_blocks)
-            .field("num_hashes", &self.num_hashes)
-            .field("hasher", &self.hasher)
-            .field("len", &self.len)
-            .field("sized_for", &self.sized_for)
-            .field("kernel", &self.kernel())
-            .field("set_bits", &self.set_bits())
-            .finish_non_exhaustive()
+        let size = ("num_blocks", self.num_blocks);
+        let hashes = (self.num_hashes, &self.hasher);
+        debug_summary(
+            f,
+            "BlockedBloomFilter",
+            size,
+            hashes,
+            self.len,
+            &self.sized_for,
+        )
+        .field("kernel", &self.kernel())
+        .field("set_bits", &self.set_bits())
+        .finish_non_exhaustive()
     }
 }
 
@@ -875,10 +683,11 @@ impl Persist for BlockedBloomFilter {
         }
         let num_hashes = hashes_from_header(header, 2)?;
         SizedFor::from_header(header, 3)?;
-        let payload = num_blocks
-            .checked_mul(u64::from(BLOCK_BITS / 8))
+        // `num_bits()` must fit in a u64, not only the payload's bytes.
+        let num_bits = num_blocks
+            .checked_mul(u64::from(BLOCK_BITS))
             .ok_or_else(|| invalid(format!("{num_blocks} blocks")))?;
-        header.expect_payload_len(payload)?;
+        header.expect_payload_len(num_bits / 8)?;
         Ok(BlockedBloomConfig {
             num_blocks,
             num_hashes,
@@ -893,6 +702,7 @@ impl Persist for BlockedBloomFilter {
     ) -> Result<Self, Error> {
         // Memory grows only as bytes arrive.
         let blocks = BlockStorage::read(input, address_blocks(config.num_blocks)?)?;
+        check_counter(header.items, count_ones(blocks.words()))?;
         Ok(Self {
             blocks,
             num_blocks: config.num_blocks,
@@ -906,33 +716,3 @@ impl Persist for BlockedBloomFilter {
 }
 
 serde_via_format!(BlockedBloomFilter);
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn multipliers_are_distinct_odd_and_pinned() {
-        let mut sorted = MULTIPLIERS.to_vec();
-        sorted.sort_unstable();
-        sorted.dedup();
-        assert_eq!(sorted.len(), MULTIPLIERS.len());
-        assert!(MULTIPLIERS.iter().all(|m| m % 2 == 1));
-        // Part of the format: these decide which bits a key sets.
-        assert_eq!(MULTIPLIERS[0], (mix64(1) >> 32) as u32 | 1);
-        assert_eq!(MULTIPLIERS[0], 0x5692_161d);
-    }
-
-    #[test]
-    fn insert_then_contains_in_one_block() {
-        let mut block = [0u64; BLOCK_WORDS];
-        for seed in [0u32, 1, 0xdead_beef, u32::MAX] {
-            for k in [1, 6, 16, 64] {
-                block_set(&mut block, seed, k);
-                assert!(block_contains(&block, seed, k));
-            }
-        }
-        let empty = [0u64; BLOCK_WORDS];
-        assert!(!block_contains(&empty, 7, 1));
-    }
-}

@@ -1,4 +1,4 @@
-//! Cache-line-aligned storage for 512-bit blocks.
+//! Cache-line-aligned storage for 512-bit blocks, and its allocator.
 //!
 //! The blocks are a slice of a 64-byte-aligned type, so a block is one cache
 //! line and indexing it costs a single bounds check (measured: single
@@ -6,13 +6,17 @@
 //! `Vec<u64>`). They come from the allocator already zeroed (see
 //! [`ZeroedBlocks`]), so building a multi-gigabyte filter does not write
 //! every page up front.
+//!
+//! The `unsafe` code here: the allocation itself, its views as blocks, and
+//! the view of blocks as plain words. Each block states why it is sound.
 
+use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::io::Read;
+use std::ops::{Deref, DerefMut};
+use std::ptr::NonNull;
 
 use filterlab_core::format::FrameReader;
 use filterlab_core::{Error, ErrorKind};
-
-use crate::arch::{ZeroedBlocks, block_words, block_words_mut};
 
 /// 64-bit words per 512-bit block.
 pub(crate) const BLOCK_WORDS: usize = 8;
@@ -24,6 +28,120 @@ pub(crate) struct Block(pub(crate) [u64; BLOCK_WORDS]);
 
 /// Blocks read per chunk when loading a filter.
 const READ_CHUNK: usize = 1024;
+
+/// An owned, 64-byte-aligned array of blocks that starts out zeroed
+/// without being written: it is carved out of a `calloc`-style zeroed
+/// allocation, whose pages the OS provides lazily. (`alloc_zeroed` with a
+/// 64-byte alignment would allocate and then write every byte.)
+struct ZeroedBlocks {
+    /// The allocation, as made.
+    base: NonNull<u8>,
+    layout: Layout,
+    /// The first 64-byte boundary in it; `len` blocks follow.
+    blocks: NonNull<Block>,
+    len: usize,
+}
+
+// SAFETY: `ZeroedBlocks` owns its allocation exclusively (like a
+// `Box<[Block]>`); `Block` is plain data that is `Send` and `Sync`.
+unsafe impl Send for ZeroedBlocks {}
+// SAFETY: as above; shared access only reads through `&[Block]`.
+unsafe impl Sync for ZeroedBlocks {}
+
+impl ZeroedBlocks {
+    /// `len` zeroed blocks; `None` when the size overflows or the allocator
+    /// refuses.
+    fn new(len: usize) -> Option<Self> {
+        let slack = align_of::<Block>() - 1;
+        let size = len.checked_mul(size_of::<Block>())?.checked_add(slack)?;
+        // Byte-aligned so that the allocator can use its zeroing `calloc`.
+        let layout = Layout::from_size_align(size.max(1), 1).ok()?;
+        // SAFETY: the layout has a non-zero size.
+        let base = NonNull::new(unsafe { alloc_zeroed(layout) })?;
+        let skip = base.as_ptr().align_offset(align_of::<Block>());
+        if skip > slack {
+            // `align_offset` may in principle give up; then so do we.
+            // SAFETY: `base` was allocated above with `layout`.
+            unsafe { dealloc(base.as_ptr(), layout) };
+            return None;
+        }
+        // SAFETY: `skip <= slack`, so `base + skip` and the `len` blocks
+        // after it lie inside the allocation of `len * 64 + slack` bytes.
+        let blocks = unsafe { base.add(skip) }.cast::<Block>();
+        Some(Self {
+            base,
+            layout,
+            blocks,
+            len,
+        })
+    }
+}
+
+impl Drop for ZeroedBlocks {
+    fn drop(&mut self) {
+        // SAFETY: `base` was allocated with `layout` in `new` and is freed
+        // only here.
+        unsafe { dealloc(self.base.as_ptr(), self.layout) }
+    }
+}
+
+impl Deref for ZeroedBlocks {
+    type Target = [Block];
+
+    #[inline]
+    fn deref(&self) -> &[Block] {
+        // SAFETY: `blocks` is 64-byte aligned and followed by `len` blocks
+        // inside the live allocation (see `new`), all initialized: zeroed at
+        // allocation (all-zero bytes are a valid `Block`, eight `u64`) and
+        // only ever written as `Block`s since. The borrow of `self` keeps the
+        // allocation alive and, being shared, excludes writers.
+        unsafe { core::slice::from_raw_parts(self.blocks.as_ptr(), self.len) }
+    }
+}
+
+impl DerefMut for ZeroedBlocks {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut [Block] {
+        // SAFETY: as in `deref`; the borrow of `self` is exclusive.
+        unsafe { core::slice::from_raw_parts_mut(self.blocks.as_ptr(), self.len) }
+    }
+}
+
+impl Clone for ZeroedBlocks {
+    /// Panics, like `Vec::clone`, when the allocator refuses.
+    fn clone(&self) -> Self {
+        let Some(mut copy) = Self::new(self.len) else {
+            std::alloc::handle_alloc_error(self.layout)
+        };
+        copy.copy_from_slice(self);
+        copy
+    }
+}
+
+/// The blocks as one array of words.
+#[inline]
+fn block_words(blocks: &[Block]) -> &[u64] {
+    // SAFETY: `Block` is `repr(C)` around `[u64; 8]`: 64 bytes of u64s with
+    // no padding (its alignment, 64, equals its size), so `blocks` is
+    // `8 * blocks.len()` initialized, aligned `u64`s, borrowed for the same
+    // lifetime.
+    unsafe {
+        core::slice::from_raw_parts(blocks.as_ptr().cast::<u64>(), blocks.len() * BLOCK_WORDS)
+    }
+}
+
+/// The blocks as one mutable array of words.
+#[inline]
+fn block_words_mut(blocks: &mut [Block]) -> &mut [u64] {
+    // SAFETY: as in `block_words`; the borrow is exclusive, and any `u64`
+    // values written keep every `Block` valid.
+    unsafe {
+        core::slice::from_raw_parts_mut(
+            blocks.as_mut_ptr().cast::<u64>(),
+            blocks.len() * BLOCK_WORDS,
+        )
+    }
+}
 
 /// The block array of a blocked filter.
 #[derive(Clone)]
@@ -110,7 +228,37 @@ mod tests {
     use super::*;
 
     #[test]
-    fn blocks_are_aligned_and_zeroed() {
+    fn zeroed_blocks_are_aligned_words() {
+        for len in [0, 1, 3, 1000] {
+            let mut blocks = ZeroedBlocks::new(len).unwrap();
+            assert_eq!(blocks.len(), len);
+            assert_eq!(blocks.as_ptr() as usize % 64, 0);
+            assert!(blocks.iter().all(|block| block.0 == [0; 8]));
+            let words = block_words_mut(&mut blocks);
+            assert_eq!(words.len(), 8 * len);
+            for (i, word) in words.iter_mut().enumerate() {
+                *word = i as u64;
+            }
+            let copy = blocks.clone();
+            assert_eq!(copy.as_ptr() as usize % 64, 0);
+            assert_eq!(block_words(&copy), block_words(&blocks));
+            if len > 0 {
+                assert_eq!(blocks[len - 1].0[7], 8 * len as u64 - 1);
+                assert_eq!(block_words(&copy)[8 * len - 1], 8 * len as u64 - 1);
+            }
+            drop(blocks);
+            assert!(copy.iter().enumerate().all(|(i, b)| b.0[0] == 8 * i as u64));
+        }
+        assert!(ZeroedBlocks::new(usize::MAX / 32).is_none());
+        // Shared across threads like a Box<[Block]>.
+        let blocks = ZeroedBlocks::new(4).unwrap();
+        std::thread::scope(|scope| {
+            scope.spawn(|| assert_eq!(blocks[3].0, [0; 8]));
+        });
+    }
+
+    #[test]
+    fn storage_is_aligned_and_zeroed() {
         for count in [1, 2, 3, 100, 1000] {
             let mut storage = BlockStorage::zeroed(count).unwrap();
             assert_eq!(storage.words().as_ptr() as usize % 64, 0);

@@ -34,7 +34,7 @@ pub enum HashChoice {
 }
 
 /// A filter's size for a workload, computed without allocating: what
-/// [`BloomFilter::params`](crate::BloomFilter::params) returns and what
+/// `BloomFilter::params` and the builders' `sizing` return and what
 /// `filterlab recommend` prints.
 ///
 /// # Examples

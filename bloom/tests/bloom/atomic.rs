@@ -10,7 +10,9 @@ use filterlab_core::Probes;
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::testing::Conformance;
 
-use crate::check_fpp_against_theory;
+use crate::{
+    check_counter_bound, check_fpp_against_theory, check_merges_keep_len_within_the_bits_set,
+};
 
 fn sized(items: u64, fpp: f64, seed: u64) -> AtomicBloomFilter {
     BloomFilter::with_fpp(fpp)
@@ -174,35 +176,60 @@ fn conversions_keep_bits_counter_and_format() {
     assert_eq!(BloomFilter::from_bytes(&frozen.to_bytes()).unwrap(), plain);
 }
 
+/// The atomic filter reads kind 1 with the same counter check, and its
+/// merges go through the plain filter's.
+#[test]
+fn a_counter_above_the_bits_set_is_refused() {
+    check_counter_bound(sized(1000, 0.01, 6), AtomicBloomFilter::set_bits);
+}
+
+#[test]
+fn merges_keep_len_within_the_bits_set() {
+    let one_hash = || BloomFilter::with_bits(64).hashes(1).build_atomic().unwrap();
+    check_merges_keep_len_within_the_bits_set(one_hash, AtomicBloomFilter::set_bits, 40);
+}
+
 /// Loom model checks: every interleaving of two racing inserts. Run alone,
 /// since under `--cfg loom` the filter's atomics only work inside a model:
 /// `RUSTFLAGS="--cfg loom" cargo test -p filterlab-bloom --release --test bloom loom_`
 #[cfg(loom)]
 mod loom_models {
-    use filterlab_bloom::{AtomicBloomFilter, BloomFilter, Filter};
+    use filterlab_bloom::{AtomicBloomFilter, BloomFilter, Filter, Persist};
     use loom::sync::Arc;
 
-    fn tiny() -> AtomicBloomFilter {
-        BloomFilter::with_bits(128)
-            .hashes(3)
-            .build_atomic()
-            .unwrap()
+    /// Runs `work` on this thread while another inserts `theirs` into the
+    /// same small filter, in every interleaving loom explores, then
+    /// `check(filter, what work returned, whether their insert was new)`.
+    /// Whatever the interleaving, the counter stays within the bits set.
+    fn race<R: 'static>(
+        theirs: u64,
+        work: fn(&AtomicBloomFilter) -> R,
+        check: fn(&AtomicBloomFilter, R, bool),
+    ) {
+        loom::model(move || {
+            let filter = BloomFilter::with_bits(128).hashes(3).build_atomic();
+            let filter = Arc::new(filter.unwrap());
+            let other = Arc::clone(&filter);
+            let thread = loom::thread::spawn(move || other.insert(&theirs));
+            let result = work(&filter);
+            let their_new = thread.join().unwrap();
+            assert!(filter.len() as u64 <= filter.set_bits());
+            check(&filter, result, their_new);
+        });
     }
 
     /// Two threads insert different keys: both are present afterwards, and
     /// `len` is exactly the inserts that returned true.
     #[test]
     fn loom_racing_inserts_of_two_keys() {
-        loom::model(|| {
-            let filter = Arc::new(tiny());
-            let other = Arc::clone(&filter);
-            let thread = loom::thread::spawn(move || other.insert(&1u64));
-            let mine = filter.insert(&2u64);
-            let theirs = thread.join().unwrap();
-            assert!(filter.contains(&1u64) && filter.contains(&2u64));
-            assert_eq!(filter.len(), usize::from(mine) + usize::from(theirs));
-            assert!(filter.len() <= 2);
-        });
+        race(
+            1,
+            |filter| filter.insert(&2u64),
+            |filter, mine, theirs| {
+                assert!(filter.contains(&1u64) && filter.contains(&2u64));
+                assert_eq!(filter.len(), usize::from(mine) + usize::from(theirs));
+            },
+        );
     }
 
     /// Two threads insert the same key: it is present, at least one insert
@@ -210,15 +237,26 @@ mod loom_models {
     /// counted at most twice (min(threads, k)).
     #[test]
     fn loom_racing_inserts_of_one_key() {
-        loom::model(|| {
-            let filter = Arc::new(tiny());
-            let other = Arc::clone(&filter);
-            let thread = loom::thread::spawn(move || other.insert(&7u64));
-            let mine = filter.insert(&7u64);
-            let theirs = thread.join().unwrap();
-            assert!(filter.contains(&7u64));
-            assert!(mine || theirs);
-            assert_eq!(filter.len(), usize::from(mine) + usize::from(theirs));
+        race(
+            7,
+            |filter| filter.insert(&7u64),
+            |filter, mine, theirs| {
+                assert!(filter.contains(&7u64));
+                assert!(mine || theirs);
+                assert_eq!(filter.len(), usize::from(mine) + usize::from(theirs));
+            },
+        );
+    }
+
+    /// A snapshot and a file taken while another thread inserts record a
+    /// counter within the bits they hold, so both read back.
+    #[test]
+    fn loom_snapshot_and_file_racing_an_insert() {
+        let work = |filter: &AtomicBloomFilter| (filter.snapshot(), filter.to_bytes());
+        race(3, work, |_, (snapshot, bytes), _| {
+            assert!(snapshot.len() as u64 <= snapshot.set_bits());
+            assert!(BloomFilter::from_bytes(&snapshot.to_bytes()).is_ok());
+            assert!(AtomicBloomFilter::from_bytes(&bytes).is_ok());
         });
     }
 }

@@ -9,7 +9,10 @@ use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::testing::Conformance;
 use filterlab_core::theory::{blocked_bloom_fpp, bloom_fpp_exact, bloom_optimal_bits};
 
-use crate::{GOLDEN_KEYS, check_fpp_against_theory, check_golden, fill, mean_fpp_over_instances};
+use crate::{
+    GOLDEN_KEYS, check_config_drift, check_counter_bound, check_fpp_against_theory, check_golden,
+    check_merges_keep_len_within_the_bits_set, check_merges_refuse, fill, mean_fpp_over_instances,
+};
 
 /// The kernels this CPU runs; the scalar one always.
 fn kernels() -> Vec<Kernel> {
@@ -218,62 +221,19 @@ fn sizing_pays_a_few_percent_for_blocking() {
 
 #[test]
 fn bad_parameters_are_typed_errors() {
-    let invalid = ErrorKind::InvalidParameter;
-    for fpp in [0.0, -0.1, 1.0, 1.5, f64::NAN, f64::INFINITY] {
-        let err = BlockedBloomFilter::params(1000, fpp).unwrap_err();
-        assert_eq!(err.kind(), invalid, "fpp {fpp}");
-    }
-    assert_eq!(
-        BlockedBloomFilter::params(0, 0.01).unwrap_err().kind(),
-        invalid
-    );
-    let cases = [
-        BlockedBloomFilter::with_fpp(0.01),
-        BlockedBloomFilter::with_bits(0).hashes(3),
-        BlockedBloomFilter::with_bits(100).hashes(0),
-        BlockedBloomFilter::with_bits(100).hashes(65),
-        BlockedBloomFilter::with_bits(100),
-        BlockedBloomFilter::with_fpp(0.01)
-            .expected_items(1000)
-            .hashes(0),
-    ];
-    for builder in cases {
-        assert_eq!(builder.build().unwrap_err().kind(), invalid, "{builder:?}");
-    }
-    let too_large = ErrorKind::TooLarge;
-    for builder in [
-        BlockedBloomFilter::with_fpp(1e-300).expected_items(u64::MAX),
-        BlockedBloomFilter::with_fpp(0.5).expected_items(u64::MAX),
-        BlockedBloomFilter::with_bits(u64::MAX).hashes(3),
-        BlockedBloomFilter::with_fpp(0.01)
-            .expected_items(10_000_000)
-            .max_memory(1 << 20),
-    ] {
-        assert_eq!(
-            builder.build().unwrap_err().kind(),
-            too_large,
-            "{builder:?}"
-        );
-    }
+    check_bad_parameters!(BlockedBloomFilter);
 }
 
 #[test]
 fn merges_refuse_other_configurations() {
-    let mut a = sized(1000, 0.01, 1, Kernel::detect());
-    a.insert("x");
-    let before = a.clone();
-    for other in [
+    let mut filter = sized(1000, 0.01, 1, Kernel::detect());
+    filter.insert("x");
+    let others = [
         sized(1000, 0.01, 2, Kernel::detect()),
         sized(1000, 0.001, 1, Kernel::detect()),
         sized(5000, 0.01, 1, Kernel::detect()),
-    ] {
-        assert_eq!(a.union(&other).unwrap_err().kind(), ErrorKind::Incompatible);
-        assert_eq!(
-            a.intersect(&other).unwrap_err().kind(),
-            ErrorKind::Incompatible
-        );
-    }
-    assert_eq!(a, before);
+    ];
+    check_merges_refuse(&filter, &others);
 }
 
 #[test]
@@ -291,22 +251,61 @@ fn union_len_estimates_the_merged_set() {
 }
 
 #[test]
+fn a_counter_above_the_bits_set_is_refused() {
+    for kernel in kernels() {
+        check_counter_bound(sized(1000, 0.01, 6, kernel), BlockedBloomFilter::set_bits);
+    }
+}
+
+#[test]
+fn merges_keep_len_within_the_bits_set() {
+    for blocks in [1, 3] {
+        let one_hash = || {
+            BlockedBloomFilter::with_bits(blocks * u64::from(BLOCK_BITS))
+                .hashes(1)
+                .build()
+                .unwrap()
+        };
+        let keys = blocks * 350;
+        check_merges_keep_len_within_the_bits_set(one_hash, BlockedBloomFilter::set_bits, keys);
+    }
+}
+
+/// An explicit size is rounded up to whole blocks, or refused as TooLarge
+/// when no whole number of blocks in a u64 holds it (it used to saturate to
+/// u64::MAX bits, not a whole number of blocks).
+#[test]
+fn explicit_sizes_round_up_to_whole_blocks_or_are_refused() {
+    let unlimited = |bits: u64| {
+        BlockedBloomFilter::with_bits(bits)
+            .hashes(3)
+            .max_memory(u64::MAX)
+            .sizing()
+    };
+    let largest = u64::MAX - 511;
+    assert_eq!(largest % u64::from(BLOCK_BITS), 0);
+    assert_eq!(unlimited(largest).unwrap().num_bits, largest);
+    assert_eq!(unlimited(largest - 100).unwrap().num_bits, largest);
+    for bits in [largest + 1, u64::MAX - 164, u64::MAX] {
+        let err = unlimited(bits).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::TooLarge, "{bits}: {err}");
+        let err = BlockedBloomFilter::with_bits(bits)
+            .hashes(3)
+            .sizing()
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::TooLarge, "{bits}: {err}");
+    }
+}
+
+#[test]
 fn config_drift_is_rejected_before_the_payload() {
     let builder = BlockedBloomFilter::with_fpp(0.01)
         .expected_items(1000)
         .seed(5);
     let filter = builder.build().unwrap();
-    let bytes = filter.to_bytes();
     let same = builder.config().unwrap();
-    assert_eq!(
-        BlockedBloomFilter::read_from_expecting(&bytes[..], &same).unwrap(),
-        filter
-    );
     let other_seed = builder.clone().seed(6).config().unwrap();
-    let err = BlockedBloomFilter::read_from_expecting(&bytes[..], &other_seed).unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::ConfigMismatch);
-    let err = BlockedBloomFilter::read_from_expecting(&bytes[..100], &other_seed).unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::ConfigMismatch);
+    check_config_drift(&filter, &same, &other_seed, 100);
     // A standard Bloom file is not a blocked one.
     let standard = BloomFilter::with_bits(1024).hashes(3).build().unwrap();
     let err = BlockedBloomFilter::from_bytes(&standard.to_bytes()).unwrap_err();
@@ -355,15 +354,5 @@ fn memory_and_estimates() {
 #[cfg(feature = "serde")]
 #[test]
 fn serde_round_trip_validates() {
-    let mut filter = sized(1000, 0.01, 8, Kernel::detect());
-    filter.extend(0..500u64);
-    let json = serde_json::to_string(&filter).unwrap();
-    let back: BlockedBloomFilter = serde_json::from_str(&json).unwrap();
-    assert_eq!(back, filter);
-    let mut bytes = filter.to_bytes();
-    let last = bytes.len() - 20;
-    bytes[last] ^= 1;
-    let damaged = serde_json::to_string(&bytes).unwrap();
-    let err = serde_json::from_str::<BlockedBloomFilter>(&damaged).unwrap_err();
-    assert!(err.to_string().contains("checksum"), "{err}");
+    crate::check_serde_round_trip(sized(1000, 0.01, 8, Kernel::detect()));
 }

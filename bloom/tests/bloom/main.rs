@@ -1,5 +1,53 @@
 //! Integration tests of filterlab-bloom, one module per filter type, and the
-//! statistical check they share.
+//! checks they share: statistical, format, merge and parameter checks written
+//! once over the filter type.
+
+/// Checks the parameter errors every Bloom filter type shares: an FPP
+/// outside (0, 1), zero items, zero bits, or k missing or outside 1..=64 are
+/// `InvalidParameter`; sizes beyond any memory, or over a memory cap, are
+/// `TooLarge`. (Defined before the modules that use it.)
+macro_rules! check_bad_parameters {
+    ($filter:ident) => {{
+        use filterlab_bloom::ErrorKind::{InvalidParameter, TooLarge};
+        for fpp in [
+            0.0,
+            -0.1,
+            1.0,
+            1.5,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ] {
+            let err = $filter::params(1000, fpp).unwrap_err();
+            assert_eq!(err.kind(), InvalidParameter, "fpp {fpp}");
+        }
+        assert_eq!(
+            $filter::params(0, 0.01).unwrap_err().kind(),
+            InvalidParameter
+        );
+        for builder in [
+            $filter::with_fpp(0.01),
+            $filter::with_bits(0).hashes(3),
+            $filter::with_bits(100).hashes(0),
+            $filter::with_bits(100).hashes(65),
+            $filter::with_bits(100),
+            $filter::with_fpp(0.01).expected_items(1000).hashes(0),
+        ] {
+            let kind = builder.build().unwrap_err().kind();
+            assert_eq!(kind, InvalidParameter, "{builder:?}");
+        }
+        for builder in [
+            $filter::with_fpp(1e-300).expected_items(u64::MAX),
+            $filter::with_fpp(0.5).expected_items(u64::MAX),
+            $filter::with_bits(u64::MAX).hashes(3),
+            $filter::with_fpp(0.01)
+                .expected_items(10_000_000)
+                .max_memory(1 << 20),
+        ] {
+            assert_eq!(builder.build().unwrap_err().kind(), TooLarge, "{builder:?}");
+        }
+    }};
+}
 
 mod atomic;
 mod blocked;
@@ -8,7 +56,8 @@ mod standard;
 
 use std::fmt::Debug;
 
-use filterlab_bloom::{BlockedBloomFilter, BloomFilter, Filter, Persist};
+use filterlab_bloom::{BlockedBloomFilter, BloomFilter, ErrorKind, Filter, Merge, Persist};
+use filterlab_core::format::FrameWriter;
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::testing::count_false_positives;
 use filterlab_core::theory::wilson_interval;
@@ -111,7 +160,8 @@ pub(crate) const GOLDEN_KEYS: [&str; 3] = ["alpha", "beta", "gamma"];
 
 /// Fills `filter` with [`GOLDEN_KEYS`] and checks its bytes against the file
 /// `name` in `tests/golden/` (rewritten first under `FILTERLAB_BLESS`, only
-/// for a deliberate, versioned format change); returns the file's bytes.
+/// for a deliberate, versioned format change), and that the file reads back
+/// holding those keys; returns the file's bytes.
 pub(crate) fn check_golden<F: Filter + Persist>(mut filter: F, name: &str) -> Vec<u8> {
     let hasher = *filter.hasher();
     for key in GOLDEN_KEYS {
@@ -123,7 +173,139 @@ pub(crate) fn check_golden<F: Filter + Persist>(mut filter: F, name: &str) -> Ve
     }
     let golden = std::fs::read(&path).unwrap();
     assert_eq!(filter.to_bytes(), golden, "the format of {name} changed");
+    let read = F::from_bytes(&golden).unwrap();
+    assert!(GOLDEN_KEYS.iter().all(|key| read.contains(*key)));
+    assert_eq!(read.len(), GOLDEN_KEYS.len());
     golden
+}
+
+/// `read_from_expecting` returns `filter` from its bytes when told its own
+/// configuration, `same`, and refuses it as `ConfigMismatch` when told
+/// `other`, from the header alone: `header_len` bytes suffice to refuse.
+pub(crate) fn check_config_drift<F: Persist + PartialEq + Debug>(
+    filter: &F,
+    same: &F::Config,
+    other: &F::Config,
+    header_len: usize,
+) {
+    let bytes = filter.to_bytes();
+    assert_eq!(&F::read_from_expecting(&bytes[..], same).unwrap(), filter);
+    let err = F::read_from_expecting(&bytes[..], other)
+        .map(|_| ())
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::ConfigMismatch);
+    // Truncating the payload still says ConfigMismatch.
+    let err = F::read_from_expecting(&bytes[..header_len], other)
+        .map(|_| ())
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::ConfigMismatch);
+}
+
+/// Merges with filters of other configurations are refused as
+/// `Incompatible`, leaving `filter` exactly as it was.
+pub(crate) fn check_merges_refuse<F: Merge + Clone + PartialEq + Debug>(filter: &F, others: &[F]) {
+    let mut merged = filter.clone();
+    for other in others {
+        let err = merged.union(other).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Incompatible);
+        let err = merged.intersect(other).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Incompatible);
+    }
+    assert_eq!(&merged, filter);
+}
+
+/// Through serde (JSON here) a filter round-trips as its binary format, and
+/// a damaged payload is refused by the same checks.
+#[cfg(feature = "serde")]
+pub(crate) fn check_serde_round_trip<F>(mut filter: F)
+where
+    F: Filter + Persist + PartialEq + Debug + serde::Serialize + serde::de::DeserializeOwned,
+{
+    let hasher = *filter.hasher();
+    for key in 0..500u64 {
+        filter.insert_hash(hasher.hash(&key)).unwrap();
+    }
+    let json = serde_json::to_string(&filter).unwrap();
+    let back: F = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, filter);
+    let mut bytes = filter.to_bytes();
+    let last = bytes.len() - 20;
+    bytes[last] ^= 1;
+    let damaged = serde_json::to_string(&bytes).unwrap();
+    let err = serde_json::from_str::<F>(&damaged).map(|_| ()).unwrap_err();
+    assert!(err.to_string().contains("checksum"), "{err}");
+}
+
+/// The bytes of `filter` with its item counter replaced by `items`, and the
+/// checksums recomputed: a file that passes every check but the counter's.
+pub(crate) fn with_counter<F: Persist>(filter: &F, items: u64) -> Vec<u8> {
+    let mut header = filter.header();
+    header.items = items;
+    let mut frame = FrameWriter::new(Vec::new(), &header).unwrap();
+    filter.write_payload(&mut frame).unwrap();
+    frame.finish().unwrap()
+}
+
+/// Every insert a Bloom filter counts sets a clear bit, so a valid counter
+/// never exceeds the bits set: a file claiming more (up to `u64::MAX`, whose
+/// next insert would overflow) is refused; one at the bound is read, and
+/// later inserts keep the counter within the bits set.
+pub(crate) fn check_counter_bound<F: Filter + Persist>(
+    mut filter: F,
+    set_bits: impl Fn(&F) -> u64,
+) {
+    fill(&mut filter, 12, 200);
+    let bits = set_bits(&filter);
+    assert!(filter.len() as u64 <= bits);
+    for items in [bits + 1, u64::MAX / 2, u64::MAX] {
+        let bytes = with_counter(&filter, items);
+        let err = F::from_bytes(&bytes).map(|_| ()).unwrap_err();
+        assert_eq!(
+            err.kind(),
+            ErrorKind::InvalidHeader,
+            "counter {items}: {err}"
+        );
+    }
+    let mut read = F::from_bytes(&with_counter(&filter, bits)).unwrap();
+    assert_eq!(read.len() as u64, bits);
+    let hasher = *read.hasher();
+    for i in 0..2000 {
+        read.insert_hash(hasher.hash(&query_key(12, i))).unwrap();
+        assert!(read.len() as u64 <= set_bits(&read), "after {i} inserts");
+    }
+}
+
+/// After a merge `len` is an estimate, clamped to what the inputs allow and
+/// to the bits set: with one probe per key the estimate from the bits,
+/// -m ln(1 - X/m), exceeds the X bits set, so without the second clamp a
+/// merged filter would hold a counter its own file could not be read with.
+/// `make` gives empty filters of one configuration with one hash per key.
+pub(crate) fn check_merges_keep_len_within_the_bits_set<F: Merge + Persist>(
+    make: impl Fn() -> F,
+    set_bits: impl Fn(&F) -> u64,
+    keys: u64,
+) {
+    let (mut a, mut b) = (make(), make());
+    fill(&mut a, 21, keys);
+    fill(&mut b, 22, keys);
+    let mut union = make();
+    fill(&mut union, 21, keys);
+    union.union(&b).unwrap();
+    let mut intersection = make();
+    fill(&mut intersection, 21, keys);
+    intersection.intersect(&b).unwrap();
+    for (what, merged) in [("union", &union), ("intersection", &intersection)] {
+        let bits = set_bits(merged);
+        assert!(
+            merged.len() as u64 <= bits,
+            "{what}: len {} > {bits} bits set",
+            merged.len()
+        );
+        let read = F::from_bytes(&merged.to_bytes()).unwrap();
+        assert_eq!(read.len(), merged.len());
+    }
+    // The union still counts at least what either side did.
+    assert!(union.len() >= a.len().max(b.len()));
 }
 
 /// Batched operations (prefetching on arrays of a few MiB) answer exactly

@@ -1,0 +1,224 @@
+//! The AVX2 block kernel: the scalar test, eight probes per step.
+//!
+//! The `unsafe` code here: calls into `#[target_feature(enable = "avx2")]`
+//! functions, made only through [`Avx2`], a value that exists only after
+//! runtime detection found AVX2; and, in those functions, unaligned vector
+//! loads from arrays the caller lends.
+
+/// Proof that the running CPU supports AVX2: only [`Avx2::detect`] makes one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Avx2(Detected);
+
+/// Uninhabited where AVX2 cannot exist, so no `Avx2` value can be made there.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Detected;
+#[cfg(not(target_arch = "x86_64"))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Detected {}
+
+/// A filter's probes as the AVX2 kernel loads them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Lanes {
+    /// The multipliers of the first eight probes: lanes past the last probe
+    /// repeat probe 0, so they test a bit already tested instead of needing
+    /// a lane mask.
+    first: [u32; 8],
+    /// Probes per key.
+    num_hashes: u32,
+}
+
+impl Lanes {
+    /// The lanes of keys with one probe per multiplier in `multipliers`.
+    ///
+    /// # Panics
+    ///
+    /// When `multipliers` is empty.
+    pub(crate) fn new(multipliers: &[u32]) -> Self {
+        let probes = multipliers.len().clamp(1, 8);
+        Self {
+            first: core::array::from_fn(|lane| multipliers[if lane < probes { lane } else { 0 }]),
+            num_hashes: multipliers.len() as u32,
+        }
+    }
+}
+
+impl Avx2 {
+    /// `Some` when this CPU (and OS) supports AVX2.
+    pub(crate) fn detect() -> Option<Self> {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            return Some(Self(Detected));
+        }
+        None
+    }
+
+    /// Runs `work` compiled for AVX2: once inlined here, its calls to
+    /// [`contains`](Self::contains) are inlined too, so a batch pays for one
+    /// call and one `vzeroupper` instead of one per key.
+    #[inline]
+    pub(crate) fn run<R>(self, work: impl FnOnce() -> R) -> R {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let Self(Detected) = self;
+            // SAFETY: `self` proves that the CPU supports AVX2, the only
+            // target feature `with_avx2` enables.
+            unsafe { x86_64::with_avx2(work) }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = work;
+            match self.0 {}
+        }
+    }
+
+    /// Whether every probe bit of the key with this block seed is set in
+    /// `block`: the same answer as the scalar kernel, eight probes per step.
+    /// `lanes` were made from `multipliers[..k]`; `multipliers` is the whole
+    /// table, which later groups of eight load from.
+    ///
+    /// # Panics
+    ///
+    /// When `multipliers` is shorter than k rounded up to a multiple of 8
+    /// (never with the 64 multipliers of the format).
+    #[inline]
+    pub(crate) fn contains(
+        self,
+        block: &[u64; 8],
+        seed: u32,
+        lanes: &Lanes,
+        table: &[u32],
+    ) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let Self(Detected) = self;
+            // SAFETY: `self` proves that the CPU supports AVX2, the only
+            // target feature `contains` enables.
+            unsafe { x86_64::contains(block, seed, &lanes.first, lanes.num_hashes, table) }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (block, seed, lanes, table);
+            match self.0 {}
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86_64 {
+    use core::arch::x86_64::{
+        __m256i, _mm256_and_si256, _mm256_blendv_ps, _mm256_castps_si256, _mm256_castsi256_ps,
+        _mm256_loadu_si256, _mm256_mullo_epi32, _mm256_permutevar8x32_epi32, _mm256_set1_epi32,
+        _mm256_sllv_epi32, _mm256_srli_epi32, _mm256_testc_si256,
+    };
+
+    /// Calls `work` in a function compiled for AVX2.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn with_avx2<R>(work: impl FnOnce() -> R) -> R {
+        work()
+    }
+
+    /// The lanes holding probes in a group of `r` probes: all ones in lanes
+    /// 0..r, so that the lanes past the last probe test no bit.
+    static ACTIVE: [[u32; 8]; 9] = active_lanes();
+
+    const fn active_lanes() -> [[u32; 8]; 9] {
+        let mut table = [[0; 8]; 9];
+        let mut r = 0;
+        while r < 9 {
+            let mut lane = 0;
+            while lane < r {
+                table[r][lane] = u32::MAX;
+                lane += 1;
+            }
+            r += 1;
+        }
+        table
+    }
+
+    /// The block test with eight probes per step. Lane j multiplies the seed
+    /// by multiplier j; the product's top 4 bits pick one of the block's
+    /// sixteen 32-bit words and the next 5 bits a bit in it. That is bit
+    /// q = product >> 23 of the block, as in the scalar code (on
+    /// little-endian x86, bit q of the block is bit q & 31 of its 32-bit word
+    /// q >> 5). Each half of the block is permuted into the lanes, and the
+    /// product's top bit (the word index's bit 3) picks the half per lane.
+    ///
+    /// Single lookups are bound by how many fit in the out-of-order window,
+    /// so instructions count: the first group (`first`, padded by repeating
+    /// probe 0: see `Lanes`) needs no lane mask, and the loop serves only
+    /// k > 8, loading later groups from `table`.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX2.
+    // The loads are `loadu`, which take any alignment.
+    #[allow(clippy::cast_ptr_alignment)]
+    // Inlined where the caller is compiled for AVX2 too (`with_avx2`).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn contains(
+        block: &[u64; 8],
+        seed: u32,
+        first: &[u32; 8],
+        num_hashes: u32,
+        table: &[u32],
+    ) -> bool {
+        let words = block.as_ptr();
+        // SAFETY: `block` is 64 readable bytes; each load reads 32 of them
+        // (words 0..4 and 4..8), and `first` is 32 bytes; `loadu` has no
+        // alignment requirement.
+        let (low, high, first) = unsafe {
+            (
+                _mm256_loadu_si256(words.cast::<__m256i>()),
+                _mm256_loadu_si256(words.add(4).cast::<__m256i>()),
+                _mm256_loadu_si256(first.as_ptr().cast::<__m256i>()),
+            )
+        };
+        let seed = _mm256_set1_epi32(seed as i32);
+        let all = _mm256_set1_epi32(-1);
+        if !group_holds(low, high, _mm256_mullo_epi32(seed, first), all) {
+            return false;
+        }
+        let probes = num_hashes as usize;
+        let mut start = 8;
+        while start < probes {
+            // Panics (safely) only if a filter had more probes than multipliers.
+            let factors = &table[start..start + 8];
+            let lanes = &ACTIVE[(probes - start).min(8)];
+            // SAFETY: `factors` and `lanes` are 8 u32s each, the 32 bytes
+            // read; `loadu` has no alignment requirement.
+            let (factors, lanes) = unsafe {
+                (
+                    _mm256_loadu_si256(factors.as_ptr().cast::<__m256i>()),
+                    _mm256_loadu_si256(lanes.as_ptr().cast::<__m256i>()),
+                )
+            };
+            if !group_holds(low, high, _mm256_mullo_epi32(seed, factors), lanes) {
+                return false;
+            }
+            start += 8;
+        }
+        true
+    }
+
+    /// Whether the block (`low`, `high` halves) has the bits of the probes
+    /// whose products are `product`, in the `lanes` set to all ones.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn group_holds(low: __m256i, high: __m256i, product: __m256i, lanes: __m256i) -> bool {
+        let word = _mm256_srli_epi32::<28>(product);
+        let bit = _mm256_and_si256(_mm256_srli_epi32::<23>(product), _mm256_set1_epi32(31));
+        let mask = _mm256_and_si256(_mm256_sllv_epi32(_mm256_set1_epi32(1), bit), lanes);
+        let from_low = _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(low, word));
+        let from_high = _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(high, word));
+        let upper = _mm256_castsi256_ps(product);
+        let tested = _mm256_castps_si256(_mm256_blendv_ps(from_low, from_high, upper));
+        // testc is 1 when every bit of `mask` is set in `tested`.
+        _mm256_testc_si256(tested, mask) != 0
+    }
+}

@@ -38,6 +38,106 @@ fn main() {
         .collect();
     write_seeds(&corpus.join("build_bloom"), &builders);
     write_seeds(&corpus.join("build_blocked"), &builders);
+    write_regressions(&fuzz_dir.join("regressions"), &golden);
+}
+
+/// Minimal inputs for the defects the targets found (see
+/// `fuzz/regressions/README.md`); CI replays them on every run. Written
+/// by name, so inputs saved there by hand are kept.
+fn write_regressions(dir: &Path, golden: &Path) {
+    let with_counter = |file: &str, items: u64| {
+        let mut bytes = fs::read(golden.join(file)).unwrap();
+        bytes[24..32].copy_from_slice(&items.to_le_bytes());
+        filterlab_fuzz::frame::reseal(&mut bytes);
+        seed(0x07, &bytes)
+    };
+    let builder =
+        |size: Size, items: Option<u64>, hashes: Option<u32>, cap: Option<u64>, pow2: bool| {
+            BuildInput {
+                size,
+                expected_items: items,
+                hashes,
+                max_memory: cap,
+                power_of_two: pow2,
+                seed: 0,
+                kernel: KernelChoice::Detect,
+            }
+            .to_fuzz_bytes()
+        };
+    let files: Vec<(&str, &str, Vec<u8>)> = vec![
+        (
+            "decode_bloom",
+            "counter-u64max-then-insert-overflows",
+            with_counter("bloom-v1.bin", u64::MAX),
+        ),
+        (
+            "decode_blocked",
+            "counter-u64max-then-insert-overflows",
+            with_counter("blocked-bloom-v1.bin", u64::MAX),
+        ),
+        (
+            "decode_blocked",
+            "counter-2e11-classic-fpp-never-returns",
+            with_counter("blocked-bloom-v1.bin", 244_813_135_875),
+        ),
+        (
+            "build_blocked",
+            "bits-2e20-items-u64max-never-returns",
+            builder(Size::Bits(1 << 20), Some(u64::MAX), None, None, false),
+        ),
+        (
+            "build_blocked",
+            "bits-20578-items-5e10-never-returns",
+            builder(Size::Bits(20_578), Some(51_570_084_159), None, None, false),
+        ),
+        (
+            "build_blocked",
+            "bits-91-items-56125-cap-7485-over-1s",
+            builder(Size::Bits(91), Some(56_125), None, Some(7_485), false),
+        ),
+        (
+            "build_blocked",
+            "bits-u64max-164-not-whole-blocks",
+            builder(
+                Size::Bits(u64::MAX - 164),
+                None,
+                Some(3),
+                Some(u64::MAX),
+                false,
+            ),
+        ),
+        (
+            "build_bloom",
+            "fpp-1e-100-items-1e6-below-classic",
+            builder(Size::Fpp(1e-100), Some(1_000_000), None, None, false),
+        ),
+        (
+            "build_bloom",
+            "bits-2e20-items-1000-below-classic",
+            builder(Size::Bits(1 << 20), Some(1_000), None, None, false),
+        ),
+        (
+            "build_bloom",
+            "bits-34603008-items-7-claims-zero",
+            builder(Size::Bits(34_603_008), Some(7), None, None, false),
+        ),
+        (
+            "build_bloom",
+            "pow2-fpp-3e-312-items-2359296-below-classic",
+            builder(
+                Size::Fpp(3.259_385_534_925e-312),
+                Some(2_359_296),
+                None,
+                None,
+                true,
+            ),
+        ),
+    ];
+    for (target, name, bytes) in files {
+        let target_dir = dir.join(target);
+        fs::create_dir_all(&target_dir).unwrap();
+        fs::write(target_dir.join(name), bytes).unwrap();
+    }
 }
 
 /// A decoder seed: the control byte, then the file.

@@ -54,7 +54,7 @@ pub struct Control {
     /// Whether every seventh `read` fails with `ErrorKind::Interrupted`
     /// (which `read_exact` must retry).
     pub interrupt: bool,
-    /// A small payload limit for `read_from_with_limit`: 0..=1016 bytes.
+    /// A small payload limit for `read_from_with_limit`: 0..=1020 bytes.
     pub limit: u64,
 }
 

@@ -1,0 +1,7 @@
+//! Arbitrary `BlockedBloomFilter` builder settings: every call returns
+//! within a second and keeps the sizing's promises; see `build`.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|input: &[u8]| {
+    filterlab_fuzz::build::blocked_target(input);
+});

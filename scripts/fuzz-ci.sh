@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Runs every cargo-fuzz target of fuzz/ briefly, as .ci/run does (see fuzz/README.md).
+#
+#   scripts/fuzz-ci.sh [SECONDS_PER_TARGET]      (default 45, or $FUZZ_SECONDS)
+#
+# Each target starts from a scratch copy of its committed corpus
+# (fuzz/corpus/<target>/) plus its committed regression inputs
+# (fuzz/regressions/<target>/, read only), so the run never dirties the tree.
+# Targets are listed by `cargo fuzz list`: a new [[bin]] in fuzz/Cargo.toml is
+# picked up with no change here. A crash, a unit slower than 1 s or more than
+# 2 GiB of memory fails the run; the reproducers are printed in base64 and
+# kept under $FUZZ_ARTIFACTS when that is set.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds="${1:-${FUZZ_SECONDS:-45}}"
+
+# cargo-fuzz drives libFuzzer, which needs a nightly toolchain; install both
+# when missing.
+if ! cargo +nightly --version >/dev/null 2>&1; then
+    rustup toolchain install nightly --profile minimal
+fi
+if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
+    cargo install cargo-fuzz --locked
+fi
+
+# The targets' own checks: the seed encoding matches `arbitrary`, resealing
+# matches the writer. Stable toolchain, the fuzz crate's own lockfile.
+cargo fmt --check --manifest-path fuzz/Cargo.toml
+cargo clippy --locked --manifest-path fuzz/Cargo.toml --all-targets -- -D warnings
+cargo test --locked --manifest-path fuzz/Cargo.toml
+
+# One build of every target (address sanitizer, debug assertions and
+# overflow checks on: cargo-fuzz's defaults).
+cargo +nightly fuzz build
+
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+failed=()
+for target in $(cargo +nightly fuzz list); do
+    corpus="$scratch/$target/corpus"
+    artifacts="${FUZZ_ARTIFACTS:-$scratch/artifacts}/$target"
+    mkdir -p "$corpus" "$artifacts"
+    if [ -d "fuzz/corpus/$target" ]; then
+        cp -R "fuzz/corpus/$target/." "$corpus/"
+    fi
+    inputs=("$corpus")
+    if [ -d "fuzz/regressions/$target" ]; then
+        inputs+=("fuzz/regressions/$target")
+    fi
+    echo "-- fuzz $target for ${seconds}s ($(find "${inputs[@]}" -type f | wc -l) inputs)"
+    if cargo +nightly fuzz run "$target" "${inputs[@]}" -- \
+        -max_total_time="$seconds" -timeout=1 -rss_limit_mb=2048 \
+        -artifact_prefix="$artifacts/" -print_final_stats=1 \
+        >"$scratch/$target.log" 2>&1; then
+        grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb)' "$scratch/$target.log" || true
+    else
+        failed+=("$target")
+        # The finding: the panic or libFuzzer's error, the filterlab frames of
+        # its stack, and the input.
+        grep -E -A2 'panicked at|==[0-9]+== ERROR' "$scratch/$target.log" | head -n 12 || true
+        grep -E '^ +#[0-9]+ .* in .*filterlab' "$scratch/$target.log" | head -n 12 || true
+        for input in "$artifacts"/*; do
+            [ -f "$input" ] || continue
+            echo "reproducer $input (base64; replay with: cargo +nightly fuzz run $target FILE):"
+            base64 -w0 "$input"
+            echo
+        done
+    fi
+done
+
+if [ "${#failed[@]}" -ne 0 ]; then
+    echo "fuzz: findings in ${failed[*]}"
+    exit 1
+fi
+echo "fuzz: every target ran ${seconds}s without a finding"

@@ -80,12 +80,18 @@ fn bad_parameters_are_typed_errors() {
         ErrorKind::TooLarge
     );
     assert_eq!(
-        builder(1e-300)
+        builder(1e-290)
             .initial_capacity(u64::MAX)
             .build()
             .unwrap_err()
             .kind(),
         ErrorKind::TooLarge
+    );
+    // Layer targets P·(1 − r)·r^i below the smallest FPP the exact formulas
+    // size for (1e-300) are refused as parameters, not as sizes.
+    assert_eq!(
+        builder(1e-300).build().unwrap_err().kind(),
+        ErrorKind::InvalidParameter
     );
 }
 

@@ -27,7 +27,7 @@ use filterlab_counting_bloom::{
     Blocked, CountingBloom, CountingBloomBuilder, CountingBloomFilter, Layout, Standard,
 };
 use filterlab_cuckoo::{CuckooBuilder, CuckooFilter};
-use filterlab_fuzz::build::{FuzzBytes, Size};
+use filterlab_fuzz::build::{Common, FuzzBytes, Size};
 use filterlab_fuzz::build_bloom::BuildInput;
 use filterlab_fuzz::chunks::Edit;
 use filterlab_fuzz::frame::reseal;
@@ -130,7 +130,7 @@ fn write_regressions(dir: &Path, golden: Golden<'_>) {
         input.family.hashes = Some(3);
         input.common.max_memory = Some(u64::MAX);
     };
-    let files: Vec<(&str, &str, Vec<u8>)> = vec![
+    let mut files: Vec<(&str, &str, Vec<u8>)> = vec![
         (
             "decode_bloom",
             "counter-u64max-then-insert-overflows",
@@ -189,6 +189,7 @@ fn write_regressions(dir: &Path, golden: Golden<'_>) {
             fpp(3.259_385_534_925e-312, 2_359_296, true),
         ),
     ];
+    files.extend(new_filter_regressions());
     for (target, name, bytes) in files {
         let target_dir = dir.join(target);
         fs::create_dir_all(&target_dir).unwrap();
@@ -198,6 +199,37 @@ fn write_regressions(dir: &Path, golden: Golden<'_>) {
 
 /// Reads a crate's golden file: `golden(crate, file)`.
 type Golden<'a> = &'a dyn Fn(&str, &str) -> Vec<u8>;
+
+/// The regressions of the counting, cuckoo and scalable targets.
+fn new_filter_regressions() -> Vec<(&'static str, &'static str, Vec<u8>)> {
+    // A standard counting filter fuller than its count of distinct keys can
+    // show: 64 counters, k = 1, 63 keys.
+    let mut full = CountingBloomFilter::with_counters(64)
+        .hashes(1)
+        .build()
+        .unwrap();
+    full.extend(0..63u64);
+    let mut huge = build_counting::CountingInput::fpp(0.0, 0);
+    huge.size = Size::Explicit(1 << 62);
+    huge.common = Common {
+        expected_items: None,
+        max_memory: Some(u64::MAX),
+        seed: 0,
+    };
+    huge.family.hashes = Some(1);
+    vec![
+        (
+            "decode_counting",
+            "to-bloom-64counters-k1-63keys-invalid-header",
+            seed(0x07, &full.to_bytes()),
+        ),
+        (
+            "build_counting",
+            "counters-2e62-cap-u64max-bits-per-item-overflows",
+            huge.to_fuzz_bytes(),
+        ),
+    ]
+}
 
 fn bloom_files(golden: Golden<'_>) -> Vec<Seed> {
     let build = |builder: BloomBuilder| builder.build().unwrap();

@@ -142,7 +142,7 @@ pub fn exercise<F: Exercise>(filter: &F, seed: u64) {
 
     let inserts = 3 * KEYS as u64;
     if filter.growth_bytes(inserts) <= GROW_LIMIT_BYTES {
-        let grown = insert_and_remove(filter, &keys);
+        let grown = insert_and_remove(filter, &keys, (&hashes, &before));
         merge_with_grown(filter, &grown.filter, &grown.present, &hashes, &before);
     }
 
@@ -246,8 +246,9 @@ fn check_refusal<F: Exercise>(err: &Error, filter: &F, before: &F) {
 /// New keys one at a time, batched, and through the bulk insert (which
 /// must leave the filter exactly as the same inserts one by one do); then
 /// removals of the keys inserted one at a time, where the filter deletes,
-/// with every other inserted key still present; a round trip; `clear`.
-fn insert_and_remove<F: Exercise>(filter: &F, keys: &[u64]) -> Grown<F> {
+/// with every other inserted key still present, and every lookup key of
+/// `found` (hashes, answers) the filter held before; a round trip; `clear`.
+fn insert_and_remove<F: Exercise>(filter: &F, keys: &[u64], found: (&[u64], &[bool])) -> Grown<F> {
     let mut grown = filter.clone();
     let hasher = *grown.hasher();
     let mut count = grown.len();
@@ -294,6 +295,15 @@ fn insert_and_remove<F: Exercise>(filter: &F, keys: &[u64]) -> Grown<F> {
     );
 
     let after_removals = remove_inserted(&grown, &single, &present);
+    if let Some(after) = &after_removals {
+        let (hashes, before) = found;
+        for (&hash, &was) in hashes.iter().zip(before) {
+            assert!(
+                !was || after.contains_hash(hash),
+                "a key present before the inserts is absent after removing them"
+            );
+        }
+    }
     if let Some(mut emptied) = after_removals {
         emptied.clear();
         assert!(emptied.is_empty() && emptied.len() == 0, "clear");

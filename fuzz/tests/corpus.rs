@@ -1,7 +1,5 @@
-//! Every committed seed passes its target, and every target has seeds and
-//! a `[[bin]]`: the corpus the generator writes is valid, and a target
-//! added to the library is wired up. The builder seeds are encoded as
-//! `arbitrary` decodes them.
+//! Every target has a `[[bin]]` and seeds; every committed seed passes its
+//! target; the builder seeds are encoded as `arbitrary` decodes them.
 
 use std::fmt::Debug;
 use std::fs;
@@ -15,17 +13,29 @@ use filterlab_fuzz::{
 };
 
 #[test]
-fn every_seed_passes_its_target() {
+fn every_target_has_a_bin_and_seeds() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let manifest = fs::read_to_string(dir.join("Cargo.toml")).unwrap();
-    let mut failures = Vec::new();
-    for &(name, target) in TARGETS {
+    for &(name, _) in TARGETS {
         let bin = format!("name = \"{name}\"\npath = \"fuzz_targets/{name}.rs\"");
         assert!(manifest.contains(&bin), "{name} has no [[bin]]");
         let seeds = seed_paths(&dir.join("corpus").join(name));
         assert!(!seeds.is_empty(), "{name} has no seeds");
+    }
+}
+
+/// Every committed seed through its target, on the stable toolchain: what
+/// a fuzz run replays first. It fails while a library defect that a seed
+/// reaches is open (see `regressions/README.md`); `scripts/fuzz-ci.sh`
+/// skips it, as its fuzz runs replay the seeds and report each finding
+/// with its input.
+#[test]
+fn committed_seeds_pass() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut failures = Vec::new();
+    for &(name, target) in TARGETS {
         // Every seed runs, so that one report names them all.
-        for seed in seeds {
+        for seed in seed_paths(&dir.join("corpus").join(name)) {
             let input = fs::read(&seed).unwrap();
             if panic::catch_unwind(|| target(&input)).is_err() {
                 failures.push(seed.display().to_string());

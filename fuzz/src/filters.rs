@@ -275,6 +275,9 @@ impl Exercise for CuckooFilter {
 
 /// Free slots up to which [`grow_cuckoo`] fills a filter.
 const FILL_LIMIT: u64 = 2048;
+/// Free slots times the kick limit up to which it does: the inserts'
+/// worst case, in evictions, well within a second.
+const KICK_LIMIT: u64 = 1 << 22;
 
 /// Fills a small cuckoo filter with new keys until it adds a sub-table or
 /// refuses one: a refusal is `Full` and leaves the filter exactly as the
@@ -283,7 +286,9 @@ const FILL_LIMIT: u64 = 2048;
 /// gives back the original count and every key it held.
 fn grow_cuckoo(filter: &CuckooFilter, seed: u64) {
     let free = filter.slots().saturating_sub(filter.len() as u64);
-    if free > FILL_LIMIT || filter.growth_bytes(free) > GROW_LIMIT_BYTES {
+    // Near full, an insert may walk its whole kick limit (up to 65535).
+    let walks = free.saturating_mul(u64::from(filter.max_kicks()));
+    if free > FILL_LIMIT || walks > KICK_LIMIT || filter.growth_bytes(free) > GROW_LIMIT_BYTES {
         return;
     }
     let hasher = *filter.hasher();

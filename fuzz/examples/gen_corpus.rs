@@ -217,7 +217,16 @@ fn new_filter_regressions() -> Vec<(&'static str, &'static str, Vec<u8>)> {
         seed: 0,
     };
     huge.family.hashes = Some(1);
+    // A non-scaling target whose compound bound 1 - (1 - P) rounds above P.
+    let mut nonscaling = build_scalable::ScalableInput::fpp(0.0, 100);
+    nonscaling.size = Size::Explicit(144_115_188_062_027_775);
+    nonscaling.family.caps.0 = true;
     vec![
+        (
+            "build_scalable",
+            "nonscaling-p7.8e-3-fpp-bound-1ulp-above-target",
+            nonscaling.to_fuzz_bytes(),
+        ),
         (
             "decode_counting",
             "to-bloom-64counters-k1-63keys-invalid-header",

@@ -215,21 +215,29 @@ impl Exercise for CuckooFilter {
         self.insert_many(keys.iter().copied()).map(Some)
     }
 
-    /// The next sub-table, when the filter grows and may.
-    fn growth_bytes(&self, _inserts: u64) -> u64 {
+    /// The sub-tables `inserts` more keys may add (each insert may add
+    /// one), as far as the filter grows and may.
+    fn growth_bytes(&self, inserts: u64) -> u64 {
         let Some(growth) = self.growth() else {
             return 0;
         };
-        if self.tables() >= growth.max_tables as usize {
-            return 0;
+        let mut memory = self.memory_usage() as u64;
+        let mut bytes = 0u64;
+        let f = self.fingerprint_bits();
+        for tables in (self.tables() as u32..growth.max_tables).take(inserts as usize) {
+            let next = u64::from(growth.expansion)
+                .checked_pow(tables)
+                .and_then(|factor| factor.checked_mul(self.buckets()))
+                .and_then(|buckets| cuckoo_table_bytes(buckets, f));
+            match next {
+                Some(table) if memory.saturating_add(table) <= self.max_memory() => {
+                    memory += table;
+                    bytes += table;
+                }
+                _ => break,
+            }
         }
-        u32::try_from(self.tables())
-            .ok()
-            .and_then(|tables| u64::from(growth.expansion).checked_pow(tables))
-            .and_then(|factor| factor.checked_mul(self.buckets()))
-            .and_then(|buckets| cuckoo_table_bytes(buckets, self.fingerprint_bits()))
-            .filter(|&bytes| bytes.saturating_add(self.memory_usage() as u64) <= self.max_memory())
-            .unwrap_or(0)
+        bytes
     }
 
     fn exercise_more(&self, keys: &[u64]) {
@@ -339,22 +347,31 @@ impl<L: Layer> Exercise for ScalableBloomFilter<L> {
         self.insert_many(keys.iter().copied()).map(Some)
     }
 
-    /// The next layer, when the inserts would fill the newest one.
+    /// The layers `inserts` more keys may add: as many as they fill (a
+    /// layer of a small first capacity holds a few keys, and layers at
+    /// tiny targets can be gigabytes), as far as the caps let the filter
+    /// grow.
     fn growth_bytes(&self, inserts: u64) -> u64 {
         let config = self.config();
-        let index = self.layers().len() as u32;
-        if (self.len() as u64).saturating_add(inserts) < self.current_capacity()
-            || config.non_scaling
-            || index >= config.max_layers
-        {
-            return 0;
+        let needed = (self.len() as u64).saturating_add(inserts);
+        let mut capacity = self.current_capacity();
+        let mut bytes = 0u64;
+        let mut index = self.layers().len() as u32;
+        while capacity < needed && !config.non_scaling && index < config.max_layers {
+            let Some(layer) = config.layer_capacity(index) else {
+                break;
+            };
+            let sizing = timed("Layer::sizing", &config, || {
+                L::sizing(layer, config.layer_fpp(index), config.max_memory)
+            });
+            let Ok(sizing) = sizing else {
+                break;
+            };
+            bytes = bytes.saturating_add(sizing.bytes());
+            capacity = capacity.saturating_add(layer);
+            index += 1;
         }
-        config.layer_capacity(index).map_or(0, |capacity| {
-            timed("Layer::sizing", &config, || {
-                L::sizing(capacity, config.layer_fpp(index), config.max_memory)
-            })
-            .map_or(0, |sizing| sizing.bytes())
-        })
+        bytes
     }
 
     fn exercise_more(&self, keys: &[u64]) {

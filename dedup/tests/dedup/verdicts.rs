@@ -142,7 +142,7 @@ fn bad_parameters_are_typed_errors() {
         .build()
         .unwrap_err();
     assert_eq!(err.kind(), invalid);
-    assert!(err.to_string().contains("N"), "{err}");
+    assert!(err.to_string().contains("uniques N"), "{err}");
     let err = Deduplicator::with_fpp(0.01).build().unwrap_err();
     assert_eq!(err.kind(), invalid);
     let err = Deduplicator::with_fpp(0.01)

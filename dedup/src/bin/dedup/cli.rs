@@ -27,7 +27,7 @@ pub(crate) struct Args {
     pub(crate) expected: u64,
 
     /// P: the false-positive probability at N uniques, in (0, 1).
-    #[arg(short = 'p', long, value_name = "P", default_value = "1e-6", value_parser = parse_fpp)]
+    #[arg(short = 'p', long, value_name = "P", default_value = "1e-6", allow_negative_numbers = true, value_parser = parse_fpp)]
     pub(crate) fpp: f64,
 
     /// Bit-array sizing: a power-of-two number of bytes with the fewest
@@ -69,7 +69,7 @@ pub(crate) struct Args {
 
     /// Fill-level alarm thresholds in percent of N, e.g. 50,80,100 (0 is
     /// always one); events go to stderr as JSON lines.
-    #[arg(long, value_name = "PERCENTS", value_delimiter = ',', value_parser = parse_percent)]
+    #[arg(long, value_name = "PERCENTS", value_delimiter = ',', allow_negative_numbers = true, value_parser = parse_percent)]
     pub(crate) alarms: Vec<f64>,
 
     /// The state file: loaded at start when present, written at the end,

@@ -31,6 +31,9 @@ fn main() -> ExitCode {
 /// Runs the command: an `Err` is an error before any input was checked (the
 /// state, if any, is then left as it was).
 fn dedup(args: &Args) -> Result<ExitCode, String> {
+    // First, so that no signal sent once the sizing is printed finds the
+    // default handlers (SIGUSR1's would end the process).
+    let signals = Signals::register().map_err(|err| format!("cannot handle signals: {err}"))?;
     let builder = args.builder();
     let sizing = builder
         .sizing()
@@ -63,7 +66,6 @@ fn dedup(args: &Args) -> Result<ExitCode, String> {
     }
     let sources = open_sources(&args.files)?;
     let names = sources.iter().map(|source| source.name.clone()).collect();
-    let signals = Signals::register().map_err(|err| format!("cannot handle signals: {err}"))?;
     let blocks = spawn_reader(sources);
     let mut run = Run::new(args, dedup, names, signals);
     let stopped = run.process(&blocks);

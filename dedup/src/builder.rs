@@ -49,45 +49,45 @@ impl Deduplicator {
 }
 
 impl DeduplicatorBuilder {
-    /// N: the uniques each partition must hold at the target FPP (required).
-    pub fn expected_items(mut self, items: u64) -> Self {
-        self.settings.expected_items = Some(items);
+    /// The builder with one setting changed.
+    fn with(mut self, change: impl FnOnce(&mut Settings)) -> Self {
+        change(&mut self.settings);
         self
     }
 
+    /// N: the uniques each partition must hold at the target FPP (required).
+    pub fn expected_items(self, items: u64) -> Self {
+        self.with(|settings| settings.expected_items = Some(items))
+    }
+
     /// Power-of-two sizing (the default, as the operator) or exact.
-    pub fn sizing_mode(mut self, mode: SizingMode) -> Self {
-        self.settings.sizing_mode = mode;
-        self
+    pub fn sizing_mode(self, mode: SizingMode) -> Self {
+        self.with(|settings| settings.sizing_mode = mode)
     }
 
     /// Partitions by a key: at most `count` live partitions, each a filter
     /// for N uniques; a new key beyond the count evicts the lowest (see
     /// [`PartitionKey`](crate::PartitionKey) for the order).
-    pub fn partitions(mut self, count: u64) -> Self {
-        self.settings.partition_count = Some(count);
-        self
+    pub fn partitions(self, count: u64) -> Self {
+        self.with(|settings| settings.partition_count = Some(count))
     }
 
     /// With partitions, also looks up a key new to its own partition in the
     /// others, and calls it a duplicate if one holds it. It is stored in its
     /// own partition either way (the operator's documented rule).
-    pub fn search_all(mut self, enabled: bool) -> Self {
-        self.settings.search_all = enabled;
-        self
+    pub fn search_all(self, enabled: bool) -> Self {
+        self.with(|settings| settings.search_all = enabled)
     }
 
     /// Fill-level thresholds in percent of N (0% is always one): crossing
     /// one raises an [`AlarmEvent`](crate::AlarmEvent).
-    pub fn alarms(mut self, thresholds: impl IntoIterator<Item = f64>) -> Self {
-        self.settings.alarms = thresholds.into_iter().collect();
-        self
+    pub fn alarms(self, thresholds: impl IntoIterator<Item = f64>) -> Self {
+        self.with(|settings| settings.alarms = thresholds.into_iter().collect())
     }
 
     /// The key hasher's seed (default 0); a checkpoint records it.
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.settings.seed = seed;
-        self
+    pub fn seed(self, seed: u64) -> Self {
+        self.with(|settings| settings.seed = seed)
     }
 
     /// The sizing, without allocating.

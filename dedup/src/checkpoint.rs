@@ -36,6 +36,9 @@ const PARAMS: [&str; 14] = [
     "evicted",
 ];
 
+/// The header parameter of the first counter.
+const FIRST_COUNTER: usize = 8;
+
 /// The longest partition key a checkpoint may hold.
 const MAX_KEY_BYTES: u64 = 1 << 20;
 
@@ -54,7 +57,6 @@ impl Deduplicator {
     fn checkpoint_header(&self) -> Header {
         let settings = &self.settings;
         let config = &self.sizing.config;
-        let counters = &self.counters;
         let payload_len = self
             .partitions
             .iter()
@@ -62,26 +64,22 @@ impl Deduplicator {
                 KEY_PREFIX_BYTES + key.to_bytes().len() as u64 + framed_len(&filter.header())
             })
             .sum();
+        let mut params = vec![
+            CHECKPOINT_VERSION,
+            self.expected_items(),
+            settings.fpp.to_bits(),
+            settings.sizing_mode.id(),
+            config.num_bits,
+            u64::from(config.num_hashes),
+            settings.partition_count.unwrap_or(0),
+            self.partitions.len() as u64,
+        ];
+        params.extend(self.counters.to_array());
         Header {
             kind: FilterKind::DedupCheckpoint,
             hasher: settings.hasher(),
             items: self.partitions.values().map(|f| f.len() as u64).sum(),
-            params: vec![
-                CHECKPOINT_VERSION,
-                self.expected_items(),
-                settings.fpp.to_bits(),
-                settings.sizing_mode.id(),
-                config.num_bits,
-                u64::from(config.num_hashes),
-                settings.partition_count.unwrap_or(0),
-                self.partitions.len() as u64,
-                counters.checks,
-                counters.unique,
-                counters.duplicate,
-                counters.dropped,
-                counters.faults,
-                counters.evicted,
-            ],
+            params,
             payload_len,
         }
     }
@@ -298,26 +296,16 @@ impl Deduplicator {
 
 /// The counters of a checkpoint's header, which must add up.
 fn counters_from(header: &Header) -> Result<Counters, Error> {
-    let param = |index: usize| header.param(index, PARAMS[index]);
-    let counters = Counters {
-        checks: param(8)?,
-        unique: param(9)?,
-        duplicate: param(10)?,
-        dropped: param(11)?,
-        faults: param(12)?,
-        evicted: param(13)?,
-    };
-    let verdicts = counters
-        .unique
-        .checked_add(counters.duplicate)
-        .and_then(|sum| sum.checked_add(counters.dropped));
-    if verdicts != Some(counters.checks) {
-        return Err(bad_header(format!(
-            "{} checks, but {} unique + {} duplicate + {} dropped",
-            counters.checks, counters.unique, counters.duplicate, counters.dropped
-        )));
+    let mut counts = [0u64; 6];
+    for (offset, count) in counts.iter_mut().enumerate() {
+        let index = FIRST_COUNTER + offset;
+        *count = header.param(index, PARAMS[index])?;
     }
-    Ok(counters)
+    Counters::from_array(counts).ok_or_else(|| {
+        bad_header(format!(
+            "counters (checks, unique, duplicate, dropped, faults, evicted) {counts:?} do not add up"
+        ))
+    })
 }
 
 fn bad_header(detail: String) -> Error {

@@ -40,12 +40,43 @@ impl Verdict {
 /// The running counts a checkpoint carries.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Counters {
-    pub(crate) checks: u64,
-    pub(crate) unique: u64,
-    pub(crate) duplicate: u64,
-    pub(crate) dropped: u64,
-    pub(crate) faults: u64,
-    pub(crate) evicted: u64,
+    checks: u64,
+    unique: u64,
+    duplicate: u64,
+    dropped: u64,
+    faults: u64,
+    evicted: u64,
+}
+
+impl Counters {
+    /// The counts in a checkpoint's order: checks, unique, duplicate,
+    /// dropped, faults, evicted.
+    pub(crate) fn to_array(&self) -> [u64; 6] {
+        [
+            self.checks,
+            self.unique,
+            self.duplicate,
+            self.dropped,
+            self.faults,
+            self.evicted,
+        ]
+    }
+
+    /// The counts of [`to_array`](Self::to_array)'s order; `None` unless
+    /// the verdicts add up to the checks.
+    pub(crate) fn from_array(counts: [u64; 6]) -> Option<Self> {
+        let mut c = Self::default();
+        [
+            c.checks,
+            c.unique,
+            c.duplicate,
+            c.dropped,
+            c.faults,
+            c.evicted,
+        ] = counts;
+        let verdicts = c.unique.checked_add(c.duplicate)?.checked_add(c.dropped)?;
+        (verdicts == c.checks).then_some(c)
+    }
 }
 
 /// Duplicate detection over a stream in bounded memory, as IBM Streams'

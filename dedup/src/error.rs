@@ -55,18 +55,22 @@ impl fmt::Display for ErrorKind {
 /// A filterlab-dedup error: a matchable [`ErrorKind`] and a detail for humans.
 #[derive(Debug)]
 pub struct Error {
+    /// What went wrong.
     kind: ErrorKind,
+    /// The core error this one came from, if any.
+    cause: Option<filterlab_core::Error>,
+    /// The explanation, for humans.
     detail: String,
-    source: Option<filterlab_core::Error>,
 }
 
 impl Error {
     /// An error of `kind` explained by `detail`.
     pub fn new(kind: ErrorKind, detail: impl Into<String>) -> Self {
+        let detail = detail.into();
         Self {
             kind,
-            detail: detail.into(),
-            source: None,
+            cause: None,
+            detail,
         }
     }
 
@@ -93,20 +97,20 @@ impl Error {
 }
 
 impl fmt::Display for Error {
+    /// `kind: detail`, or the kind alone.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.detail.is_empty() {
-            write!(f, "{}", self.kind)
-        } else {
-            write!(f, "{}: {}", self.kind, self.detail)
+        self.kind.fmt(f)?;
+        match self.detail.as_str() {
+            "" => Ok(()),
+            detail => write!(f, ": {detail}"),
         }
     }
 }
 
 impl std::error::Error for Error {
+    /// The core error this one wraps, if any.
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.source
-            .as_ref()
-            .map(|e| e as &(dyn std::error::Error + 'static))
+        Some(self.cause.as_ref()?)
     }
 }
 
@@ -115,7 +119,7 @@ impl From<filterlab_core::Error> for Error {
         Self {
             kind: ErrorKind::Filter(err.kind()),
             detail: err.detail().to_owned(),
-            source: Some(err),
+            cause: Some(err),
         }
     }
 }

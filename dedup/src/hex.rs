@@ -83,22 +83,15 @@ mod tests {
 
     #[test]
     fn faults() {
-        assert_eq!(
-            decode_hex_hash(b"abc", 4).unwrap_err().kind(),
-            ErrorKind::HashTooShort
-        );
-        assert_eq!(
-            decode_hex_hash(b"", 1).unwrap_err().kind(),
-            ErrorKind::HashTooShort
-        );
-        assert_eq!(
-            decode_hex_hash(b"12g4", 4).unwrap_err().kind(),
-            ErrorKind::MalformedHash
-        );
-        assert_eq!(
-            decode_hex_hash(b"0x12", 4).unwrap_err().kind(),
-            ErrorKind::MalformedHash
-        );
+        let cases: [(&[u8], usize, ErrorKind); 4] = [
+            (b"abc", 4, ErrorKind::HashTooShort),
+            (b"", 1, ErrorKind::HashTooShort),
+            (b"12g4", 4, ErrorKind::MalformedHash),
+            (b"0x12", 4, ErrorKind::MalformedHash),
+        ];
+        for (hex, digits, kind) in cases {
+            assert_eq!(decode_hex_hash(hex, digits).unwrap_err().kind(), kind);
+        }
         assert_eq!(digits_for_bits(44), 11);
         assert_eq!(digits_for_bits(64), 16);
     }

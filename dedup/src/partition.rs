@@ -186,7 +186,9 @@ macro_rules! from_integers {
     )*};
 }
 
-from_integers!(u8, u16, u32, u64, u128, i8, i16, i32, i64, i128);
+from_integers!(
+    u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize
+);
 
 impl Ord for PartitionKey {
     /// Numbers numerically, then strings byte by byte.

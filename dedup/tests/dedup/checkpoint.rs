@@ -3,6 +3,7 @@
 //! golden file that pins the format.
 
 use std::io::{self, Write};
+use std::path::PathBuf;
 
 use filterlab_core::ErrorKind as CoreKind;
 use filterlab_core::format::{FrameReader, FrameWriter};
@@ -35,12 +36,19 @@ fn filled(offset: u64) -> Deduplicator {
     dedup
 }
 
+/// A scratch directory for `test` holding `dedup`'s checkpoint in a file
+/// named `state`: (the directory, the file).
+fn saved(test: &str, dedup: &Deduplicator) -> (PathBuf, PathBuf) {
+    let dir = scratch_dir(test);
+    let path = dir.join("state");
+    dedup.write_checkpoint(&path).unwrap();
+    (dir, path)
+}
+
 #[test]
 fn round_trip_through_a_file() {
-    let dir = scratch_dir("round-trip");
-    let path = dir.join("state");
     let original = filled(0);
-    original.write_checkpoint(&path).unwrap();
+    let (dir, path) = saved("round-trip", &original);
     let mut restored = builder().build().unwrap();
     restored.read_checkpoint(&path).unwrap();
     assert_eq!(snapshot(&restored), snapshot(&original));
@@ -161,42 +169,50 @@ fn reframed(bytes: &[u8], edit: impl FnOnce(&mut Vec<u64>)) -> Vec<u8> {
 }
 
 #[test]
-fn other_versions_fail_and_change_nothing() {
+fn other_versions_and_inconsistent_headers_fail_and_change_nothing() {
     let bytes = snapshot(&filled(0));
     let mut running = filled(10);
-    // Another framing version (core's, at byte 8).
     let mut framing = bytes.clone();
     framing[8] = 2;
-    assert_eq!(
-        rejected(&framing, &mut running),
-        ErrorKind::Filter(CoreKind::UnsupportedVersion)
-    );
-    // Another checkpoint layout (header parameter 0), with valid checksums.
-    let layout = reframed(&bytes, |params| params[0] = 2);
-    assert_eq!(
-        rejected(&layout, &mut running),
-        ErrorKind::Filter(CoreKind::UnsupportedVersion)
-    );
+    let cases = [
+        (
+            "another framing version (core's, at byte 8)",
+            framing,
+            CoreKind::UnsupportedVersion,
+        ),
+        // The rest re-framed with valid checksums.
+        (
+            "another layout version",
+            reframed(&bytes, |p| p[0] = 2),
+            CoreKind::UnsupportedVersion,
+        ),
+        (
+            "checks that do not add up",
+            reframed(&bytes, |p| p[8] += 1),
+            CoreKind::InvalidHeader,
+        ),
+        (
+            "more live partitions than the count",
+            reframed(&bytes, |p| p[7] = 4),
+            CoreKind::InvalidHeader,
+        ),
+        (
+            "an unknown sizing mode",
+            reframed(&bytes, |p| p[3] = 7),
+            CoreKind::InvalidHeader,
+        ),
+    ];
+    for (what, file, kind) in cases {
+        assert_eq!(
+            rejected(&file, &mut running),
+            ErrorKind::Filter(kind),
+            "{what}"
+        );
+    }
     // The re-framing itself keeps a valid file valid.
     running
         .read_checkpoint_from(&reframed(&bytes, |_| {})[..])
         .unwrap();
-}
-
-#[test]
-fn counters_that_do_not_add_up_are_rejected() {
-    let bytes = snapshot(&filled(0));
-    let mut running = filled(10);
-    let checks = reframed(&bytes, |params| params[8] += 1);
-    assert_eq!(
-        rejected(&checks, &mut running),
-        ErrorKind::Filter(CoreKind::InvalidHeader)
-    );
-    let live = reframed(&bytes, |params| params[7] = 4);
-    assert_eq!(
-        rejected(&live, &mut running),
-        ErrorKind::Filter(CoreKind::InvalidHeader)
-    );
 }
 
 #[test]
@@ -276,10 +292,7 @@ impl<W: Write> Write for FailAfter<W> {
 
 #[test]
 fn an_interrupted_write_leaves_the_previous_checkpoint_loadable() {
-    let dir = scratch_dir("interrupted");
-    let path = dir.join("state");
-    let old = filled(0);
-    old.write_checkpoint(&path).unwrap();
+    let (dir, path) = saved("interrupted", &filled(0));
     let old_bytes = std::fs::read(&path).unwrap();
     let new = filled(20);
     let new_bytes = snapshot(&new);

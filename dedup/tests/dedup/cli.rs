@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 use std::io::{Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -165,11 +165,9 @@ fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
-fn spawn_with_state(state: &Path, extra: &[&str]) -> Child {
-    let state = state.to_str().unwrap();
-    let mut args = vec!["-n", "100000", "--state", state];
-    args.extend_from_slice(extra);
-    dedup(&args)
+/// The binary with `--state` and `args`, reading from a pipe, its output discarded.
+fn spawn_with_state(state: &Path, args: &[&str]) -> Child {
+    dedup(&[&["--state", state.to_str().unwrap()], args].concat())
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -181,7 +179,7 @@ fn spawn_with_state(state: &Path, extra: &[&str]) -> Child {
 fn killed_with_sigkill_and_restarted_it_remembers_every_key_before_its_last_checkpoint() {
     let dir = scratch_dir("sigkill");
     let state = dir.join("state");
-    let mut child = spawn_with_state(&state, &["--checkpoint-every", "1000"]);
+    let mut child = spawn_with_state(&state, &["-n", "100000", "--checkpoint-every", "1000"]);
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(&lines((0..5000).map(key))).unwrap();
     stdin.flush().unwrap();
@@ -223,23 +221,10 @@ fn killed_with_sigkill_and_restarted_it_remembers_every_key_before_its_last_chec
 fn sigkill_during_checkpoints_never_leaves_a_damaged_state() {
     let dir = scratch_dir("sigkill-loop");
     let state = dir.join("state");
-    let state_arg = state.to_str().unwrap().to_owned();
     let mut confirmed = 0u64;
     for round in 0..6u64 {
         // 2e6 keys at 1e-6: an 8 MiB filter, written after every block of input.
-        let mut child = dedup(&[
-            "-n",
-            "2000000",
-            "--state",
-            &state_arg,
-            "--checkpoint-every",
-            "1",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+        let mut child = spawn_with_state(&state, &["-n", "2000000", "--checkpoint-every", "1"]);
         let mut stdin = child.stdin.take().unwrap();
         let feeder = thread::spawn(move || {
             for chunk in 0..40u64 {
@@ -365,17 +350,24 @@ fn sigusr1_prints_status_and_sigterm_checkpoints_before_exiting() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
-#[test]
-fn unreadable_inputs_are_named_and_leave_the_state_alone() {
-    let dir = scratch_dir("unreadable");
+/// A scratch directory for `test` with the state of a run of `-n 100` over
+/// ten keys: (the directory, the state file, its bytes).
+fn state_of_ten_keys(test: &str) -> (PathBuf, PathBuf, Vec<u8>) {
+    let dir = scratch_dir(test);
     let state = dir.join("state");
-    let state_arg = state.to_str().unwrap();
     let first = run(
-        &["-n", "100", "--state", state_arg],
+        &["-n", "100", "--state", state.to_str().unwrap()],
         &lines((0..10).map(key)),
     );
-    assert!(first.status.success());
+    assert!(first.status.success(), "{}", stderr(&first));
     let saved = std::fs::read(&state).unwrap();
+    (dir, state, saved)
+}
+
+#[test]
+fn unreadable_inputs_are_named_and_leave_the_state_alone() {
+    let (dir, state, saved) = state_of_ten_keys("unreadable");
+    let state_arg = state.to_str().unwrap();
     let missing = dir.join("no-such-file");
     let dir_arg = dir.to_str().unwrap();
     for bad in [missing.to_str().unwrap(), dir_arg] {
@@ -420,6 +412,9 @@ fn bad_flags_name_the_flag() {
     }
 }
 
+/// Faults logged and skipped, every line printed with its verdict.
+const PERMISSIVE_ALL: &[&str] = &["--faults", "permissive", "--emit", "all"];
+
 #[test]
 fn a_missing_field_is_a_fault_strict_or_permissive() {
     let dir = scratch_dir("field");
@@ -453,18 +448,7 @@ fn a_missing_field_is_a_fault_strict_or_permissive() {
     assert_eq!(again.stdout, b"x,1,duplicate\n");
     // Permissive: logs, counts and goes on.
     let output = run(
-        &[
-            "-n",
-            "100",
-            "-d",
-            ",",
-            "-k",
-            "2",
-            "--faults",
-            "permissive",
-            "--emit",
-            "all",
-        ],
+        &[&["-n", "100", "-d", ",", "-k", "2"], PERMISSIVE_ALL].concat(),
         input,
     );
     assert!(output.status.success());
@@ -520,15 +504,7 @@ fn hex_hashes_strict_and_permissive() {
     assert!(message.contains("need at least 8 digits"), "{message}");
     assert!(message.contains("<stdin>:3: hash too short"), "{message}");
     let output = run(
-        &[
-            "-n",
-            "1000",
-            "--hex-hashes",
-            "--faults",
-            "permissive",
-            "--emit",
-            "all",
-        ],
+        &[&["-n", "1000", "--hex-hashes"], PERMISSIVE_ALL].concat(),
         input,
     );
     assert!(output.status.success());
@@ -539,36 +515,32 @@ fn hex_hashes_strict_and_permissive() {
     assert!(stderr(&output).contains("<stdin>:4: malformed hash"));
 }
 
+/// Key = field 2, partition = field 1 of space-separated lines, 2 partitions.
+const PARTITIONED: [&str; 12] = [
+    "-n",
+    "100",
+    "-d",
+    "space",
+    "-k",
+    "2",
+    "--partition-field",
+    "1",
+    "--partitions",
+    "2",
+    "--emit",
+    "all",
+];
+
 #[test]
 fn partitions_evict_and_drop_from_the_command_line() {
     let input = b"1 a\n2 a\n3 b\n1 a\n3 a\n10 c\n2 c\n";
-    let output = run(
-        &[
-            "-n",
-            "100",
-            "-d",
-            "space",
-            "-k",
-            "2",
-            "--partition-field",
-            "1",
-            "--partitions",
-            "2",
-            "--emit",
-            "all",
-            "--alarms",
-            "1",
-        ],
-        input,
-    );
+    let output = run(&[&PARTITIONED[..], &["--alarms", "1"]].concat(), input);
     assert!(output.status.success(), "{}", stderr(&output));
     let verdicts: Vec<String> = verdicts_by(&output.stdout, b' ');
-    assert_eq!(
-        verdicts,
-        [
-            "unique", "unique", "unique", "unknown", "unique", "unique", "unknown"
-        ]
-    );
+    let expected = [
+        "unique", "unique", "unique", "unknown", "unique", "unique", "unknown",
+    ];
+    assert_eq!(verdicts, expected);
     let message = stderr(&output);
     assert!(
         message.contains(r#""event":"alarm""#) && message.contains(r#""threshold":1.0"#),
@@ -577,21 +549,7 @@ fn partitions_evict_and_drop_from_the_command_line() {
     assert!(message.contains("dropped (unknown)     2"), "{message}");
     // With search-all, "a" of partition 3 is found in partition 2.
     let output = run(
-        &[
-            "-n",
-            "100",
-            "-d",
-            "space",
-            "-k",
-            "2",
-            "--partition-field",
-            "1",
-            "--partitions",
-            "2",
-            "--search-all",
-            "--emit",
-            "all",
-        ],
+        &[&PARTITIONED[..], &["--search-all"]].concat(),
         b"2 a\n3 a\n3 a\n",
     );
     assert_eq!(
@@ -613,15 +571,8 @@ fn verdicts_by(stdout: &[u8], delimiter: u8) -> Vec<String> {
 
 #[test]
 fn a_state_of_another_configuration_or_damaged_is_refused_and_kept() {
-    let dir = scratch_dir("state-mismatch");
-    let state = dir.join("state");
+    let (dir, state, saved) = state_of_ten_keys("state-mismatch");
     let state_arg = state.to_str().unwrap();
-    let first = run(
-        &["-n", "100", "--state", state_arg],
-        &lines((0..10).map(key)),
-    );
-    assert!(first.status.success());
-    let saved = std::fs::read(&state).unwrap();
     for args in [
         &["-n", "200", "--state", state_arg][..],
         &["-n", "100", "-p", "0.001", "--state", state_arg][..],

@@ -12,6 +12,20 @@ fn partitioned(count: u64, search_all: bool) -> Deduplicator {
         .unwrap()
 }
 
+/// Partition keys 1 to N.
+fn days<const N: usize>() -> [PartitionKey; N] {
+    std::array::from_fn(|i| PartitionKey::from(i + 1))
+}
+
+/// Checks `key` in each partition in turn.
+fn checks_of<const N: usize>(
+    key: &str,
+    dedup: &mut Deduplicator,
+    partitions: [&PartitionKey; N],
+) -> [Verdict; N] {
+    partitions.map(|partition| dedup.check(key, Some(partition)).unwrap())
+}
+
 fn live(dedup: &Deduplicator) -> Vec<String> {
     dedup.partition_keys().map(ToString::to_string).collect()
 }
@@ -65,15 +79,10 @@ fn string_keys_evict_the_lexicographically_lowest() {
 #[test]
 fn an_evicted_partition_forgets_its_keys() {
     let mut dedup = partitioned(1, false);
-    let (one, two, three) = (
-        PartitionKey::from(1u8),
-        PartitionKey::from(2u8),
-        PartitionKey::from(3u8),
-    );
-    assert_eq!(dedup.check("k", Some(&one)).unwrap(), Verdict::Unique);
-    assert_eq!(dedup.check("k", Some(&two)).unwrap(), Verdict::Unique);
+    let [one, two, three] = days();
     // The reused filter was cleared: partition 3 has not seen "k".
-    assert_eq!(dedup.check("k", Some(&three)).unwrap(), Verdict::Unique);
+    let verdicts = checks_of("k", &mut dedup, [&one, &two, &three]);
+    assert_eq!(verdicts, [Verdict::Unique; 3]);
     assert_eq!(dedup.metrics().uniques_stored, 1);
 }
 
@@ -81,22 +90,17 @@ fn an_evicted_partition_forgets_its_keys() {
 fn search_all_off_looks_only_in_the_own_partition() {
     let mut dedup = partitioned(3, false);
     let (monday, tuesday) = (PartitionKey::parse(b"mon"), PartitionKey::parse(b"tue"));
-    assert_eq!(dedup.check("k", Some(&monday)).unwrap(), Verdict::Unique);
-    assert_eq!(dedup.check("k", Some(&tuesday)).unwrap(), Verdict::Unique);
+    let verdicts = checks_of("k", &mut dedup, [&monday, &tuesday, &tuesday]);
     assert_eq!(
-        dedup.check("k", Some(&tuesday)).unwrap(),
-        Verdict::Duplicate
+        verdicts,
+        [Verdict::Unique, Verdict::Unique, Verdict::Duplicate]
     );
 }
 
 #[test]
 fn search_all_on_finds_keys_of_other_partitions_and_stores_in_its_own() {
     let mut dedup = partitioned(3, true);
-    let (one, two, three) = (
-        PartitionKey::from(1u8),
-        PartitionKey::from(2u8),
-        PartitionKey::from(3u8),
-    );
+    let [one, two, three] = days();
     assert_eq!(dedup.check("k", Some(&one)).unwrap(), Verdict::Unique);
     // Unique in partition 2, but partition 1 holds it: a duplicate, and
     // still stored in partition 2 (the operator's rule).

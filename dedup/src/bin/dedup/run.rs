@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::Duration;
 
+use filterlab_core::KeyHasher;
 use filterlab_dedup::{Deduplicator, Metrics, PartitionKey, Verdict};
 use memchr::memchr_iter;
 use signal_hook::consts::{SIGINT, SIGTERM, SIGUSR1};
@@ -59,6 +60,8 @@ impl Signals {
 pub(crate) struct Run<'a> {
     args: &'a Args,
     pub(crate) dedup: Deduplicator,
+    /// The de-duplicator's key hasher, kept at hand for every line.
+    hasher: KeyHasher,
     names: Vec<String>,
     out: BufWriter<StdoutLock<'static>>,
     pub(crate) progress: Progress,
@@ -112,6 +115,7 @@ impl<'a> Run<'a> {
         let start = dedup.metrics();
         Self {
             args,
+            hasher: dedup.hasher(),
             dedup,
             names,
             out: BufWriter::with_capacity(1 << 16, std::io::stdout().lock()),
@@ -253,7 +257,7 @@ impl<'a> Run<'a> {
                 .decode_hex(key)
                 .map_err(|err| LineError::Fault(err.to_string()))
         } else {
-            Ok(self.dedup.hasher().hash_bytes(key))
+            Ok(self.hasher.hash_bytes(key))
         }
     }
 
@@ -313,17 +317,20 @@ impl<'a> Run<'a> {
     }
 
     /// Flushes the output, then writes the state (if --state): every line
-    /// the state counts has been written out.
+    /// the state counts has been written out, unless the output itself
+    /// failed (a closed pipe), when the state is still written so that no
+    /// key checked is forgotten.
     pub(crate) fn checkpoint(&mut self) -> Result<(), Stop> {
-        self.out
+        let flushed = self
+            .out
             .flush()
-            .map_err(|err| Stop::Error(format!("cannot write the output: {err}")))?;
+            .map_err(|err| Stop::Error(format!("cannot write the output: {err}")));
         if let Some(path) = &self.args.state {
             self.dedup
                 .write_checkpoint(path)
                 .map_err(|err| Stop::Error(format!("cannot write the state: {err}")))?;
         }
-        Ok(())
+        flushed
     }
 
     /// The summary for stderr.

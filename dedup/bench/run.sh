@@ -52,7 +52,8 @@ BYTES=$(stat -c %s "$DATA")
 cat "$DATA" > /dev/null
 
 # measure NAME COMMAND...: runs the command with stdout to $RESULTS/NAME.out,
-# prints "NAME seconds peak_kib output_lines".
+# prints "NAME seconds cpu_seconds peak_kib output_lines" (CPU seconds =
+# user + system: what the tool cost, whatever else the machine was running).
 measure() {
     local name=$1
     shift
@@ -62,30 +63,35 @@ measure() {
         n = split($2, part, ":"); s = 0
         for (i = 1; i <= n; i++) s = s * 60 + part[i]
         print s }' "$RESULTS/$name.time")
+    cpu=$(awk -F': ' '/User time|System time/ { s += $2 } END { print s }' "$RESULTS/$name.time")
     peak=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$RESULTS/$name.time")
     lines=$(wc -l < "$RESULTS/$name.out")
-    echo "$name $seconds $peak $lines"
+    echo "$name $seconds $cpu $peak $lines"
 }
 
-echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); awk is $(readlink -f "$(command -v awk)")" >&2
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+echo "machine: $(nproc) cores; awk is $(readlink -f "$(command -v awk)"); load average before dedup: $(load)"
 RESULT_DEDUP=$(measure dedup "$DEDUP" --no-progress -n "$UNIQUES" -p "$FPP" "$DATA")
+echo "load average before awk: $(load)"
 RESULT_AWK=$(measure awk awk '!seen[$0]++' "$DATA")
+echo "load average before sort: $(load)"
 RESULT_SORT=$(measure sort env LC_ALL=C sort -u "$DATA")
+echo "load average at the end: $(load)"
 
 echo
 echo "input: $LINES lines ($BYTES bytes), $UNIQUES uniques; dedup at P = $FPP"
 echo
-echo "| tool | seconds | lines/s | peak RSS | unique lines out |"
-echo "|---|---|---|---|---|"
+echo "| tool | wall s | lines/s | CPU s | lines per CPU s | peak RSS | unique lines out |"
+echo "|---|---|---|---|---|---|---|"
 for result in "$RESULT_DEDUP" "$RESULT_AWK" "$RESULT_SORT"; do
-    read -r name seconds peak lines <<< "$result"
-    awk -v name="$name" -v s="$seconds" -v kib="$peak" -v out="$lines" -v total="$LINES" 'BEGIN {
-        printf "| %s | %.2f | %.0f | %.1f MiB | %d |\n", name, s, total / s, kib / 1024, out }'
+    read -r name seconds cpu peak lines <<< "$result"
+    awk -v name="$name" -v s="$seconds" -v c="$cpu" -v kib="$peak" -v out="$lines" -v total="$LINES" 'BEGIN {
+        printf "| %s | %.2f | %.0f | %.2f | %.0f | %.1f MiB | %d |\n", name, s, total / s, c, total / c, kib / 1024, out }'
 done
 echo
-read -r _ dedup_s dedup_kib dedup_lines <<< "$RESULT_DEDUP"
-read -r _ awk_s awk_kib _ <<< "$RESULT_AWK"
-awk -v ds="$dedup_s" -v dk="$dedup_kib" -v as="$awk_s" -v ak="$awk_kib" -v dl="$dedup_lines" -v u="$UNIQUES" 'BEGIN {
-    printf "dedup against awk: %.1fx the throughput (target >= 5x), %.3f of the peak memory (target <= 0.1)\n", as / ds, dk / ak
+read -r _ dedup_s dedup_cpu dedup_kib dedup_lines <<< "$RESULT_DEDUP"
+read -r _ awk_s awk_cpu awk_kib _ <<< "$RESULT_AWK"
+awk -v ds="$dedup_s" -v dc="$dedup_cpu" -v dk="$dedup_kib" -v as="$awk_s" -v ac="$awk_cpu" -v ak="$awk_kib" -v dl="$dedup_lines" -v u="$UNIQUES" 'BEGIN {
+    printf "dedup against awk: %.1fx the throughput (wall; %.1fx per CPU second; target >= 5x), %.3f of the peak memory (target <= 0.1)\n", as / ds, ac / dc, dk / ak
     printf "dedup false positives: %d of %d uniques flagged duplicate (%.2e)\n", u - dl, u, (u - dl) / u }'
 grep -A8 "dedup sizing" "$RESULTS/dedup.err" || true

@@ -14,7 +14,7 @@ use filterlab_core::theory::{
     bloom_estimate_items, bloom_fpp_given_fill,
 };
 use filterlab_core::{
-    Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Persist, for_each_batch,
+    Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Persist, for_each_batch, prefetch,
 };
 
 use crate::blocks::{BLOCK_WORDS, BlockStorage};
@@ -22,7 +22,7 @@ use crate::common::{
     Array, BuilderBase, SizedFor, Target, builder_entry_points, builder_setters, check_counter,
     debug_summary, hashes_from_header, merge_by_words, serde_via_format,
 };
-use crate::kernel::{BlockBatch, Kernel, Select, block_set, prefetch};
+use crate::kernel::{BlockBatch, Kernel, Select, block_set};
 use crate::sizing::{BloomSizing, HashChoice};
 use crate::words::count_ones;
 

@@ -1,8 +1,9 @@
 #![doc = include_str!("../README.md")]
-// `unsafe` only in two modules, allowed below: `kernel` (the prefetch hint
-// and the AVX2 block test behind runtime detection) and `blocks` (the
-// lazily zeroed, 64-byte-aligned block allocation). Each unsafe block there
-// states why it is sound, and their unit tests run under Miri.
+// `unsafe` only in two modules, allowed below: `kernel` (the AVX2 block
+// test behind runtime detection) and `blocks` (the lazily zeroed,
+// 64-byte-aligned block allocation). Each unsafe block there states why it
+// is sound, and their unit tests run under Miri. (The prefetch hint of
+// batched operations is core's `filterlab_core::prefetch`.)
 #![deny(unsafe_code)]
 
 mod atomic;

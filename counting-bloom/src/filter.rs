@@ -7,12 +7,12 @@ use std::marker::PhantomData;
 use filterlab_core::theory::{bloom_fpp_given_fill, saturation_threshold};
 use filterlab_core::{
     Error, ErrorKind, Filter, Key, KeyHasher, Merge, Probes, RemovableFilter, for_each_batch,
+    prefetch,
 };
 
 use crate::counters::{BLOCK_WORDS, Counters, Width};
 use crate::kernel::{self, Words};
 use crate::layout::{self, Blocked, Layout, Standard, block_probes};
-use crate::prefetch::prefetch;
 use crate::{CountingBloomBuilder, CountingBloomConfig, CountingSizing};
 
 /// A counting Bloom filter with `BITS`-bit counters (4, 8 or 16) laid out
@@ -670,9 +670,8 @@ mod tests {
     use super::*;
     use crate::CountingBloomBuilder;
 
-    /// Batches over an array large enough to prefetch (and under Miri, the
-    /// prefetch module's unsafe code) leave the filter exactly as single
-    /// operations do.
+    /// Batches over an array large enough to prefetch leave the filter
+    /// exactly as single operations do.
     fn batches_prefetch_and_agree<L: Layout>() {
         let counters = PREFETCH_MIN_BLOCKS as u64 * Width::<4>::PER_BLOCK;
         let mut batched = CountingBloomBuilder::<L, 4>::with_counters(counters)

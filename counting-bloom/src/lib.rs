@@ -1,8 +1,5 @@
 #![doc = include_str!("../README.md")]
-// `unsafe` only in `prefetch`, the prefetch hint of batched operations
-// (measured: three to six times faster batches); its one block says why it
-// is sound, and its tests run under Miri.
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
 mod builder;
 mod convert;
@@ -11,7 +8,6 @@ mod filter;
 mod format;
 mod kernel;
 mod layout;
-mod prefetch;
 mod sizing;
 
 pub use builder::CountingBloomBuilder;

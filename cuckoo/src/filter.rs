@@ -5,10 +5,9 @@ use std::fmt;
 
 use filterlab_core::theory::{cuckoo_compound_fpp, cuckoo_fpp, cuckoo_fpp_given_occupancy};
 use filterlab_core::{
-    Error, ErrorKind, Filter, Key, KeyHasher, RemovableFilter, for_each_batch, mix64,
+    Error, ErrorKind, Filter, Key, KeyHasher, RemovableFilter, for_each_batch, mix64, prefetch,
 };
 
-use crate::arch::prefetch;
 use crate::config::{CuckooConfig, Growth, LOAD_TARGET, SizedFor};
 use crate::table::{Lanes, Place, SLOTS, Table, alternate, table_bytes};
 

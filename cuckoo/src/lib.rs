@@ -1,8 +1,6 @@
 #![doc = include_str!("../README.md")]
-// `unsafe` only in `arch`, for the prefetch hint; its block states why it is sound.
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
-mod arch;
 mod config;
 mod filter;
 mod persist;

@@ -1,5 +1,7 @@
-//! Sizing and building: from a target FPP and load by the layout's exact
-//! formula, or from an explicit number of counters.
+//! The configuration of a counting Bloom filter and the builder that sizes
+//! it: from a target FPP and load by the layout's exact formula, or from an
+//! explicit number of counters. (`build` sits beside the filter it
+//! allocates, in `filter.rs`, so that this file needs nothing from there.)
 
 use std::cell::RefCell;
 use std::f64::consts::LN_2;
@@ -14,10 +16,27 @@ use filterlab_core::theory::{
 };
 use filterlab_core::{Error, ErrorKind, KeyHasher};
 
-use crate::counters::{BLOCK_BYTES, Counters, Width};
-use crate::filter::{SizedFor, overflow_probability};
-use crate::layout::{self, Layout};
-use crate::{CountingBloom, CountingBloomConfig, CountingSizing};
+use crate::counters::{BLOCK_BYTES, Width, blocks_for};
+use crate::layout::{self, Layout, overflow_probability};
+use crate::sizing::CountingSizing;
+
+/// Everything that decides which counters a key counts: two filters with
+/// equal configurations can be merged, and a file is only accepted by
+/// [`Persist::read_from_expecting`] when its configuration equals the caller's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CountingBloomConfig {
+    /// Counters in the array.
+    pub num_counters: u64,
+    /// Bits per counter: 4, 8 or 16.
+    pub counter_bits: u32,
+    /// Counters per 64-byte block for the blocked layout; `None` for the
+    /// standard layout.
+    pub block_counters: Option<u32>,
+    /// Counters probed per key.
+    pub num_hashes: u32,
+    /// The key hasher and its seed.
+    pub hasher: KeyHasher,
+}
 
 /// How a builder sizes the array.
 #[derive(Clone, Copy, Debug)]
@@ -157,11 +176,6 @@ impl<L: Layout, const BITS: u32> ExactFpp<L, BITS> {
             }
         }
     }
-}
-
-/// 64-byte blocks holding `num_counters` counters.
-pub(crate) fn blocks_for<const BITS: u32>(num_counters: u64) -> u64 {
-    num_counters.div_ceil(Width::<BITS>::PER_BLOCK)
 }
 
 impl<L: Layout, const BITS: u32> CountingBloomBuilder<L, BITS> {
@@ -376,7 +390,7 @@ impl<L: Layout, const BITS: u32> CountingBloomBuilder<L, BITS> {
         self.sizing().map(|sizing| self.config_of(&sizing))
     }
 
-    fn config_of(&self, sizing: &CountingSizing) -> CountingBloomConfig {
+    pub(crate) fn config_of(&self, sizing: &CountingSizing) -> CountingBloomConfig {
         CountingBloomConfig {
             num_counters: sizing.num_counters,
             counter_bits: BITS,
@@ -384,31 +398,5 @@ impl<L: Layout, const BITS: u32> CountingBloomBuilder<L, BITS> {
             num_hashes: sizing.num_hashes,
             hasher: self.hasher,
         }
-    }
-
-    /// Allocates the filter.
-    ///
-    /// # Errors
-    ///
-    /// As [`sizing`](Self::sizing); [`ErrorKind::TooLarge`] when the
-    /// allocator refuses the memory.
-    pub fn build(&self) -> Result<CountingBloom<L, BITS>, Error> {
-        let sizing = self.sizing()?;
-        let blocks = usize::try_from(blocks_for::<BITS>(sizing.num_counters)).map_err(|_| {
-            Error::new(
-                ErrorKind::TooLarge,
-                "counter array exceeds the address space",
-            )
-        })?;
-        let sized_for = SizedFor {
-            items: sizing.expected_items,
-            fpp: sizing.target_fpp,
-        };
-        Ok(CountingBloom::from_parts(
-            &self.config_of(&sizing),
-            sized_for,
-            Counters::zeroed(blocks)?,
-            0,
-        ))
     }
 }

@@ -5,7 +5,7 @@ use filterlab_core::format::{FrameWriter, Header};
 use filterlab_core::theory::bloom_estimate_items;
 use filterlab_core::{Error, ErrorKind, FilterKind, Persist};
 
-use crate::CountingBloom;
+use crate::filter::CountingBloom;
 use crate::counters::Width;
 use crate::layout::Standard;
 

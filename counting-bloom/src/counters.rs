@@ -90,6 +90,11 @@ impl<const BITS: u32> Width<BITS> {
     }
 }
 
+/// 64-byte blocks holding `num_counters` counters of `BITS` bits.
+pub(crate) fn blocks_for<const BITS: u32>(num_counters: u64) -> u64 {
+    num_counters.div_ceil(Width::<BITS>::PER_BLOCK)
+}
+
 /// The counter array: whole blocks, zeroed, and the helpers every layout
 /// shares to read and write it.
 #[derive(Clone, PartialEq, Eq)]

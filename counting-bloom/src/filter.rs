@@ -4,16 +4,17 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use filterlab_core::theory::{bloom_fpp_given_fill, saturation_threshold};
+use filterlab_core::theory::bloom_fpp_given_fill;
 use filterlab_core::{
     Error, ErrorKind, Filter, Key, KeyHasher, Merge, Probes, RemovableFilter, for_each_batch,
     prefetch,
 };
 
-use crate::counters::{BLOCK_WORDS, Counters, Width};
+use crate::builder::{CountingBloomBuilder, CountingBloomConfig};
+use crate::counters::{BLOCK_BYTES, BLOCK_WORDS, Counters, Width, blocks_for};
 use crate::kernel::{self, Words};
-use crate::layout::{self, Blocked, Layout, Standard, block_probes};
-use crate::{CountingBloomBuilder, CountingBloomConfig, CountingSizing};
+use crate::layout::{self, Blocked, Layout, Standard, block_probes, overflow_probability};
+use crate::sizing::CountingSizing;
 
 /// A counting Bloom filter with `BITS`-bit counters (4, 8 or 16) laid out
 /// by `L` ([`Standard`] or [`Blocked`]). The 4-bit filters have names of
@@ -206,6 +207,34 @@ impl BlockedCountingBloomFilter {
     /// As [`CountingBloomBuilder::sizing`].
     pub fn params(expected_items: u64, fpp: f64) -> Result<CountingSizing, Error> {
         Self::with_fpp(fpp).expected_items(expected_items).sizing()
+    }
+}
+
+impl<L: Layout, const BITS: u32> CountingBloomBuilder<L, BITS> {
+    /// Allocates the filter.
+    ///
+    /// # Errors
+    ///
+    /// As [`sizing`](Self::sizing); [`ErrorKind::TooLarge`] when the
+    /// allocator refuses the memory.
+    pub fn build(&self) -> Result<CountingBloom<L, BITS>, Error> {
+        let sizing = self.sizing()?;
+        let blocks = usize::try_from(blocks_for::<BITS>(sizing.num_counters)).map_err(|_| {
+            Error::new(
+                ErrorKind::TooLarge,
+                "counter array exceeds the address space",
+            )
+        })?;
+        let sized_for = SizedFor {
+            items: sizing.expected_items,
+            fpp: sizing.target_fpp,
+        };
+        Ok(CountingBloom::from_parts(
+            &self.config_of(&sizing),
+            sized_for,
+            Counters::zeroed(blocks)?,
+            0,
+        ))
     }
 }
 
@@ -499,20 +528,6 @@ impl<L: Layout, const BITS: u32> CountingBloom<L, BITS> {
     }
 }
 
-/// m times the exact tail of one counter at its saturation value, at most 1
-/// (and 1 where the exact tail is not evaluated: a bound still).
-pub(crate) fn overflow_probability<L: Layout, const BITS: u32>(
-    num_counters: u64,
-    num_hashes: u32,
-    items: u64,
-) -> f64 {
-    saturation_threshold(BITS)
-        .and_then(|threshold| {
-            layout::counter_tail::<L, BITS>(num_counters, num_hashes, items, threshold)
-        })
-        .map_or(1.0, |tail| (num_counters as f64 * tail).min(1.0))
-}
-
 impl<L: Layout, const BITS: u32> Filter for CountingBloom<L, BITS> {
     fn hasher(&self) -> &KeyHasher {
         &self.hasher
@@ -561,7 +576,7 @@ impl<L: Layout, const BITS: u32> Filter for CountingBloom<L, BITS> {
     }
 
     fn memory_usage(&self) -> usize {
-        self.counters.blocks.len() * crate::BLOCK_BYTES
+        self.counters.blocks.len() * BLOCK_BYTES
     }
 
     fn capacity(&self) -> Option<usize> {
@@ -668,7 +683,6 @@ impl<L: Layout, const BITS: u32> fmt::Debug for CountingBloom<L, BITS> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::CountingBloomBuilder;
 
     /// Batches over an array large enough to prefetch leave the filter
     /// exactly as single operations do.

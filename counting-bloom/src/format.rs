@@ -4,31 +4,12 @@ use std::io::{Read, Write};
 
 use filterlab_core::format::{FrameReader, FrameWriter, Header};
 use filterlab_core::sizing::{check_fpp, check_hashes};
-use filterlab_core::{Error, ErrorKind, FilterKind, KeyHasher, Persist};
+use filterlab_core::{Error, ErrorKind, FilterKind, Persist};
 
-use crate::CountingBloom;
-use crate::builder::blocks_for;
-use crate::counters::{BLOCK_BYTES, Counters, Width};
-use crate::filter::SizedFor;
+use crate::builder::CountingBloomConfig;
+use crate::counters::{BLOCK_BYTES, Counters, Width, blocks_for};
+use crate::filter::{CountingBloom, SizedFor};
 use crate::layout::Layout;
-
-/// Everything that decides which counters a key counts: two filters with
-/// equal configurations can be merged, and a file is only accepted by
-/// [`Persist::read_from_expecting`] when its configuration equals the caller's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct CountingBloomConfig {
-    /// Counters in the array.
-    pub num_counters: u64,
-    /// Bits per counter: 4, 8 or 16.
-    pub counter_bits: u32,
-    /// Counters per 64-byte block for the blocked layout; `None` for the
-    /// standard layout.
-    pub block_counters: Option<u32>,
-    /// Counters probed per key.
-    pub num_hashes: u32,
-    /// The key hasher and its seed.
-    pub hasher: KeyHasher,
-}
 
 /// Header parameters, in order.
 const PARAM_NAMES: [&str; 7] = [

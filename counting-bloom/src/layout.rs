@@ -4,7 +4,9 @@
 
 use std::fmt::Debug;
 
-use filterlab_core::theory::{self, blocked_bloom_fpp, blocked_counter_tail, bloom_fpp_exact};
+use filterlab_core::theory::{
+    self, blocked_bloom_fpp, blocked_counter_tail, bloom_fpp_exact, saturation_threshold,
+};
 use filterlab_core::{Error, Probes, reduce};
 
 use crate::counters::Width;
@@ -119,4 +121,18 @@ pub(crate) fn counter_tail<L: Layout, const BITS: u32>(
     } else {
         theory::counter_tail(num_counters, num_hashes, items, threshold)
     }
+}
+
+/// An upper bound on the probability that some counter of layout `L` has
+/// saturated after `items` distinct inserts: m times the exact tail of one
+/// counter at its saturation value, at most 1 (and 1 where the exact tail
+/// is not evaluated: a bound still).
+pub(crate) fn overflow_probability<L: Layout, const BITS: u32>(
+    num_counters: u64,
+    num_hashes: u32,
+    items: u64,
+) -> f64 {
+    saturation_threshold(BITS)
+        .and_then(|threshold| counter_tail::<L, BITS>(num_counters, num_hashes, items, threshold))
+        .map_or(1.0, |tail| (num_counters as f64 * tail).min(1.0))
 }

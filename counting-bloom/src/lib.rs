@@ -10,7 +10,7 @@ mod kernel;
 mod layout;
 mod sizing;
 
-pub use builder::CountingBloomBuilder;
+pub use builder::{CountingBloomBuilder, CountingBloomConfig};
 pub use counters::BLOCK_BYTES;
 pub use filter::{BlockedCountingBloomFilter, CountingBloom, CountingBloomFilter};
 pub use filterlab_bloom::{BloomFilter, HashChoice};
@@ -18,6 +18,5 @@ pub use filterlab_core::sizing::{MAX_HASHES, human_bytes};
 pub use filterlab_core::{
     Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Merge, Persist, RemovableFilter, ViaHash,
 };
-pub use format::CountingBloomConfig;
 pub use layout::{Blocked, Layout, Standard};
 pub use sizing::CountingSizing;

@@ -7,7 +7,7 @@ use std::fmt;
 use filterlab_bloom::HashChoice;
 use filterlab_core::sizing::human_bytes;
 
-use crate::BLOCK_BYTES;
+use crate::counters::BLOCK_BYTES;
 
 /// A counting filter's size for a workload, computed without allocating:
 /// what [`CountingBloomFilter::params`](crate::CountingBloomFilter::params)

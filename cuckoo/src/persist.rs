@@ -6,14 +6,14 @@ use std::io::{Read, Write};
 
 use filterlab_core::format::{FrameReader, FrameWriter, Header};
 use filterlab_core::sizing::check_fpp;
-use filterlab_core::{Error, ErrorKind, FilterKind, Persist};
+use filterlab_core::{Error, ErrorKind, Filter, FilterKind, Persist};
 
 use crate::config::{
     CuckooConfig, Growth, SizedFor, check_fingerprint_bits, check_growth, check_max_kicks,
     check_memory_limit, in_header,
 };
+use crate::filter::CuckooFilter;
 use crate::table::{Lanes, SLOTS, Table, data_bytes, table_bytes};
-use crate::{CuckooFilter, Filter};
 
 /// Header parameters, in order.
 const PARAM_NAMES: [&str; 10] = [

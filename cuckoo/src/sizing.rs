@@ -5,7 +5,7 @@ use std::fmt;
 
 use filterlab_core::sizing::human_bytes;
 
-use crate::Growth;
+use crate::config::Growth;
 
 /// Why a sizing chose its fingerprint width.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -22,7 +22,8 @@ use crate::sizing::CountingSizing;
 
 /// Everything that decides which counters a key counts: two filters with
 /// equal configurations can be merged, and a file is only accepted by
-/// [`Persist::read_from_expecting`] when its configuration equals the caller's.
+/// [`Persist::read_from_expecting`](filterlab_core::Persist::read_from_expecting)
+/// when its configuration equals the caller's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CountingBloomConfig {
     /// Counters in the array.

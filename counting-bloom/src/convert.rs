@@ -5,8 +5,8 @@ use filterlab_core::format::{FrameWriter, Header};
 use filterlab_core::theory::bloom_estimate_items;
 use filterlab_core::{Error, ErrorKind, FilterKind, Persist};
 
-use crate::filter::CountingBloom;
 use crate::counters::Width;
+use crate::filter::CountingBloom;
 use crate::layout::Standard;
 
 impl<const BITS: u32> CountingBloom<Standard, BITS> {

@@ -22,8 +22,9 @@ pub(crate) enum Target {
     Buckets(u64),
 }
 
-/// Configures a [`CuckooFilter`]; made by [`CuckooFilter::with_fpp`] or
-/// [`CuckooFilter::with_buckets`].
+/// Configures a [`CuckooFilter`](crate::CuckooFilter); made by
+/// [`CuckooFilter::with_fpp`](crate::CuckooFilter::with_fpp) or
+/// [`CuckooFilter::with_buckets`](crate::CuckooFilter::with_buckets).
 #[derive(Clone, Debug)]
 #[must_use]
 pub struct CuckooBuilder {
@@ -59,7 +60,8 @@ impl CuckooBuilder {
     }
 
     /// An explicit fingerprint width (4..=32 bits), overriding the sizing's
-    /// choice; required with [`CuckooFilter::with_buckets`].
+    /// choice; required with
+    /// [`CuckooFilter::with_buckets`](crate::CuckooFilter::with_buckets).
     pub fn fingerprint_bits(mut self, bits: u32) -> Self {
         self.fingerprint_bits = Some(bits);
         self

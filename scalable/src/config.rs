@@ -10,7 +10,7 @@ use filterlab_core::sizing::{check_fpp, check_items};
 use filterlab_core::theory::{scalable_bloom_fpp, scalable_bloom_loads, scalable_layer_fpp};
 use filterlab_core::{Error, ErrorKind, FilterKind, KeyHasher};
 
-use crate::{DefaultLayer, Layer, ScalableBloomFilter};
+use crate::layer::{DefaultLayer, Layer};
 
 /// The growth factor s unless set: each layer holds twice the keys of the
 /// one before (RedisBloom's default EXPANSION).
@@ -125,8 +125,10 @@ impl ScalableConfig {
     }
 }
 
-/// Configures a [`ScalableBloomFilter`] with layers of type `L`; made by
-/// [`ScalableBloomFilter::with_fpp`] (default layers) or [`Self::new`].
+/// Configures a [`ScalableBloomFilter`](crate::ScalableBloomFilter) with
+/// layers of type `L`; made by
+/// [`ScalableBloomFilter::with_fpp`](crate::ScalableBloomFilter::with_fpp)
+/// (default layers) or [`Self::new`].
 #[derive(Clone, Debug)]
 #[must_use]
 pub struct ScalableBloomBuilder<L = DefaultLayer> {
@@ -273,16 +275,6 @@ impl<L: Layer> ScalableBloomBuilder<L> {
     pub fn sizing(&self) -> Result<ScalableSizing, Error> {
         self.sizing_for(self.config.initial_capacity)
     }
-
-    /// Allocates the filter with its first layer.
-    ///
-    /// # Errors
-    ///
-    /// As [`config`](Self::config); [`ErrorKind::TooLarge`] when the first
-    /// layer exceeds the memory cap or the allocator refuses it.
-    pub fn build(&self) -> Result<ScalableBloomFilter<L>, Error> {
-        ScalableBloomFilter::from_config(self.config()?)
-    }
 }
 
 /// The sizing of one layer in a [`ScalableSizing`].
@@ -302,7 +294,7 @@ pub struct LayerSizing {
 }
 
 /// The layers a scalable filter needs for a number of items, computed
-/// without allocating: what [`ScalableBloomFilter::params`] and
+/// without allocating: what [`ScalableBloomFilter::params`](crate::ScalableBloomFilter::params) and
 /// [`ScalableBloomBuilder::sizing_for`] return.
 ///
 /// # Examples

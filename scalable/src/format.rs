@@ -8,8 +8,9 @@ use filterlab_core::format::{FrameReader, FrameWriter, Header};
 use filterlab_core::{Error, ErrorKind, FilterKind, Persist};
 
 use crate::config::{MAX_GROWTH, MAX_LAYERS, MAX_MEMORY_CAP, ScalableConfig};
+use crate::filter::ScalableBloomFilter;
+use crate::layer::Layer;
 use crate::stash::{PayloadReader, PayloadWriter, Stash};
-use crate::{Layer, ScalableBloomFilter};
 
 /// Header parameters, in order.
 const PARAM_NAMES: [&str; 9] = [

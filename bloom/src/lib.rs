@@ -19,12 +19,12 @@ mod words;
 
 pub use atomic::AtomicBloomFilter;
 pub use blocked::{BLOCK_BITS, BlockedBloomBuilder, BlockedBloomConfig, BlockedBloomFilter};
-pub use filterlab_core::sizing::{MAX_HASHES, human_bytes};
+pub use filterlab_core::sizing::{HashChoice, MAX_HASHES, human_bytes};
 pub use filterlab_core::{
     Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Merge, Persist, ViaHash,
 };
 pub use kernel::Kernel;
-pub use sizing::{BloomSizing, HashChoice};
+pub use sizing::BloomSizing;
 pub use standard::{BloomBuilder, BloomFilter};
 pub use words::BloomConfig;
 

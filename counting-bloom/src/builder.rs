@@ -7,11 +7,10 @@ use std::cell::RefCell;
 use std::f64::consts::LN_2;
 use std::marker::PhantomData;
 
-use filterlab_bloom::HashChoice;
-use filterlab_core::memory::{DEFAULT_MEMORY_LIMIT, check_memory};
-use filterlab_core::sizing::{MAX_HASHES, SizeSearch, check_fpp, check_hashes, check_items};
+use filterlab_core::memory::check_memory;
+use filterlab_core::sizing::{BuilderBase, HashChoice, SizeSearch, Target};
 use filterlab_core::theory::{
-    BlockFppTable, blocked_bloom_fpp_classic, blocked_bloom_fpp_with, bloom_optimal_bits,
+    BlockFppTable, blocked_bloom_classic_best_hashes, blocked_bloom_fpp_with, bloom_optimal_bits,
     counter_overflow_bound_fan, hash_bits_needed,
 };
 use filterlab_core::{Error, ErrorKind, KeyHasher};
@@ -37,13 +36,6 @@ pub struct CountingBloomConfig {
     pub num_hashes: u32,
     /// The key hasher and its seed.
     pub hasher: KeyHasher,
-}
-
-/// How a builder sizes the array.
-#[derive(Clone, Copy, Debug)]
-enum Target {
-    Fpp(f64),
-    Counters(u64),
 }
 
 /// Configures a counting Bloom filter of layout `L` with `BITS`-bit
@@ -77,11 +69,7 @@ enum Target {
 #[derive(Clone, Debug)]
 #[must_use]
 pub struct CountingBloomBuilder<L: Layout, const BITS: u32> {
-    target: Target,
-    expected_items: Option<u64>,
-    num_hashes: Option<u32>,
-    hasher: KeyHasher,
-    max_memory: u64,
+    base: BuilderBase,
     layout: PhantomData<L>,
 }
 
@@ -129,18 +117,7 @@ impl<L: Layout, const BITS: u32> ExactFpp<L, BITS> {
     /// (cheap, and well below (m/n)·ln 2 in small blocks).
     fn hashes_near(&self, num_counters: u64) -> u32 {
         let per_block = Width::<BITS>::PER_BLOCK;
-        let fpp = |k: u32| {
-            blocked_bloom_fpp_classic(num_counters / per_block, per_block as u32, k, self.items)
-        };
-        let mut best = (1, fpp(1));
-        for k in 2..=MAX_HASHES {
-            let candidate = fpp(k);
-            if candidate >= best.1 {
-                break;
-            }
-            best = (k, candidate);
-        }
-        best.0
+        blocked_bloom_classic_best_hashes(num_counters / per_block, per_block as u32, self.items)
     }
 
     /// The size search over whole blocks up to `max_counters`, for `fpp`.
@@ -182,11 +159,7 @@ impl<L: Layout, const BITS: u32> ExactFpp<L, BITS> {
 impl<L: Layout, const BITS: u32> CountingBloomBuilder<L, BITS> {
     fn new(target: Target) -> Self {
         Self {
-            target,
-            expected_items: None,
-            num_hashes: None,
-            hasher: KeyHasher::default(),
-            max_memory: DEFAULT_MEMORY_LIMIT,
+            base: BuilderBase::new(target),
             layout: PhantomData,
         }
     }
@@ -201,40 +174,10 @@ impl<L: Layout, const BITS: u32> CountingBloomBuilder<L, BITS> {
     /// A builder for an explicit number of counters (rounded up to whole
     /// blocks for the blocked layout).
     pub fn with_counters(num_counters: u64) -> Self {
-        Self::new(Target::Counters(num_counters))
+        Self::new(Target::Size(num_counters))
     }
 
-    /// The number of items (inserts minus removals) the filter must hold at
-    /// the target FPP.
-    pub fn expected_items(mut self, items: u64) -> Self {
-        self.expected_items = Some(items);
-        self
-    }
-
-    /// An explicit number of probes per key, overriding the sizing's choice.
-    pub fn hashes(mut self, num_hashes: u32) -> Self {
-        self.num_hashes = Some(num_hashes);
-        self
-    }
-
-    /// The key hasher's seed (default 0). Filters with different seeds
-    /// count different counters and cannot be merged.
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.hasher = KeyHasher::new(seed);
-        self
-    }
-
-    /// The key hasher.
-    pub fn hasher(mut self, hasher: KeyHasher) -> Self {
-        self.hasher = hasher;
-        self
-    }
-
-    /// The most bytes the counters may take (default 64 GiB).
-    pub fn max_memory(mut self, bytes: u64) -> Self {
-        self.max_memory = bytes;
-        self
-    }
+    filterlab_core::builder_setters!(base => expected_items, hashes, seed, hasher, max_memory);
 
     /// Counters of `WIDTH` bits: 4 (the default, two per byte), 8 or 16.
     /// Wider counters saturate later (at 255 or 65,535 instead of 15) for
@@ -242,25 +185,14 @@ impl<L: Layout, const BITS: u32> CountingBloomBuilder<L, BITS> {
     pub fn counter_bits<const WIDTH: u32>(self) -> CountingBloomBuilder<L, WIDTH> {
         let () = Width::<WIDTH>::CHECK;
         CountingBloomBuilder {
-            target: self.target,
-            expected_items: self.expected_items,
-            num_hashes: self.num_hashes,
-            hasher: self.hasher,
-            max_memory: self.max_memory,
+            base: self.base,
             layout: PhantomData,
         }
     }
 
     /// The most counters the memory limit allows, in whole blocks.
     fn max_counters(&self) -> u64 {
-        (self.max_memory / BLOCK_BYTES as u64).saturating_mul(Width::<BITS>::PER_BLOCK)
-    }
-
-    /// The caller's k, validated, if one was given.
-    fn explicit_hashes(&self) -> Result<Option<u32>, Error> {
-        self.num_hashes
-            .map(|k| check_hashes(k).map(|()| k))
-            .transpose()
+        (self.base.max_memory / BLOCK_BYTES as u64).saturating_mul(Width::<BITS>::PER_BLOCK)
     }
 
     /// The sizing this builder would allocate, without allocating.
@@ -272,19 +204,16 @@ impl<L: Layout, const BITS: u32> CountingBloomBuilder<L, BITS> {
     /// over the memory limit.
     pub fn sizing(&self) -> Result<CountingSizing, Error> {
         let () = Width::<BITS>::CHECK;
-        match self.target {
+        match self.base.target {
             Target::Fpp(fpp) => self.sizing_for_fpp(fpp),
-            Target::Counters(counters) => self.sizing_for_counters(counters),
+            Target::Size(counters) => self.sizing_for_counters(counters),
         }
     }
 
     fn sizing_for_fpp(&self, fpp: f64) -> Result<CountingSizing, Error> {
-        check_fpp(fpp)?;
-        let items = self
-            .expected_items
-            .ok_or_else(|| Error::invalid("sizing by FPP needs expected_items(n)"))?;
-        check_items(items)?;
-        let explicit = self.explicit_hashes()?;
+        let items = self.base.items_for_fpp(fpp)?;
+        // k is checked before the search, which may refuse the size.
+        let explicit = self.base.explicit_hashes()?;
         let exact = ExactFpp::<L, BITS>::new(items);
         let fpp_of = |m: u64, k: u32| exact.fpp(m, k);
         let near = |m: u64| exact.hashes_near(m);
@@ -320,31 +249,18 @@ impl<L: Layout, const BITS: u32> CountingBloomBuilder<L, BITS> {
         };
         check_memory(
             blocks_for::<BITS>(counters).saturating_mul(BLOCK_BYTES as u64),
-            self.max_memory,
+            self.base.max_memory,
             "the counter array",
         )?;
-        if let Some(items) = self.expected_items {
-            check_items(items)?;
-        }
-        let (k, choice) = match (self.explicit_hashes()?, self.expected_items) {
-            (Some(k), _) => (k, HashChoice::Explicit),
-            (None, Some(items)) => {
+        let (k, choice, items) = self
+            .base
+            .hashes_for_size(counters, "with_counters", |items| {
                 let exact = ExactFpp::<L, BITS>::new(items);
                 let fpp_of = |m: u64, k: u32| exact.fpp(m, k);
                 let near = |m: u64| exact.hashes_near(m);
                 let search = exact.search(0.5, self.max_counters(), &fpp_of, &near);
-                (search.best_hashes(counters)?.0, exact.choice(counters))
-            }
-            (None, None) => {
-                return Err(Error::invalid(
-                    "with_counters needs hashes(k) or expected_items(n)",
-                ));
-            }
-        };
-        // Without a stated load: the one k is optimal for in a standard filter.
-        let items = self
-            .expected_items
-            .unwrap_or_else(|| ((counters as f64 * LN_2 / f64::from(k)).round() as u64).max(1));
+                Ok((search.best_hashes(counters)?.0, exact.choice(counters)))
+            })?;
         let achieved = ExactFpp::<L, BITS>::new(items).fpp(counters, k)?;
         Ok(Self::report(
             items,
@@ -397,7 +313,7 @@ impl<L: Layout, const BITS: u32> CountingBloomBuilder<L, BITS> {
             counter_bits: BITS,
             block_counters: sizing.block_counters,
             num_hashes: sizing.num_hashes,
-            hasher: self.hasher,
+            hasher: self.base.hasher,
         }
     }
 }

@@ -4,6 +4,7 @@
 use std::fmt;
 use std::marker::PhantomData;
 
+use filterlab_core::sizing::SizedFor;
 use filterlab_core::theory::bloom_fpp_given_fill;
 use filterlab_core::{
     Error, ErrorKind, Filter, Key, KeyHasher, Merge, Probes, RemovableFilter, for_each_batch,
@@ -93,28 +94,6 @@ pub type CountingBloomFilter = CountingBloom<Standard, 4>;
 /// # Ok::<(), filterlab_counting_bloom::Error>(())
 /// ```
 pub type BlockedCountingBloomFilter = CountingBloom<Blocked, 4>;
-
-/// The load and FPP target a filter was sized for: written in its header,
-/// part of its equality, reported by `capacity()` and `target_fpp()`.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct SizedFor {
-    pub(crate) items: u64,
-    pub(crate) fpp: Option<f64>,
-}
-
-impl SizedFor {
-    /// The two header parameters: the load, then the target's bits (0 for none).
-    pub(crate) fn params(self) -> [u64; 2] {
-        [self.items, self.fpp.map_or(0, f64::to_bits)]
-    }
-}
-
-impl PartialEq for SizedFor {
-    /// Bitwise on the target, so a filter equals itself read back.
-    fn eq(&self, other: &Self) -> bool {
-        self.params() == other.params()
-    }
-}
 
 /// Counts over every counter, in one pass.
 #[derive(Clone, Copy, Debug, Default)]
@@ -225,10 +204,7 @@ impl<L: Layout, const BITS: u32> CountingBloomBuilder<L, BITS> {
                 "counter array exceeds the address space",
             )
         })?;
-        let sized_for = SizedFor {
-            items: sizing.expected_items,
-            fpp: sizing.target_fpp,
-        };
+        let sized_for = SizedFor::new(sizing.expected_items, sizing.target_fpp);
         Ok(CountingBloom::from_parts(
             &self.config_of(&sizing),
             sized_for,
@@ -580,7 +556,7 @@ impl<L: Layout, const BITS: u32> Filter for CountingBloom<L, BITS> {
     }
 
     fn capacity(&self) -> Option<usize> {
-        usize::try_from(self.sized_for.items).ok()
+        self.sized_for.capacity()
     }
 
     /// (X/m)^k for the X nonzero counters now, or for the blocked layout its

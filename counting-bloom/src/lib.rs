@@ -13,8 +13,8 @@ mod sizing;
 pub use builder::{CountingBloomBuilder, CountingBloomConfig};
 pub use counters::BLOCK_BYTES;
 pub use filter::{BlockedCountingBloomFilter, CountingBloom, CountingBloomFilter};
-pub use filterlab_bloom::{BloomFilter, HashChoice};
-pub use filterlab_core::sizing::{MAX_HASHES, human_bytes};
+pub use filterlab_bloom::BloomFilter;
+pub use filterlab_core::sizing::{HashChoice, MAX_HASHES, human_bytes};
 pub use filterlab_core::{
     Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Merge, Persist, RemovableFilter, ViaHash,
 };

@@ -3,10 +3,10 @@
 //! (`build` sits beside the filter it allocates, in `filter.rs`, so that
 //! this file needs nothing from there.)
 
-use filterlab_core::memory::{DEFAULT_MEMORY_LIMIT, check_memory};
-use filterlab_core::sizing::{check_fpp, check_items};
+use filterlab_core::memory::check_memory;
+use filterlab_core::sizing::{BuilderBase, Target, check_items};
 use filterlab_core::theory::{cuckoo_fpp, hash_bits_needed};
-use filterlab_core::{Error, ErrorKind, KeyHasher};
+use filterlab_core::{Error, ErrorKind};
 
 use crate::config::{
     CuckooConfig, DEFAULT_MAX_KICKS, DEFAULT_MAX_TABLES, Growth, LOAD_TARGET,
@@ -15,97 +15,52 @@ use crate::config::{
 use crate::sizing::{CuckooSizing, FingerprintChoice};
 use crate::table::{MAX_FINGERPRINT_BITS, MIN_FINGERPRINT_BITS, SLOTS, table_bytes};
 
-/// How a builder sizes the first table.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Target {
-    Fpp(f64),
-    Buckets(u64),
-}
-
 /// Configures a [`CuckooFilter`](crate::CuckooFilter); made by
 /// [`CuckooFilter::with_fpp`](crate::CuckooFilter::with_fpp) or
 /// [`CuckooFilter::with_buckets`](crate::CuckooFilter::with_buckets).
 #[derive(Clone, Debug)]
 #[must_use]
 pub struct CuckooBuilder {
-    target: Target,
-    expected_items: Option<u64>,
+    /// The target, load, hasher and memory limit (no k: a cuckoo filter
+    /// has fingerprints instead).
+    pub(crate) base: BuilderBase,
     fingerprint_bits: Option<u32>,
     max_kicks: u32,
     expansion: Option<u32>,
     max_tables: u32,
-    hasher: KeyHasher,
-    pub(crate) max_memory: u64,
 }
 
 impl CuckooBuilder {
     pub(crate) fn new(target: Target) -> Self {
         Self {
-            target,
-            expected_items: None,
+            base: BuilderBase::new(target),
             fingerprint_bits: None,
             max_kicks: DEFAULT_MAX_KICKS,
             expansion: None,
             max_tables: DEFAULT_MAX_TABLES,
-            hasher: KeyHasher::default(),
-            max_memory: DEFAULT_MEMORY_LIMIT,
         }
     }
 
-    /// The number of items the filter must hold at the target FPP (with an
-    /// explicit bucket count: the capacity it reports, at most 4 per bucket).
-    pub fn expected_items(mut self, items: u64) -> Self {
-        self.expected_items = Some(items);
-        self
-    }
+    filterlab_core::builder_setters!(base => expected_items, seed, hasher);
 
-    /// An explicit fingerprint width (4..=32 bits), overriding the sizing's
-    /// choice; required with
-    /// [`CuckooFilter::with_buckets`](crate::CuckooFilter::with_buckets).
-    pub fn fingerprint_bits(mut self, bits: u32) -> Self {
-        self.fingerprint_bits = Some(bits);
-        self
-    }
-
-    /// Kicks an insert tries before it is refused or the filter grows
-    /// (default 500, at most 65535).
-    pub fn max_kicks(mut self, kicks: u32) -> Self {
-        self.max_kicks = kicks;
-        self
-    }
-
-    /// Grow instead of refusing when full: each new sub-table has
-    /// `expansion` times the buckets of the one before (1..=32768).
-    pub fn expansion(mut self, expansion: u32) -> Self {
-        self.expansion = Some(expansion);
-        self
-    }
-
-    /// The most sub-tables a growing filter may have, the first included
-    /// (default 32, at most 256).
-    pub fn max_tables(mut self, tables: u32) -> Self {
-        self.max_tables = tables;
-        self
-    }
-
-    /// The key hasher's seed (default 0).
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.hasher = KeyHasher::new(seed);
-        self
-    }
-
-    /// The key hasher.
-    pub fn hasher(mut self, hasher: KeyHasher) -> Self {
-        self.hasher = hasher;
-        self
-    }
-
-    /// The most bytes the filter may take, sub-tables included (default
-    /// 64 GiB, at most 2^48): building over it is an error, growing over it
-    /// is refused as full.
-    pub fn max_memory(mut self, bytes: u64) -> Self {
-        self.max_memory = bytes;
-        self
+    filterlab_core::builder_setters! {
+        /// An explicit fingerprint width (4..=32 bits), overriding the
+        /// sizing's choice; required with
+        /// [`CuckooFilter::with_buckets`](crate::CuckooFilter::with_buckets).
+        fingerprint_bits(bits: u32) => fingerprint_bits = Some(bits);
+        /// Kicks an insert tries before it is refused or the filter grows
+        /// (default 500, at most 65535).
+        max_kicks(kicks: u32) => max_kicks = kicks;
+        /// Grow instead of refusing when full: each new sub-table has
+        /// `expansion` times the buckets of the one before (1..=32768).
+        expansion(expansion: u32) => expansion = Some(expansion);
+        /// The most sub-tables a growing filter may have, the first
+        /// included (default 32, at most 256).
+        max_tables(tables: u32) => max_tables = tables;
+        /// The most bytes the filter may take, sub-tables included
+        /// (default 64 GiB, at most 2^48): building over it is an error,
+        /// growing over it is refused as full.
+        max_memory(bytes: u64) => base.max_memory = bytes;
     }
 
     fn growth(&self) -> Result<Option<Growth>, Error> {
@@ -130,30 +85,26 @@ impl CuckooBuilder {
     /// limit over 2^48; [`ErrorKind::TooLarge`] over the memory limit.
     pub fn sizing(&self) -> Result<CuckooSizing, Error> {
         check_max_kicks(self.max_kicks)?;
-        check_memory_limit(self.max_memory)?;
+        check_memory_limit(self.base.max_memory)?;
         let growth = self.growth()?;
         let explicit = self
             .fingerprint_bits
             .map(|bits| check_fingerprint_bits(bits).map(|()| bits))
             .transpose()?;
-        let (items, fpp, bits, buckets, choice) = match self.target {
+        let (items, fpp, bits, buckets, choice) = match self.base.target {
             Target::Fpp(fpp) => {
-                check_fpp(fpp)?;
-                let items = self
-                    .expected_items
-                    .ok_or_else(|| Error::invalid("sizing by FPP needs expected_items(n)"))?;
-                check_items(items)?;
+                let items = self.base.items_for_fpp(fpp)?;
                 let (bits, buckets, choice) = smallest_table(items, fpp, explicit)?;
                 (items, Some(fpp), bits, buckets, choice)
             }
-            Target::Buckets(buckets) => {
+            Target::Size(buckets) => {
                 if buckets == 0 {
                     return Err(Error::invalid("a cuckoo filter needs at least 1 bucket"));
                 }
                 let bits = explicit
                     .ok_or_else(|| Error::invalid("with_buckets needs fingerprint_bits(f)"))?;
                 let slots = buckets.saturating_mul(u64::from(SLOTS));
-                let items = match self.expected_items {
+                let items = match self.base.expected_items {
                     Some(items) => {
                         check_items(items)?;
                         if items > slots {
@@ -169,7 +120,7 @@ impl CuckooBuilder {
             }
         };
         let bytes = table_bytes(buckets, bits).unwrap_or(u64::MAX);
-        check_memory(bytes, self.max_memory, "the cuckoo table")?;
+        check_memory(bytes, self.base.max_memory, "the cuckoo table")?;
         let load = items as f64 / (buckets as f64 * f64::from(SLOTS));
         Ok(CuckooSizing {
             expected_items: items,
@@ -205,7 +156,7 @@ impl CuckooBuilder {
             fingerprint_bits: sizing.fingerprint_bits,
             max_kicks: self.max_kicks,
             growth: sizing.growth,
-            hasher: self.hasher,
+            hasher: self.base.hasher,
         })
     }
 }

@@ -53,23 +53,6 @@ pub struct CuckooConfig {
     pub hasher: KeyHasher,
 }
 
-/// The load and FPP target a filter was sized for: written in its header,
-/// part of its equality.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct SizedFor {
-    pub(crate) items: u64,
-    pub(crate) fpp: Option<f64>,
-}
-
-impl PartialEq for SizedFor {
-    /// Bitwise on the target, so a filter equals itself read back.
-    fn eq(&self, other: &Self) -> bool {
-        self.items == other.items && self.fpp.map(f64::to_bits) == other.fpp.map(f64::to_bits)
-    }
-}
-
-impl Eq for SizedFor {}
-
 /// Checks a fingerprint width: 4..=32.
 pub(crate) fn check_fingerprint_bits(bits: u32) -> Result<(), Error> {
     if (MIN_FINGERPRINT_BITS..=MAX_FINGERPRINT_BITS).contains(&bits) {

@@ -3,13 +3,14 @@
 
 use std::fmt;
 
+use filterlab_core::sizing::{SizedFor, Target};
 use filterlab_core::theory::{cuckoo_compound_fpp, cuckoo_fpp, cuckoo_fpp_given_occupancy};
 use filterlab_core::{
     Error, ErrorKind, Filter, Key, KeyHasher, RemovableFilter, for_each_batch, mix64, prefetch,
 };
 
-use crate::builder::{CuckooBuilder, Target};
-use crate::config::{CuckooConfig, Growth, LOAD_TARGET, SizedFor};
+use crate::builder::CuckooBuilder;
+use crate::config::{CuckooConfig, Growth, LOAD_TARGET};
 use crate::sizing::CuckooSizing;
 use crate::table::{Lanes, Place, SLOTS, Table, alternate, table_bytes};
 
@@ -92,7 +93,7 @@ impl CuckooFilter {
     /// A builder for an explicit number of buckets (any positive number);
     /// give it [`fingerprint_bits`](CuckooBuilder::fingerprint_bits).
     pub fn with_buckets(buckets: u64) -> CuckooBuilder {
-        CuckooBuilder::new(Target::Buckets(buckets))
+        CuckooBuilder::new(Target::Size(buckets))
     }
 
     /// The sizing for `expected_items` items at `fpp`, without allocating.
@@ -461,14 +462,11 @@ impl CuckooBuilder {
         let sizing = self.sizing()?;
         let config = self.config()?;
         let table = Table::new(sizing.buckets, Lanes::new(sizing.fingerprint_bits))?;
-        let sized_for = SizedFor {
-            items: sizing.expected_items,
-            fpp: sizing.target_fpp,
-        };
+        let sized_for = SizedFor::new(sizing.expected_items, sizing.target_fpp);
         Ok(CuckooFilter::from_parts(
             &config,
             sized_for,
-            self.max_memory,
+            self.base.max_memory,
             vec![table],
             0,
         ))

@@ -178,54 +178,28 @@ impl<L: Layer> ScalableBloomBuilder<L> {
         self
     }
 
-    /// The growth factor s (default [`DEFAULT_GROWTH`]): layer i holds
-    /// n0·s^i keys. At least 2 unless the filter is non-scaling.
-    pub fn growth(mut self, factor: u64) -> Self {
-        self.config.growth = factor;
-        self
+    filterlab_core::builder_setters! {
+        /// The growth factor s (default [`DEFAULT_GROWTH`]): layer i holds
+        /// n0·s^i keys. At least 2 unless the filter is non-scaling.
+        growth(factor: u64) => config.growth = factor;
+        /// The tightening ratio r in (0, 1) (default
+        /// [`DEFAULT_TIGHTENING`]): layer i is sized for P·(1 − r)·r^i.
+        tightening(ratio: f64) => config.tightening = ratio;
+        /// Refuse keys past the first layer with [`ErrorKind::Full`]
+        /// instead of growing (RedisBloom's NONSCALING); the one layer is
+        /// then sized for P itself.
+        non_scaling(enabled: bool) => config.non_scaling = enabled;
+        /// The most layers (default and maximum [`MAX_LAYERS`]); a key
+        /// that would need another is refused with [`ErrorKind::Full`].
+        max_layers(layers: u32) => config.max_layers = layers;
+        /// The most bytes all layers together may take (default 64 GiB); a
+        /// key whose layer would not fit is refused with
+        /// [`ErrorKind::Full`]. Values above [`MAX_MEMORY_CAP`] are lowered
+        /// to it.
+        max_memory(bytes: u64) => config.max_memory = bytes.min(MAX_MEMORY_CAP);
     }
 
-    /// The tightening ratio r in (0, 1) (default [`DEFAULT_TIGHTENING`]):
-    /// layer i is sized for P·(1 − r)·r^i.
-    pub fn tightening(mut self, ratio: f64) -> Self {
-        self.config.tightening = ratio;
-        self
-    }
-
-    /// Refuse keys past the first layer with [`ErrorKind::Full`] instead of
-    /// growing (RedisBloom's NONSCALING); the one layer is then sized for P
-    /// itself.
-    pub fn non_scaling(mut self, enabled: bool) -> Self {
-        self.config.non_scaling = enabled;
-        self
-    }
-
-    /// The most layers (default and maximum [`MAX_LAYERS`]); a key that
-    /// would need another is refused with [`ErrorKind::Full`].
-    pub fn max_layers(mut self, layers: u32) -> Self {
-        self.config.max_layers = layers;
-        self
-    }
-
-    /// The most bytes all layers together may take (default 64 GiB); a key
-    /// whose layer would not fit is refused with [`ErrorKind::Full`]. Values
-    /// above [`MAX_MEMORY_CAP`] are lowered to it.
-    pub fn max_memory(mut self, bytes: u64) -> Self {
-        self.config.max_memory = bytes.min(MAX_MEMORY_CAP);
-        self
-    }
-
-    /// The key hasher's seed (default 0).
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.config.hasher = KeyHasher::new(seed);
-        self
-    }
-
-    /// The key hasher.
-    pub fn hasher(mut self, hasher: KeyHasher) -> Self {
-        self.config.hasher = hasher;
-        self
-    }
+    filterlab_core::builder_setters!(config => seed, hasher);
 
     /// The configuration this builder would produce (for
     /// [`Persist::read_from_expecting`](filterlab_core::Persist::read_from_expecting)), without allocating.

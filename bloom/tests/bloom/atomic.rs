@@ -8,11 +8,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use filterlab_bloom::{AtomicBloomFilter, BloomFilter, Filter, Persist};
 use filterlab_core::Probes;
 use filterlab_core::keys::{insert_key, query_key};
-use filterlab_core::testing::Conformance;
+use filterlab_core::testing::{Conformance, check_fpp_against_theory};
 
-use crate::{
-    check_counter_bound, check_fpp_against_theory, check_merges_keep_len_within_the_bits_set,
-};
+use crate::{check_counter_bound, check_merges_keep_len_within_the_bits_set};
 
 fn sized(items: u64, fpp: f64, seed: u64) -> AtomicBloomFilter {
     BloomFilter::with_fpp(fpp)

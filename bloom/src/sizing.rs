@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use filterlab_core::sizing::{HashBits, HashChoice, SizedFor, human_bytes};
+use filterlab_core::sizing::{HashBits, HashChoice, SizedFor, memory_summary};
 
 /// A filter's size for a workload, computed without allocating: what
 /// `BloomFilter::params` and the builders' `sizing` return and what
@@ -67,11 +67,7 @@ impl BloomSizing {
 
     /// Whether a 64-bit key hash is too short for the target at this size.
     pub fn hash_limited(&self) -> bool {
-        self.hash_bits().limited()
-    }
-
-    fn hash_bits(&self) -> HashBits {
-        HashBits::new(self.expected_items, self.hash_bits_needed)
+        HashBits::new(self.expected_items, self.hash_bits_needed).limited()
     }
 }
 
@@ -91,12 +87,8 @@ impl fmt::Display for BloomSizing {
             }
         };
         writeln!(f, "  bits allocated      {}{rounding}", self.num_bits)?;
-        writeln!(
-            f,
-            "  memory              {} ({:.2} bits per item)",
-            human_bytes(self.bytes()),
-            self.bits_per_item()
-        )?;
+        let memory = memory_summary(self.bytes(), self.bits_per_item());
+        writeln!(f, "  memory              {memory}")?;
         writeln!(
             f,
             "  hashes (k)          {}: {}",
@@ -107,6 +99,6 @@ impl fmt::Display for BloomSizing {
             "  FPP at capacity     {:.4e} exact (classic formula: {:.4e})",
             self.fpp_at_capacity, self.fpp_classic
         )?;
-        self.hash_bits().fmt(f)
+        HashBits::new(self.expected_items, self.hash_bits_needed).fmt(f)
     }
 }

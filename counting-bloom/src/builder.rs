@@ -38,6 +38,23 @@ pub struct CountingBloomConfig {
     pub hasher: KeyHasher,
 }
 
+impl CountingBloomConfig {
+    /// The configuration of a filter of layout `L` with `BITS`-bit counters.
+    pub(crate) fn of<L: Layout, const BITS: u32>(
+        num_counters: u64,
+        num_hashes: u32,
+        hasher: KeyHasher,
+    ) -> Self {
+        Self {
+            num_counters,
+            counter_bits: BITS,
+            block_counters: L::BLOCKED.then_some(Width::<BITS>::PER_BLOCK as u32),
+            num_hashes,
+            hasher,
+        }
+    }
+}
+
 /// Configures a counting Bloom filter of layout `L` with `BITS`-bit
 /// counters; made by `with_fpp` or `with_counters` of
 /// [`CountingBloomFilter`](crate::CountingBloomFilter) or
@@ -308,12 +325,6 @@ impl<L: Layout, const BITS: u32> CountingBloomBuilder<L, BITS> {
     }
 
     pub(crate) fn config_of(&self, sizing: &CountingSizing) -> CountingBloomConfig {
-        CountingBloomConfig {
-            num_counters: sizing.num_counters,
-            counter_bits: BITS,
-            block_counters: sizing.block_counters,
-            num_hashes: sizing.num_hashes,
-            hasher: self.base.hasher,
-        }
+        CountingBloomConfig::of::<L, BITS>(sizing.num_counters, sizing.num_hashes, self.base.hasher)
     }
 }

@@ -12,7 +12,7 @@ use filterlab_core::{
 };
 
 use crate::builder::{CountingBloomBuilder, CountingBloomConfig};
-use crate::counters::{BLOCK_BYTES, BLOCK_WORDS, Counters, Width, blocks_for};
+use crate::counters::{BLOCK_BYTES, BLOCK_WORDS, Counters, Width, block_count};
 use crate::kernel::{self, Words};
 use crate::layout::{self, Blocked, Layout, Standard, block_probes, overflow_probability};
 use crate::sizing::CountingSizing;
@@ -198,12 +198,7 @@ impl<L: Layout, const BITS: u32> CountingBloomBuilder<L, BITS> {
     /// allocator refuses the memory.
     pub fn build(&self) -> Result<CountingBloom<L, BITS>, Error> {
         let sizing = self.sizing()?;
-        let blocks = usize::try_from(blocks_for::<BITS>(sizing.num_counters)).map_err(|_| {
-            Error::new(
-                ErrorKind::TooLarge,
-                "counter array exceeds the address space",
-            )
-        })?;
+        let blocks = block_count::<BITS>(sizing.num_counters)?;
         let sized_for = SizedFor::new(sizing.expected_items, sizing.target_fpp);
         Ok(CountingBloom::from_parts(
             &self.config_of(&sizing),
@@ -474,18 +469,13 @@ impl<L: Layout, const BITS: u32> CountingBloom<L, BITS> {
 
     /// This filter's configuration.
     pub fn config(&self) -> CountingBloomConfig {
-        CountingBloomConfig {
-            num_counters: self.num_counters,
-            counter_bits: BITS,
-            block_counters: L::BLOCKED.then_some(Width::<BITS>::PER_BLOCK as u32),
-            num_hashes: self.num_hashes,
-            hasher: self.hasher,
-        }
+        CountingBloomConfig::of::<L, BITS>(self.num_counters, self.num_hashes, self.hasher)
     }
 
-    /// What the binary format needs of the filter.
-    pub(crate) fn parts(&self) -> (&Counters, SizedFor, u64) {
-        (&self.counters, self.sized_for, self.len)
+    /// What the binary format needs of the filter: its configuration,
+    /// counters, sized-for record and item counter.
+    pub(crate) fn parts(&self) -> (CountingBloomConfig, &Counters, SizedFor, u64) {
+        (self.config(), &self.counters, self.sized_for, self.len)
     }
 
     /// Combines `other`'s counters into `self`'s counter by counter, after

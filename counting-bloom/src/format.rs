@@ -7,7 +7,7 @@ use filterlab_core::sizing::{SizedFor, hashes_from_header};
 use filterlab_core::{Error, ErrorKind, FilterKind, Persist};
 
 use crate::builder::CountingBloomConfig;
-use crate::counters::{BLOCK_BYTES, Counters, Width, blocks_for};
+use crate::counters::{BLOCK_BYTES, Counters, Width, block_count, blocks_for};
 use crate::filter::CountingBloom;
 use crate::layout::Layout;
 
@@ -39,8 +39,7 @@ impl<L: Layout, const BITS: u32> Persist for CountingBloom<L, BITS> {
     }
 
     fn header(&self) -> Header {
-        let config = self.config();
-        let (counters, sized_for, len) = self.parts();
+        let (config, counters, sized_for, len) = self.parts();
         let [capacity, target_fpp] = sized_for.params();
         Header {
             kind: FilterKind::CountingBloom,
@@ -60,7 +59,7 @@ impl<L: Layout, const BITS: u32> Persist for CountingBloom<L, BITS> {
     }
 
     fn write_payload<W: Write>(&self, out: &mut FrameWriter<W>) -> Result<(), Error> {
-        self.parts().0.write(out)
+        self.parts().1.write(out)
     }
 
     fn config_from_header(header: &Header) -> Result<CountingBloomConfig, Error> {
@@ -109,13 +108,11 @@ impl<L: Layout, const BITS: u32> Persist for CountingBloom<L, BITS> {
             .checked_mul(BLOCK_BYTES as u64)
             .ok_or_else(|| invalid(format!("{num_counters} counters")))?;
         header.expect_payload_len(payload)?;
-        Ok(CountingBloomConfig {
+        Ok(CountingBloomConfig::of::<L, BITS>(
             num_counters,
-            counter_bits: BITS,
-            block_counters: L::BLOCKED.then_some(Width::<BITS>::PER_BLOCK as u32),
             num_hashes,
-            hasher: header.hasher,
-        })
+            header.hasher,
+        ))
     }
 
     /// Reads the counters, then checks what they must satisfy: counters
@@ -128,12 +125,7 @@ impl<L: Layout, const BITS: u32> Persist for CountingBloom<L, BITS> {
         header: &Header,
         input: &mut FrameReader<R>,
     ) -> Result<Self, Error> {
-        let blocks = usize::try_from(blocks_for::<BITS>(config.num_counters)).map_err(|_| {
-            Error::new(
-                ErrorKind::TooLarge,
-                "counter array exceeds the address space",
-            )
-        })?;
+        let blocks = block_count::<BITS>(config.num_counters)?;
         let counters = Counters::read(input, blocks)?;
         let tail_start = config.num_counters;
         let total = blocks as u64 * Width::<BITS>::PER_BLOCK;

@@ -84,11 +84,7 @@ impl CountingSizing {
 
     /// Whether a 64-bit key hash is too short for the target at this size.
     pub fn hash_limited(&self) -> bool {
-        self.hash_bits().limited()
-    }
-
-    fn hash_bits(&self) -> HashBits {
-        HashBits::new(self.expected_items, self.hash_bits_needed)
+        HashBits::new(self.expected_items, self.hash_bits_needed).limited()
     }
 }
 
@@ -157,6 +153,6 @@ impl fmt::Display for CountingSizing {
             )?;
         }
         writeln!(f)?;
-        self.hash_bits().fmt(f)
+        HashBits::new(self.expected_items, self.hash_bits_needed).fmt(f)
     }
 }

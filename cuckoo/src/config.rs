@@ -1,6 +1,7 @@
 //! What a cuckoo filter is configured with and the rules for each setting,
 //! shared by the builder and the format reader.
 
+use filterlab_core::sizing::ensure;
 use filterlab_core::{Error, ErrorKind, KeyHasher};
 
 use crate::table::{MAX_FINGERPRINT_BITS, MIN_FINGERPRINT_BITS};
@@ -55,52 +56,40 @@ pub struct CuckooConfig {
 
 /// Checks a fingerprint width: 4..=32.
 pub(crate) fn check_fingerprint_bits(bits: u32) -> Result<(), Error> {
-    if (MIN_FINGERPRINT_BITS..=MAX_FINGERPRINT_BITS).contains(&bits) {
-        Ok(())
-    } else {
-        Err(Error::invalid(format!(
+    let widths = MIN_FINGERPRINT_BITS..=MAX_FINGERPRINT_BITS;
+    ensure(widths.contains(&bits), || {
+        format!(
             "fingerprints must have {MIN_FINGERPRINT_BITS} to {MAX_FINGERPRINT_BITS} bits, got {bits}"
-        )))
-    }
+        )
+    })
 }
 
 /// Checks a kick limit: 1..=[`MAX_KICKS`].
 pub(crate) fn check_max_kicks(kicks: u32) -> Result<(), Error> {
-    if (1..=MAX_KICKS).contains(&kicks) {
-        Ok(())
-    } else {
-        Err(Error::invalid(format!(
-            "max kicks must be in 1..={MAX_KICKS}, got {kicks}"
-        )))
-    }
+    ensure((1..=MAX_KICKS).contains(&kicks), || {
+        format!("max kicks must be in 1..={MAX_KICKS}, got {kicks}")
+    })
 }
 
 /// Checks a growth policy: expansion 1..=[`MAX_EXPANSION`], 2..=[`MAX_TABLES`] tables.
 pub(crate) fn check_growth(growth: Growth) -> Result<(), Error> {
-    if !(1..=MAX_EXPANSION).contains(&growth.expansion) {
-        return Err(Error::invalid(format!(
-            "expansion must be in 1..={MAX_EXPANSION}, got {}",
-            growth.expansion
-        )));
-    }
-    if !(2..=MAX_TABLES).contains(&growth.max_tables) {
-        return Err(Error::invalid(format!(
-            "a growing filter may have 2..={MAX_TABLES} sub-tables, got {}",
-            growth.max_tables
-        )));
-    }
-    Ok(())
+    let Growth {
+        expansion,
+        max_tables,
+    } = growth;
+    ensure((1..=MAX_EXPANSION).contains(&expansion), || {
+        format!("expansion must be in 1..={MAX_EXPANSION}, got {expansion}")
+    })?;
+    ensure((2..=MAX_TABLES).contains(&max_tables), || {
+        format!("a growing filter may have 2..={MAX_TABLES} sub-tables, got {max_tables}")
+    })
 }
 
 /// Checks a memory limit: at most [`MAX_MEMORY_LIMIT`].
 pub(crate) fn check_memory_limit(bytes: u64) -> Result<(), Error> {
-    if bytes <= MAX_MEMORY_LIMIT {
-        Ok(())
-    } else {
-        Err(Error::invalid(format!(
-            "the memory limit must be at most 2^48 bytes, got {bytes}"
-        )))
-    }
+    ensure(bytes <= MAX_MEMORY_LIMIT, || {
+        format!("the memory limit must be at most 2^48 bytes, got {bytes}")
+    })
 }
 
 /// The same error as an [`ErrorKind::InvalidHeader`]: a rule broken by a file.

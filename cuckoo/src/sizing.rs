@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use filterlab_core::sizing::{HashBits, SizedFor, human_bytes};
+use filterlab_core::sizing::{HashBits, SizedFor, memory_summary};
 
 use crate::config::Growth;
 
@@ -81,6 +81,8 @@ impl CuckooSizing {
         self.hash_bits().limited()
     }
 
+    /// What this sizing says of the key hash: a cuckoo filter takes the
+    /// bucket index and the fingerprint from it.
     fn hash_bits(&self) -> HashBits {
         HashBits::new(self.expected_items, self.hash_bits_needed)
             .using(self.hash_bits_used, "the bucket index and fingerprint")
@@ -102,12 +104,8 @@ impl fmt::Display for CuckooSizing {
             self.buckets, self.slots_per_bucket
         )?;
         writeln!(f, "  load at capacity    {:.2}%", self.load * 100.0)?;
-        writeln!(
-            f,
-            "  memory              {} ({:.2} bits per item)",
-            human_bytes(self.bytes),
-            self.bits_per_item()
-        )?;
+        let memory = memory_summary(self.bytes, self.bits_per_item());
+        writeln!(f, "  memory              {memory}")?;
         writeln!(
             f,
             "  FPP at capacity     {:.4e} (a table full to the last slot: {:.4e})",

@@ -4,9 +4,9 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use filterlab_bloom::{BloomSizing, human_bytes};
+use filterlab_bloom::BloomSizing;
 use filterlab_core::memory::DEFAULT_MEMORY_LIMIT;
-use filterlab_core::sizing::{check_fpp, check_items};
+use filterlab_core::sizing::{check_fpp, check_items, ensure, memory_summary};
 use filterlab_core::theory::{scalable_bloom_fpp, scalable_bloom_loads, scalable_layer_fpp};
 use filterlab_core::{Error, ErrorKind, FilterKind, KeyHasher};
 
@@ -66,40 +66,39 @@ pub struct ScalableConfig {
 impl ScalableConfig {
     /// Checks every rule a builder applies.
     pub(crate) fn validate(&self) -> Result<(), Error> {
+        let Self {
+            tightening,
+            growth,
+            non_scaling,
+            max_layers,
+            max_memory,
+            ..
+        } = *self;
         check_fpp(self.target_fpp)?;
         check_items(self.initial_capacity)?;
-        if !(self.tightening > 0.0 && self.tightening < 1.0) {
-            return Err(Error::invalid(format!(
-                "the tightening ratio must be in (0, 1), got {}",
-                self.tightening
-            )));
-        }
-        let least = if self.non_scaling { 1 } else { 2 };
-        if !(least..=MAX_GROWTH).contains(&self.growth) {
-            return Err(Error::invalid(format!(
-                "the growth factor must be in {least}..={MAX_GROWTH}{}, got {}",
-                if self.non_scaling {
-                    ""
-                } else {
-                    " (below 2 only for a non-scaling filter)"
-                },
-                self.growth
-            )));
-        }
-        if !(1..=MAX_LAYERS).contains(&self.max_layers) || self.non_scaling && self.max_layers != 1
-        {
-            return Err(Error::invalid(format!(
-                "the layer cap must be in 1..={MAX_LAYERS} (1 for a non-scaling filter), got {}",
-                self.max_layers
-            )));
-        }
-        if !(1..=MAX_MEMORY_CAP).contains(&self.max_memory) {
-            return Err(Error::invalid(format!(
-                "the memory cap must be in 1..={MAX_MEMORY_CAP} bytes, got {}",
-                self.max_memory
-            )));
-        }
-        Ok(())
+        ensure(tightening > 0.0 && tightening < 1.0, || {
+            format!("the tightening ratio must be in (0, 1), got {tightening}")
+        })?;
+        let least = if non_scaling { 1 } else { 2 };
+        ensure((least..=MAX_GROWTH).contains(&growth), || {
+            let why = if non_scaling {
+                ""
+            } else {
+                " (below 2 only for a non-scaling filter)"
+            };
+            format!("the growth factor must be in {least}..={MAX_GROWTH}{why}, got {growth}")
+        })?;
+        ensure(
+            (1..=MAX_LAYERS).contains(&max_layers) && !(non_scaling && max_layers != 1),
+            || {
+                format!(
+                    "the layer cap must be in 1..={MAX_LAYERS} (1 for a non-scaling filter), got {max_layers}"
+                )
+            },
+        )?;
+        ensure((1..=MAX_MEMORY_CAP).contains(&max_memory), || {
+            format!("the memory cap must be in 1..={MAX_MEMORY_CAP} bytes, got {max_memory}")
+        })
     }
 
     /// The capacity of layer `index`, n0·s^i; `None` when it overflows `u64`.
@@ -383,12 +382,8 @@ impl fmt::Display for ScalableSizing {
             )?;
         }
         writeln!(f, "  items planned for   {}", self.items)?;
-        writeln!(
-            f,
-            "  memory              {} ({:.2} bits per item)",
-            human_bytes(self.bytes),
-            self.bits_per_item()
-        )?;
+        let memory = memory_summary(self.bytes, self.bits_per_item());
+        writeln!(f, "  memory              {memory}")?;
         writeln!(
             f,
             "  FPP                 {:.4e} exact at {} items; bound {:.4e} over {} layers",

@@ -20,8 +20,9 @@ mod rules;
 mod search;
 
 pub use builder::{BuilderBase, Target};
-pub use record::{HashBits, HashChoice, SizedFor};
+pub use record::{HashBits, HashChoice, SizedFor, memory_summary};
 pub use rules::{
-    MAX_HASHES, MIN_FPP, check_fpp, check_hashes, check_items, hashes_from_header, human_bytes,
+    MAX_HASHES, MIN_FPP, check_fpp, check_hashes, check_items, ensure, hashes_from_header,
+    human_bytes,
 };
 pub use search::{FppOf, SizeSearch};

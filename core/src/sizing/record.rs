@@ -5,7 +5,7 @@
 use std::fmt;
 
 use crate::format::Header;
-use crate::sizing::rules::check_fpp;
+use crate::sizing::rules::{check_fpp, human_bytes};
 use crate::{Error, ErrorKind};
 
 /// Why a sizing chose its number of hashes (probes per key), in the
@@ -232,4 +232,18 @@ impl fmt::Display for HashBits {
         }
         Ok(())
     }
+}
+
+/// The memory a sizing takes, as every sizing report prints it: the bytes
+/// in a binary unit and the bits per item.
+///
+/// # Examples
+///
+/// ```
+/// use filterlab_core::sizing::memory_summary;
+///
+/// assert_eq!(memory_summary(1 << 20, 9.59), "1.00 MiB (9.59 bits per item)");
+/// ```
+pub fn memory_summary(bytes: u64, bits_per_item: f64) -> String {
+    format!("{} ({bits_per_item:.2} bits per item)", human_bytes(bytes))
 }

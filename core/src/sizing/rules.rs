@@ -20,6 +20,30 @@ pub const MAX_HASHES: u32 = 64;
 /// [`SizeSearch::hash_bits_needed`](super::SizeSearch::hash_bits_needed).)
 pub const MIN_FPP: f64 = 1e-300;
 
+/// The shape of every parameter rule: `Ok(())` when the rule `holds`, else
+/// [`ErrorKind::InvalidParameter`] saying `detail()` (built only then).
+///
+/// # Errors
+///
+/// As said.
+///
+/// # Examples
+///
+/// ```
+/// use filterlab_core::sizing::ensure;
+///
+/// let kicks = 0;
+/// let checked = ensure(kicks > 0, || format!("max kicks must be positive, got {kicks}"));
+/// assert!(checked.unwrap_err().detail().contains("got 0"));
+/// ```
+pub fn ensure(holds: bool, detail: impl FnOnce() -> String) -> Result<(), Error> {
+    if holds {
+        Ok(())
+    } else {
+        Err(Error::invalid(detail()))
+    }
+}
+
 /// Checks an FPP target: strictly inside (0, 1) and at least [`MIN_FPP`].
 ///
 /// # Errors
@@ -36,18 +60,15 @@ pub const MIN_FPP: f64 = 1e-300;
 /// assert!(check_fpp(1e-320).is_err());
 /// ```
 pub fn check_fpp(fpp: f64) -> Result<(), Error> {
-    if !(fpp > 0.0 && fpp < 1.0) {
-        Err(Error::invalid(format!(
-            "the false-positive probability must be in (0, 1), got {fpp}"
-        )))
-    } else if fpp < MIN_FPP {
-        Err(Error::invalid(format!(
+    ensure(fpp > 0.0 && fpp < 1.0, || {
+        format!("the false-positive probability must be in (0, 1), got {fpp}")
+    })?;
+    ensure(fpp >= MIN_FPP, || {
+        format!(
             "the false-positive probability must be at least {MIN_FPP:e} (FPPs below it are not \
              evaluated to full precision in f64), got {fpp:e}"
-        )))
-    } else {
-        Ok(())
-    }
+        )
+    })
 }
 
 /// Checks an expected item count: at least 1.
@@ -56,11 +77,7 @@ pub fn check_fpp(fpp: f64) -> Result<(), Error> {
 ///
 /// [`ErrorKind::InvalidParameter`] for 0.
 pub fn check_items(items: u64) -> Result<(), Error> {
-    if items == 0 {
-        Err(Error::invalid("expected items must be at least 1"))
-    } else {
-        Ok(())
-    }
+    ensure(items > 0, || "expected items must be at least 1".to_owned())
 }
 
 /// Checks a number of probes per key: 1..=[`MAX_HASHES`].
@@ -69,13 +86,9 @@ pub fn check_items(items: u64) -> Result<(), Error> {
 ///
 /// [`ErrorKind::InvalidParameter`] otherwise.
 pub fn check_hashes(hashes: u32) -> Result<(), Error> {
-    if (1..=MAX_HASHES).contains(&hashes) {
-        Ok(())
-    } else {
-        Err(Error::invalid(format!(
-            "the number of hashes must be in 1..={MAX_HASHES}, got {hashes}"
-        )))
-    }
+    ensure((1..=MAX_HASHES).contains(&hashes), || {
+        format!("the number of hashes must be in 1..={MAX_HASHES}, got {hashes}")
+    })
 }
 
 /// Bytes in a human unit (binary prefixes).

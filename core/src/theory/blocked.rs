@@ -12,7 +12,7 @@ use super::bloom::ExactBloom;
 use super::stats::{ln_binomial_pmf, ln_poisson_pmf};
 use super::support::{MAX_EXACT_BLOCK_BITS, check_exact_hashes, pow_hashes};
 use crate::Error;
-use crate::sizing::MAX_HASHES;
+use crate::sizing::{MAX_HASHES, ensure};
 
 /// Relative size of the tail a mixture may leave out.
 const TAIL: f64 = 1e-17;
@@ -68,11 +68,11 @@ impl BlockFppTable {
     /// more than [`MAX_EXACT_BLOCK_BITS`] bits.
     pub fn new(block_bits: u32, num_hashes: u32) -> Result<Self, Error> {
         check_exact_hashes(num_hashes)?;
-        if block_bits > MAX_EXACT_BLOCK_BITS {
-            return Err(Error::invalid(format!(
+        ensure(block_bits <= MAX_EXACT_BLOCK_BITS, || {
+            format!(
                 "the exact blocked FPP is evaluated for blocks of at most {MAX_EXACT_BLOCK_BITS} bits, got {block_bits}"
-            )));
-        }
+            )
+        })?;
         if block_bits == 0 || num_hashes == 0 {
             return Ok(Self {
                 hashes: num_hashes,
@@ -516,34 +516,25 @@ impl Values for ClassicValues {
 mod tests {
     use super::*;
     use crate::theory::bloom_fpp_exact;
+    use crate::theory::support::for_each_assignment;
 
     /// The blocked FPP by brute force: every assignment of `items` keys to a
     /// block and k probes (with replacement), then a query's FPP given the
     /// resulting fill, averaged over the blocks it may land in.
     fn blocked_by_enumeration(blocks: usize, bits: usize, k: u32, items: u32) -> f64 {
-        let choices = blocks * bits.pow(k);
-        let configurations = choices.pow(items);
         // Counted in integers: summing millions of small floats would round.
         let mut total = 0u128;
-        for configuration in 0..configurations {
+        let assignments = for_each_assignment(blocks, bits, k, items, |probes| {
             let mut filled = vec![vec![false; bits]; blocks];
-            let mut rest = configuration;
-            for _ in 0..items {
-                let mut choice = rest % choices;
-                rest /= choices;
-                let block = choice % blocks;
-                choice /= blocks;
-                for _ in 0..k {
-                    filled[block][choice % bits] = true;
-                    choice /= bits;
-                }
+            for &(block, bit) in probes {
+                filled[block][bit] = true;
             }
             for block in &filled {
                 let set = block.iter().filter(|&&b| b).count();
                 total += (set as u128).pow(k);
             }
-        }
-        total as f64 / (configurations as f64 * blocks as f64 * (bits as f64).powi(k as i32))
+        });
+        total as f64 / (assignments as f64 * blocks as f64 * (bits as f64).powi(k as i32))
     }
 
     #[test]

@@ -121,7 +121,11 @@ pub fn check_merges_refuse<F: Merge + Clone + PartialEq + Debug>(filter: &F, oth
     let mut merged = filter.clone();
     for other in others {
         expect_error(merged.union(other), ErrorKind::Incompatible, "union");
-        expect_error(merged.intersect(other), ErrorKind::Incompatible, "intersect");
+        expect_error(
+            merged.intersect(other),
+            ErrorKind::Incompatible,
+            "intersect",
+        );
     }
     assert_eq!(&merged, filter);
 }

@@ -2,7 +2,7 @@
 //! removing half the keys, probes inside a block, and counter saturation
 //! against simulation.
 
-use filterlab_core::keys::{insert_key, query_key};
+use filterlab_core::keys::query_key;
 use filterlab_core::testing::{
     check_fpp_against_theory, check_fpp_against_theory_after, fill, mean_fpp_over_instances,
 };
@@ -14,7 +14,7 @@ use filterlab_counting_bloom::{
     Standard,
 };
 
-use crate::conformance::sized;
+use crate::conformance::{filled, sized};
 use crate::{fill_then_remove, mean_and_half_width};
 
 /// The FPP at n ∈ {1e3, 1e5, 1e6} and p ∈ {1e-1..1e-4} matches the exact
@@ -184,10 +184,7 @@ fn overflow_bound_at_capacity_is_tiny() {
 /// documented hazard, measured here so that it stays visible.
 #[test]
 fn removing_false_positives_is_the_one_hazard() {
-    let items = 100_000;
-    let mut filter = sized::<Standard, 4>(items, 0.01, 21);
-    let inserted: Vec<u64> = (0..items).map(|i| insert_key(21, i)).collect();
-    filter.extend(&inserted);
+    let (mut filter, inserted) = filled(100_000, 21);
     let mut removed = 0;
     for i in 0..200_000 {
         let key = query_key(21, i);

@@ -9,16 +9,14 @@ use filterlab_counting_bloom::{
     Filter, HashChoice, Layout, Merge, RemovableFilter, Standard,
 };
 
-use crate::conformance::sized;
+use crate::conformance::{filled, sized};
 
 /// `to_bloom` answers exactly as the counting filter, on 1e6 keys (members
 /// and non-members), after inserts and removals, one by one and batched.
 #[test]
 fn to_bloom_answers_identically() {
     let items = 500_000;
-    let mut counting = sized::<Standard, 4>(items, 0.01, 31);
-    let inserted: Vec<u64> = (0..items).map(|i| insert_key(31, i)).collect();
-    counting.extend(&inserted);
+    let (mut counting, inserted) = filled(items, 31);
     assert_eq!(counting.remove_many(&inserted[..100_000]), 100_000);
     let bloom = counting.to_bloom().unwrap();
     assert_eq!(bloom.num_bits(), counting.num_counters());

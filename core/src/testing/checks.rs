@@ -83,8 +83,8 @@ where
     golden
 }
 
-/// `read_from_expecting` returns `filter` from its bytes when told its own
-/// configuration `same`, and refuses it as [`ErrorKind::ConfigMismatch`]
+/// `filter`'s configuration is `same`; `read_from_expecting` returns
+/// `filter` from its bytes when told `same`, and refuses it as [`ErrorKind::ConfigMismatch`]
 /// when told any of `others`, from the header alone: its first `header_len`
 /// bytes suffice to refuse.
 ///
@@ -97,6 +97,7 @@ pub fn check_config_drift<F: Persist + PartialEq + Debug>(
     others: &[F::Config],
     header_len: usize,
 ) {
+    assert_eq!(&filter.config(), same, "the filter's configuration");
     let bytes = filter.to_bytes();
     let read = F::read_from_expecting(&bytes[..], same).expect("its own configuration");
     assert_eq!(&read, filter);

@@ -55,7 +55,6 @@ fn config_drift_is_rejected_before_the_payload() {
         .seed(5);
     let filter = builder.build().unwrap();
     let same = builder.config().unwrap();
-    assert_eq!(filter.config(), same);
     let others = [
         builder.clone().seed(6).config().unwrap(),
         builder.clone().hashes(6).config().unwrap(),

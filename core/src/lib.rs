@@ -14,6 +14,7 @@ pub mod memory;
 mod prefetch;
 #[cfg(feature = "serde")]
 pub mod serde_bytes;
+mod serde_impls;
 pub mod sizing;
 #[cfg(feature = "testing")]
 pub mod testing;

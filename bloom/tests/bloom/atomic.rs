@@ -154,11 +154,7 @@ fn threads_inserting_the_same_keys_stay_within_the_bound() {
 
 #[test]
 fn conversions_keep_bits_counter_and_format() {
-    let mut plain = BloomFilter::with_fpp(0.01)
-        .expected_items(10_000)
-        .seed(3)
-        .build()
-        .unwrap();
+    let mut plain = crate::standard::sized(10_000, 0.01, 3);
     plain.extend(0..5_000u64);
     let bytes = plain.to_bytes();
     let atomic = plain.clone().into_atomic();

@@ -47,20 +47,21 @@ fn conformance_every_kernel() {
     }
 }
 
+/// A filter of `bits` bits (rounded up to whole blocks) with many probes per
+/// key.
+fn explicit(bits: u64) -> BlockedBloomFilter {
+    BlockedBloomFilter::with_bits(bits)
+        .hashes(13)
+        .seed(9)
+        .build()
+        .unwrap()
+}
+
 #[test]
 fn conformance_explicit_sizes() {
-    // 1000 bits round up to two blocks; many probes per key.
-    let make = |bits: u64| {
-        move || {
-            BlockedBloomFilter::with_bits(bits)
-                .hashes(13)
-                .seed(9)
-                .build()
-                .unwrap()
-        }
-    };
-    Conformance::new("BlockedBloomFilter(1000 bits)", make(1000))
-        .with_variant(make(1025))
+    // 1000 bits round up to two blocks.
+    Conformance::new("BlockedBloomFilter(1000 bits)", || explicit(1000))
+        .with_variant(|| explicit(1025))
         .check_mergeable();
 }
 

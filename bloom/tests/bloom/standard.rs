@@ -11,7 +11,8 @@ use filterlab_core::theory::{bloom_fpp_classic, bloom_fpp_exact};
 
 use crate::{check_counter_bound, check_golden, check_merges_keep_len_within_the_bits_set};
 
-fn sized(items: u64, fpp: f64, seed: u64) -> BloomFilter {
+/// A filter sized for `items` keys at `fpp`, seeded with `seed`.
+pub(crate) fn sized(items: u64, fpp: f64, seed: u64) -> BloomFilter {
     BloomFilter::with_fpp(fpp)
         .expected_items(items)
         .seed(seed)

@@ -56,9 +56,8 @@ impl CountingBloomConfig {
 }
 
 /// Configures a counting Bloom filter of layout `L` with `BITS`-bit
-/// counters; made by `with_fpp` or `with_counters` of
-/// [`CountingBloomFilter`](crate::CountingBloomFilter) or
-/// [`BlockedCountingBloomFilter`](crate::BlockedCountingBloomFilter).
+/// counters; made by `with_fpp` or `with_counters` of `CountingBloomFilter`
+/// or `BlockedCountingBloomFilter`.
 ///
 /// # Examples
 ///

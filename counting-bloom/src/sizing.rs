@@ -9,8 +9,7 @@ use filterlab_core::sizing::{HashBits, HashChoice, SizedFor, human_bytes};
 use crate::counters::BLOCK_BYTES;
 
 /// A counting filter's size for a workload, computed without allocating:
-/// what [`CountingBloomFilter::params`](crate::CountingBloomFilter::params)
-/// and [`CountingBloomBuilder::sizing`](crate::CountingBloomBuilder::sizing)
+/// what `CountingBloomFilter::params` and `CountingBloomBuilder::sizing`
 /// return.
 ///
 /// # Examples

@@ -15,9 +15,8 @@ use crate::config::{
 use crate::sizing::{CuckooSizing, FingerprintChoice};
 use crate::table::{MAX_FINGERPRINT_BITS, MIN_FINGERPRINT_BITS, SLOTS, table_bytes};
 
-/// Configures a [`CuckooFilter`](crate::CuckooFilter); made by
-/// [`CuckooFilter::with_fpp`](crate::CuckooFilter::with_fpp) or
-/// [`CuckooFilter::with_buckets`](crate::CuckooFilter::with_buckets).
+/// Configures a `CuckooFilter`; made by `CuckooFilter::with_fpp` or
+/// `CuckooFilter::with_buckets`.
 #[derive(Clone, Debug)]
 #[must_use]
 pub struct CuckooBuilder {
@@ -45,8 +44,7 @@ impl CuckooBuilder {
 
     filterlab_core::builder_setters! {
         /// An explicit fingerprint width (4..=32 bits), overriding the
-        /// sizing's choice; required with
-        /// [`CuckooFilter::with_buckets`](crate::CuckooFilter::with_buckets).
+        /// sizing's choice; required with `CuckooFilter::with_buckets`.
         fingerprint_bits(bits: u32) => fingerprint_bits = Some(bits);
         /// Kicks an insert tries before it is refused or the filter grows
         /// (default 500, at most 65535).

@@ -20,8 +20,7 @@ pub enum FingerprintChoice {
 }
 
 /// A cuckoo filter's size for a workload, computed without allocating:
-/// what [`CuckooFilter::params`](crate::CuckooFilter::params) and
-/// [`CuckooBuilder::sizing`](crate::CuckooBuilder::sizing) return.
+/// what `CuckooFilter::params` and `CuckooBuilder::sizing` return.
 ///
 /// # Examples
 ///

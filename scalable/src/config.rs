@@ -124,10 +124,8 @@ impl ScalableConfig {
     }
 }
 
-/// Configures a [`ScalableBloomFilter`](crate::ScalableBloomFilter) with
-/// layers of type `L`; made by
-/// [`ScalableBloomFilter::with_fpp`](crate::ScalableBloomFilter::with_fpp)
-/// (default layers) or [`Self::new`].
+/// Configures a `ScalableBloomFilter` with layers of type `L`; made by
+/// `ScalableBloomFilter::with_fpp` (default layers) or [`Self::new`].
 #[derive(Clone, Debug)]
 #[must_use]
 pub struct ScalableBloomBuilder<L = DefaultLayer> {
@@ -267,7 +265,7 @@ pub struct LayerSizing {
 }
 
 /// The layers a scalable filter needs for a number of items, computed
-/// without allocating: what [`ScalableBloomFilter::params`](crate::ScalableBloomFilter::params) and
+/// without allocating: what `ScalableBloomFilter::params` and
 /// [`ScalableBloomBuilder::sizing_for`] return.
 ///
 /// # Examples

@@ -3,21 +3,27 @@
 
 mod binary_fuse;
 mod bloom_crate;
+mod counting_fastbloom;
 mod cuckoo;
 mod fast_bloom;
 mod growable;
 mod ours;
 mod peer;
+mod quotient;
+mod scalable_cuckoo;
 mod split_block;
 mod subject;
 
 pub use binary_fuse::BinaryFuse8;
 pub use bloom_crate::BloomFilterCrate;
+pub use counting_fastbloom::FastBloomRsCounting;
 pub use cuckoo::Cuckoo;
 pub use fast_bloom::FastBloom;
 pub use growable::Growable;
 pub use ours::{FilterlabSubject, SharedInsert};
 pub use peer::{Inserted, PeerFilter, PeerSubject};
+pub use quotient::{QFILTER_GROWTH_CEILING, QFilter};
+pub use scalable_cuckoo::ScalableCuckoo;
 pub use split_block::{SplitBlock, sbbf_bits_per_key, split_block_fpp};
 pub use subject::{Mode, Subject, Theory, Workload};
 

@@ -121,4 +121,3 @@ impl PeerFilter for QFilter {
         Some(self.matching(self.filter.len()))
     }
 }
-

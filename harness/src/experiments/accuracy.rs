@@ -197,6 +197,11 @@ pub fn gate(rows: &[AccuracyRow]) -> Vec<String> {
                     row.describe()
                 )),
             },
+            GateOn::Bound => {
+                if row.theoretical_fpp.is_some_and(|bound| row.ci_low > bound) {
+                    failures.push(outside("stated bound", row.theoretical_fpp));
+                }
+            }
             GateOn::Nothing => {}
         }
     }

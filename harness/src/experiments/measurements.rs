@@ -1,6 +1,6 @@
 //! One run of the experiments a configuration asks for, over a list of
 //! registry entries: everything the report, `compare` and the decision
-//! guide are rendered from.
+//! guide are rendered from, and the gate over all of it.
 
 use std::time::Instant;
 
@@ -8,6 +8,8 @@ use crate::config::{Experiment, RunConfig};
 use crate::error::Error;
 use crate::experiments::accuracy::{self, AccuracyRow};
 use crate::experiments::capacity::{self, CapacityResults};
+use crate::experiments::churn::{self, ChurnResults};
+use crate::experiments::growth::{self, GrowthResults};
 use crate::experiments::space::{self, SpaceRow};
 use crate::experiments::speed::{self, SpeedResults};
 use crate::registry::Entry;
@@ -26,6 +28,10 @@ pub struct Measurements {
     pub speed: Option<SpeedResults>,
     /// Over-capacity results, when run.
     pub capacity: Option<CapacityResults>,
+    /// Churn results, when run.
+    pub churn: Option<ChurnResults>,
+    /// Growth results, when run.
+    pub growth: Option<GrowthResults>,
     /// Wall time per experiment, in seconds.
     pub seconds: Vec<(Experiment, f64)>,
 }
@@ -71,6 +77,22 @@ pub fn measure(
     } else {
         None
     };
+    let churn = if config.runs(Experiment::Churn) {
+        let start = Instant::now();
+        let results = churn::run(&entries, config, quiet)?;
+        timed(Experiment::Churn, start);
+        Some(results)
+    } else {
+        None
+    };
+    let growth = if config.runs(Experiment::Growth) {
+        let start = Instant::now();
+        let results = growth::run(&entries, config, quiet)?;
+        timed(Experiment::Growth, start);
+        Some(results)
+    } else {
+        None
+    };
     Ok(Measurements {
         entries,
         config: config.clone(),
@@ -78,6 +100,23 @@ pub fn measure(
         space,
         speed,
         capacity,
+        churn,
+        growth,
         seconds,
     })
+}
+
+impl Measurements {
+    /// Why the gate fails, one line per failing row (accuracy, churn,
+    /// growth); empty when it passes.
+    pub fn gate(&self) -> Vec<String> {
+        let mut failures = accuracy::gate(&self.accuracy);
+        if let Some(churned) = &self.churn {
+            failures.extend(churn::gate(&churned.rows));
+        }
+        if let Some(grown) = &self.growth {
+            failures.extend(growth::gate(&grown.rows));
+        }
+        failures
+    }
 }

@@ -3,6 +3,8 @@
 
 pub mod accuracy;
 pub mod capacity;
+pub mod churn;
+pub mod growth;
 pub mod measurements;
 pub mod space;
 pub mod speed;

@@ -216,6 +216,10 @@ pub enum GateOn {
     /// where kicks leave fingerprints is not captured by the load alone).
     #[serde(rename = "state-conditional")]
     State,
+    /// Its theory as an upper bound: the measured FPP must not lie above
+    /// it beyond the interval (a grown cuckoo filter's compound bound).
+    #[serde(rename = "bound")]
+    Bound,
     /// Nothing: a peer, reported but not gated.
     #[serde(rename = "not gated")]
     Nothing,
@@ -227,6 +231,7 @@ impl GateOn {
         match self {
             Self::Theory => "exact theory",
             Self::State => "state-conditional FPP",
+            Self::Bound => "stated bound",
             Self::Nothing => "not gated",
         }
     }
@@ -366,6 +371,32 @@ impl Entry {
             Origin::Filterlab => self.name.to_owned(),
             Origin::Peer if self.package.starts_with(self.name) => self.package.to_owned(),
             Origin::Peer => format!("{} ({})", self.name, self.package),
+        }
+    }
+}
+
+impl GateOn {
+    /// What a single-instance experiment (churn, growth) holds a filter of
+    /// `origin` with a theory of kind `exact` to. One instance's FPP varies
+    /// around the a-priori theory by more than the query interval covers
+    /// (a blocked filter of a few dozen blocks, say), so an exact theory is
+    /// checked through the state-conditional FPP (that same formula at the
+    /// instance's actual fill); a theory that is only a bound, as one.
+    pub fn single_instance(origin: Origin, exact: bool) -> Self {
+        match (origin, exact) {
+            (Origin::Peer, _) => Self::Nothing,
+            (Origin::Filterlab, true) => Self::State,
+            (Origin::Filterlab, false) => Self::Bound,
+        }
+    }
+
+    /// Whether `reference` passes against the interval [`low`, `high`].
+    pub fn passes(self, reference: Option<f64>, low: f64, high: f64) -> Option<bool> {
+        let value = reference?;
+        match self {
+            Self::Theory | Self::State => Some(low <= value && value <= high),
+            Self::Bound => Some(low <= value),
+            Self::Nothing => None,
         }
     }
 }

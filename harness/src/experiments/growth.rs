@@ -1,0 +1,319 @@
+//! The growth experiment, for every filter that grows: built for a small
+//! capacity, fed keys up to 1000 times that, and measured at every doubling
+//! on the way: the FPP with its interval beside the filter's theory (its
+//! bound) and the target, memory per item beside a `BloomFilter` sized for
+//! the items held, and one-key lookup times. Run on one thread, filter
+//! after filter, so the timings are comparable.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use filterlab_bloom::BloomFilter;
+use filterlab_core::keys::{insert_key, query_key};
+use filterlab_core::mix64;
+use filterlab_core::theory::wilson_interval;
+use filterlab_peers::{Mode, Subject, Theory, Workload};
+use serde::{Deserialize, Serialize};
+
+use crate::config::RunConfig;
+use crate::error::Error;
+use crate::experiments::accuracy::{count_false_negatives, derive_seed, row_confidence};
+use crate::experiments::verdict::TheoryKind;
+use crate::progress::Progress;
+use crate::registry::{Build, Capability, Entry, GateOn, Origin};
+use crate::text::format_count;
+
+/// Lookups are timed in chunks of this many keys.
+const CHUNK: u64 = 4096;
+
+/// Positive lookups timed per point, at most.
+const POSITIVE_LOOKUPS: u64 = 100_000;
+
+/// One row of `growth.csv`: one filter at one doubling.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GrowthRow {
+    /// The filter's registry name.
+    pub filter: String,
+    /// filterlab or a peer.
+    pub origin: Origin,
+    /// The capacity it was built for.
+    pub initial_capacity: u64,
+    /// The target FPP it was built for.
+    pub target_fpp: f64,
+    /// Keys offered so far.
+    pub items: u64,
+    /// Items held / initial capacity.
+    pub growth: f64,
+    /// Bytes of storage now.
+    pub memory_bytes: u64,
+    /// Bits of storage per item held.
+    pub bits_per_item: f64,
+    /// Bits per item of a `BloomFilter` sized for these items at the target.
+    pub bloom_bits_per_item: f64,
+    /// Never-inserted keys queried at this point.
+    pub queries: u64,
+    /// Of them, answered present.
+    pub false_positives: u64,
+    /// false_positives / queries.
+    pub empirical_fpp: f64,
+    /// Wilson interval, lower end.
+    pub ci_low: f64,
+    /// Wilson interval, upper end.
+    pub ci_high: f64,
+    /// The interval's confidence (Bonferroni over every growth point).
+    pub confidence: f64,
+    /// The filter's theory for the keys it accepted (its bound when not exact).
+    pub theoretical_fpp: Option<f64>,
+    /// What that theory is worth.
+    pub theory: TheoryKind,
+    /// The FPP given the filter's state, where it can tell.
+    pub fill_fpp: Option<f64>,
+    /// Accepted keys answered absent.
+    pub false_negatives: u64,
+    /// Inserts refused as full so far.
+    pub refused: u64,
+    /// ns per positive lookup, one key at a time.
+    pub positive_ns: f64,
+    /// ns per negative lookup, one key at a time.
+    pub negative_ns: f64,
+    /// What the gate holds the row to (filterlab filters).
+    pub gated_on: GateOn,
+}
+
+impl GrowthRow {
+    /// The value the gate compares with the interval, if any.
+    fn reference(&self) -> Option<f64> {
+        match self.gated_on {
+            GateOn::Theory => self
+                .theoretical_fpp
+                .filter(|_| self.theory == TheoryKind::Exact),
+            GateOn::State => self.fill_fpp,
+            GateOn::Bound => self.theoretical_fpp,
+            GateOn::Nothing => None,
+        }
+    }
+
+    /// Whether the gated reference passes against the interval (`None`
+    /// when nothing is gated).
+    pub fn reference_passes(&self) -> Option<bool> {
+        self.gated_on
+            .passes(self.reference(), self.ci_low, self.ci_high)
+    }
+
+    /// Whether the whole interval lies above the target.
+    pub fn above_target(&self) -> bool {
+        self.ci_low > self.target_fpp
+    }
+}
+
+/// What the growth experiment measured.
+pub struct GrowthResults {
+    /// One row per filter, target and doubling.
+    pub rows: Vec<GrowthRow>,
+    /// Filters skipped, and why.
+    pub notes: Vec<String>,
+}
+
+/// Why the growth gate fails; empty when it passes.
+///
+/// Every filterlab filter: no false negatives; with an exact theory (the
+/// scalable Bloom filter's compound formula), that formula at the
+/// instance's actual fill (its state-conditional FPP, see
+/// [`GateOn::single_instance`]) inside each point's interval and the
+/// measured FPP never above the target beyond it; with a theory that is a
+/// bound (the grown cuckoo filter's compound a-priori FPP), the measured
+/// FPP never above the bound beyond the interval.
+pub fn gate(rows: &[GrowthRow]) -> Vec<String> {
+    let mut failures = Vec::new();
+    for row in rows.iter().filter(|r| r.origin == Origin::Filterlab) {
+        let at = format!(
+            "{} grown to {} items (from {}, P = {:e})",
+            row.filter,
+            format_count(row.items),
+            format_count(row.initial_capacity),
+            row.target_fpp
+        );
+        if row.false_negatives > 0 {
+            failures.push(format!("{at}: {} false negatives", row.false_negatives));
+        }
+        if row.reference_passes() == Some(false) {
+            failures.push(format!(
+                "{at}: {} {:.4e} against the {:.4}% interval [{:.4e}, {:.4e}]",
+                row.gated_on.label(),
+                row.reference().unwrap_or(f64::NAN),
+                row.confidence * 100.0,
+                row.ci_low,
+                row.ci_high
+            ));
+        }
+        if row.theory == TheoryKind::Exact && row.gated_on != GateOn::Nothing && row.above_target()
+        {
+            failures.push(format!(
+                "{at}: measured {:.4e}, above the target beyond its interval",
+                row.empirical_fpp
+            ));
+        }
+    }
+    failures
+}
+
+/// The item counts measured: every doubling of the initial capacity up to
+/// the final count, and the final count.
+pub fn points(initial: u64, last: u64) -> Vec<u64> {
+    let mut points: Vec<u64> = std::iter::successors(Some(initial.max(1)), |&n| n.checked_mul(2))
+        .take_while(|&n| n <= last)
+        .collect();
+    if points.last() != Some(&last) {
+        points.push(last);
+    }
+    points
+}
+
+/// Runs the growth experiment over the entries that grow.
+///
+/// # Errors
+///
+/// When a filter cannot be built for the initial capacity.
+pub fn run(entries: &[Entry], config: &RunConfig, quiet: bool) -> Result<GrowthResults, Error> {
+    let mut notes = Vec::new();
+    let growing: Vec<&Entry> = entries
+        .iter()
+        .filter(|e| e.has(Capability::Growth))
+        .filter(|e| {
+            let dynamic = matches!(e.build, Build::Empty(_));
+            if !dynamic {
+                notes.push(format!("{}: static, it cannot grow", e.name));
+            }
+            dynamic
+        })
+        .collect();
+    let at = points(config.growth_initial, config.growth_final);
+    let rows = growing.len() * config.growth_fpps.len() * at.len();
+    let confidence = row_confidence(config.family_error_rate, rows);
+    let progress = Progress::new(
+        "growth",
+        (growing.len() * config.growth_fpps.len()) as u64,
+        quiet,
+    );
+    let mut results = Vec::with_capacity(rows);
+    for &fpp in &config.growth_fpps {
+        for entry in &growing {
+            results.extend(grow(entry, fpp, &at, config, confidence)?);
+            progress.step(&format!("{} at P = {fpp:e}", entry.name));
+        }
+    }
+    progress.finish();
+    Ok(GrowthResults {
+        rows: results,
+        notes,
+    })
+}
+
+/// Grows one filter through `points`, a row at each.
+fn grow(
+    entry: &Entry,
+    fpp: f64,
+    points: &[u64],
+    config: &RunConfig,
+    confidence: f64,
+) -> Result<Vec<GrowthRow>, Error> {
+    let initial = config.growth_initial;
+    let seed = derive_seed(config.seed, &[initial, fpp.to_bits(), 0x9e0_0717]);
+    let workload = Workload {
+        items: initial,
+        fpp,
+        seed,
+    };
+    let Build::Empty(build) = entry.build else {
+        return Ok(Vec::new());
+    };
+    let mut subject = build(&workload)
+        .map_err(|e| e.context(format!("{} for the growth experiment", entry.name)))?;
+    let last = points.last().copied().unwrap_or(initial);
+    let keys: Vec<u64> = (0..last).map(|i| insert_key(seed, i)).collect();
+    let queries = ((config.expected_false_positives / fpp).ceil() as u64)
+        .clamp(CHUNK, config.growth_max_queries.max(CHUNK));
+    let mut refused = Vec::new();
+    let mut rows = Vec::with_capacity(points.len());
+    let mut inserted = 0;
+    for (point, &items) in points.iter().enumerate() {
+        let mut refused_now = Vec::new();
+        let from = inserted as usize;
+        subject.insert_keys(&keys[from..items as usize], Mode::Batched, &mut refused_now);
+        refused.extend(refused_now.into_iter().map(|position| from + position));
+        inserted = items;
+        let held = &keys[..items as usize];
+        let accepted = items - refused.len() as u64;
+        let (false_positives, negative_ns) =
+            negatives(subject.as_ref(), seed, point as u64 * queries, queries);
+        let positive_ns = positives(subject.as_ref(), held, seed);
+        let (ci_low, ci_high) = wilson_interval(false_positives, queries, confidence);
+        let theory = subject.theory(accepted);
+        let memory_bytes = subject.memory_usage() as u64;
+        rows.push(GrowthRow {
+            filter: entry.name.to_owned(),
+            origin: entry.origin,
+            initial_capacity: initial,
+            target_fpp: fpp,
+            items,
+            growth: items as f64 / initial as f64,
+            memory_bytes,
+            bits_per_item: memory_bytes as f64 * 8.0 / accepted.max(1) as f64,
+            bloom_bits_per_item: BloomFilter::params(accepted.max(1), fpp)
+                .map_or(f64::NAN, |s| s.bits_per_item()),
+            queries,
+            false_positives,
+            empirical_fpp: false_positives as f64 / queries as f64,
+            ci_low,
+            ci_high,
+            confidence,
+            theoretical_fpp: theory.map(Theory::fpp),
+            theory: TheoryKind::of(theory),
+            fill_fpp: subject.fill_fpp(),
+            false_negatives: count_false_negatives(subject.as_ref(), held, &refused),
+            refused: refused.len() as u64,
+            positive_ns,
+            negative_ns,
+            gated_on: GateOn::single_instance(entry.origin, theory.is_some_and(Theory::is_exact)),
+        });
+    }
+    Ok(rows)
+}
+
+/// Positives among `count` fresh never-inserted keys from `offset`, and
+/// the ns per lookup, one key at a time.
+fn negatives(subject: &dyn Subject, seed: u64, offset: u64, count: u64) -> (u64, f64) {
+    let mut chunk = Vec::with_capacity(CHUNK as usize);
+    let (mut found, mut seconds) = (0, 0.0);
+    for start in (0..count).step_by(CHUNK as usize) {
+        chunk.clear();
+        chunk.extend((start..count.min(start + CHUNK)).map(|i| query_key(seed, offset + i)));
+        let timer = Instant::now();
+        found += subject.count_contained(black_box(&chunk), Mode::OneKey);
+        seconds += timer.elapsed().as_secs_f64();
+    }
+    (found, seconds * 1e9 / count as f64)
+}
+
+/// ns per positive lookup of inserted keys drawn pseudo-randomly from `held`.
+fn positives(subject: &dyn Subject, held: &[u64], seed: u64) -> f64 {
+    let count = POSITIVE_LOOKUPS.min(held.len() as u64 * 4).max(1);
+    let sample: Vec<u64> = (0..count)
+        .map(|i| held[(mix64(seed ^ i) % held.len() as u64) as usize])
+        .collect();
+    let timer = Instant::now();
+    black_box(subject.count_contained(black_box(&sample), Mode::OneKey));
+    timer.elapsed().as_secs_f64() * 1e9 / count as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doublings_end_at_the_final_count() {
+        assert_eq!(points(1000, 8000), [1000, 2000, 4000, 8000]);
+        assert_eq!(points(1000, 5000), [1000, 2000, 4000, 5000]);
+        assert_eq!(points(1000, 1_000_000).len(), 11);
+    }
+}

@@ -15,12 +15,14 @@ use crate::config::check_workload;
 use crate::error::Error;
 use crate::experiments::accuracy::AccuracyRow;
 use crate::experiments::capacity::CapacityRow;
+use crate::experiments::churn::{BogusRemovalRow, ChurnRow};
+use crate::experiments::growth::GrowthRow;
 use crate::experiments::speed::{Operation, SpeedRow};
 use crate::registry::{self, Capability, Entry, GROWTH_SPAN, Sizing};
 
 /// A grown filter's FPP up to this factor over the target still meets it.
 const GROWN_TOLERANCE: f64 = 1.001;
-use crate::render::guide::Evidence;
+use crate::render::evidence::Evidence;
 use crate::text::format_count;
 
 /// A `recommend` request.
@@ -254,10 +256,16 @@ fn unmet_requirements(request: &Request, unmet: &[Capability]) -> String {
     let accuracy: Vec<AccuracyRow> = load(&request.report, "accuracy.csv");
     let speed: Vec<SpeedRow> = load(&request.report, "speed.csv");
     let capacity: Vec<CapacityRow> = load(&request.report, "capacity.csv");
+    let churn: Vec<ChurnRow> = load(&request.report, "churn.csv");
+    let bogus: Vec<BogusRemovalRow> = load(&request.report, "churn_removals.csv");
+    let growth: Vec<GrowthRow> = load(&request.report, "growth.csv");
     let evidence = Evidence {
         accuracy: &accuracy,
         speed: &speed,
         capacity: &capacity,
+        churn: &churn,
+        bogus: &bogus,
+        growth: &growth,
     };
     for &requirement in unmet {
         let _ = writeln!(

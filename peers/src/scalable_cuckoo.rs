@@ -1,6 +1,6 @@
 //! scalable_cuckoo_filter 0.5.
 
-use std::hash::BuildHasher;
+use std::hash::{BuildHasher, Hasher};
 
 use foldhash::fast::{FixedState, FoldHasher};
 use rand_09::SeedableRng;
@@ -17,24 +17,65 @@ const SLOTS: u64 = 4;
 /// fail and the filter grows (as for any 4-slot cuckoo table).
 const LOAD: f64 = 0.95;
 
-type Inner = ScalableCuckooFilter<u64, FoldHasher<'static>, SmallRng>;
+type Inner = ScalableCuckooFilter<u64, NonZeroTop, SmallRng>;
+
+/// Seeded foldhash whose hashes never start with `bits` zero bits.
+///
+/// The crate takes an f-bit fingerprint from the top bits of the hash and
+/// marks an empty slot with 0, without ruling out a zero fingerprint: a
+/// key whose hash starts with f zero bits (1 in 2^f) trips its debug
+/// assertion, and in a release build is stored as nothing (found only
+/// while its buckets have an empty slot) while any query with that
+/// fingerprint matches an empty slot. Every sub-filter's f is at least the
+/// first one's, so moving such a hash's top bit to 1 (what filterlab's cuckoo
+/// filter does with a zero fingerprint) avoids it in every sub-filter.
+#[derive(Clone)]
+struct NonZeroTop {
+    inner: FoldHasher<'static>,
+    bits: u32,
+}
+
+impl Hasher for NonZeroTop {
+    fn finish(&self) -> u64 {
+        let hash = self.inner.finish();
+        if hash >> (64 - self.bits) == 0 {
+            hash | 1 << 63
+        } else {
+            hash
+        }
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        self.inner.write(bytes);
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        self.inner.write_u64(value);
+    }
+}
 
 /// scalable_cuckoo_filter 0.5: cuckoo sub-filters of doubling capacity and
 /// halving FPP (fingerprints of ⌈log2(2b/p_i)⌉ bits, p_i = P/2^(i+1),
 /// buckets rounded up to a power of two); a lookup checks every sub-filter.
 /// Hashed here with foldhash seeded from the workload (its default is
-/// SipHash-1-3) and kicking with a seeded `SmallRng` (its default is
-/// `thread_rng`), so runs repeat.
+/// SipHash-1-3), never giving a zero fingerprint (see `NonZeroTop`), and
+/// kicking with a seeded `SmallRng` (its default is `thread_rng`), so runs
+/// repeat.
 pub struct ScalableCuckoo {
     filter: Inner,
     workload: Workload,
 }
 
 fn build(workload: &Workload) -> Inner {
+    // Its first sub-filter's fingerprint width, the narrowest.
+    let bits = ((2.0 / workload.fpp).log2() + (2.0 * SLOTS as f64).log2()).ceil();
     ScalableCuckooFilterBuilder::new()
         .initial_capacity(to_usize(workload.items))
         .false_positive_probability(workload.fpp)
-        .hasher(FixedState::with_seed(workload.seed).build_hasher())
+        .hasher(NonZeroTop {
+            inner: FixedState::with_seed(workload.seed).build_hasher(),
+            bits: (bits as u32).clamp(1, 63),
+        })
         .rng(SmallRng::seed_from_u64(workload.seed))
         .finish()
 }

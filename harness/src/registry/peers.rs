@@ -145,7 +145,7 @@ pub fn peer_entries() -> Vec<Entry> {
         peer(
             "scalable_cuckoo_filter",
             "scalable_cuckoo_filter 0.5",
-            "cuckoo sub-filters of doubling capacity and halving FPP (P/2, P/4, …), with seeded foldhash and a seeded RNG; lookups check every sub-filter",
+            "cuckoo sub-filters of doubling capacity and halving FPP (P/2, P/4, …), with seeded foldhash and a seeded RNG; lookups check every sub-filter. Its fingerprints are the hash's top bits with 0 meaning empty, unguarded: the adapter sets the top bit of a hash that would give fingerprint 0 (1 in 2^f keys)",
             "approximate: 1 − Π(1 − p_i), sub-filter i filled in order to 95% with p_i = 1 − (1 − 2^−f_i)^(8·load)",
             Build::Empty(|w| Ok(PeerSubject::boxed(ScalableCuckoo::new(w)))),
         )

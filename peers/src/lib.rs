@@ -1,6 +1,8 @@
 #![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "bench")]
+pub mod bench;
 mod binary_fuse;
 mod bloom_crate;
 mod counting_fastbloom;

@@ -54,6 +54,17 @@ impl QFilter {
     /// The crate's error when it refuses the parameters.
     pub fn resizeable(workload: &Workload) -> Result<Self, Error> {
         let maximum = workload.items.saturating_mul(QFILTER_GROWTH_CEILING);
+        Self::resizeable_to(workload, maximum)
+    }
+
+    /// A resizeable filter starting at the workload's capacity, allowed to
+    /// grow to `maximum` items, with the target FPP at that maximum.
+    ///
+    /// # Errors
+    ///
+    /// The crate's error when it refuses the parameters.
+    pub fn resizeable_to(workload: &Workload, maximum: u64) -> Result<Self, Error> {
+        let maximum = maximum.max(workload.items);
         Self::build(workload.items, maximum, workload.fpp, workload.seed)
     }
 

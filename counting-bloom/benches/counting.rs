@@ -17,8 +17,8 @@ use criterion::Criterion;
 use filterlab_bloom::BlockedBloomFilter;
 use filterlab_counting_bloom::{BlockedCountingBloomFilter, CountingBloomFilter};
 use filterlab_peers::Workload;
-use filterlab_peers::bench::{self, Keys, Target};
-use filterlab_peers::{FastBloomRsCounting, FilterlabSubject, Mode, PeerSubject, QFilter, Subject};
+use filterlab_peers::bench::{self, Keys};
+use filterlab_peers::{FastBloomRsCounting, FilterlabSubject, PeerSubject, QFilter, Subject};
 
 /// The seed of every filter's hasher.
 const SEED: u64 = 1;
@@ -29,7 +29,7 @@ const LOOKUPS: u64 = 1_000_000;
 /// Builds one benchmarked filter, empty, for n keys at p.
 type Make = fn(u64, f64) -> Option<Box<dyn Subject>>;
 
-/// Every benchmarked filter, in group order, and whether it has a batch API.
+/// Every benchmarked filter, in group order.
 const SUBJECTS: [(&str, Make); 5] = [
     ("filterlab-counting", |n, p| {
         let filter = CountingBloomFilter::with_fpp(p)
@@ -76,28 +76,9 @@ fn counting_vs_peers(c: &mut Criterion) {
     for items in [10_000_000u64, 100_000] {
         let keys = Keys::new(items, LOOKUPS);
         let label = format!("n={items:.0e},p={fpp:.0e}");
-        for (name, make) in SUBJECTS {
-            let Some(mut subject) = make(items, fpp) else {
-                eprintln!("{name} {label}: cannot be built");
-                continue;
-            };
-            for mode in Mode::ALL {
-                if mode == Mode::Batched && !subject.has_batch_api() {
-                    continue;
-                }
-                let target = Target {
-                    name,
-                    mode,
-                    label: &label,
-                };
-                let refused = bench::insert(c, &target, subject.as_mut(), &keys.inserted);
-                assert!(refused.is_empty(), "{name} refused {} keys", refused.len());
-                bench::describe(&target, subject.as_ref(), items, &keys);
-                bench::lookups(c, &target, subject.as_ref(), &keys);
-                if mode == Mode::OneKey {
-                    bench::remove(c, &target, subject.as_mut(), &keys.present_distinct());
-                }
-            }
+        let subjects = SUBJECTS.map(|(name, make)| (name, make(items, fpp)));
+        for (name, refused) in bench::each_subject(c, &label, &keys, subjects) {
+            assert_eq!(refused, 0, "{name} refused keys");
         }
     }
 }

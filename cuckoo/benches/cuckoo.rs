@@ -18,9 +18,9 @@
 
 use criterion::Criterion;
 use filterlab_cuckoo::{CuckooFilter, Filter};
-use filterlab_peers::bench::{self, Keys, Target};
+use filterlab_peers::bench::{self, Keys};
 use filterlab_peers::{
-    Cuckoo, FilterlabSubject, Mode, PeerSubject, QFilter, ScalableCuckoo, Subject, Workload,
+    Cuckoo, FilterlabSubject, PeerSubject, QFilter, ScalableCuckoo, Subject, Workload,
 };
 
 /// The seed of every filter's hasher.
@@ -66,7 +66,7 @@ fn cuckoo_vs_peers(c: &mut Criterion) {
     let label = format!("n={ITEMS:.0e},f={FINGERPRINT_BITS},load=95%");
     let keys = Keys::new(ITEMS, LOOKUPS);
     bench::random_reads(c, bytes, 2, LOOKUPS);
-    let subjects: Vec<(&str, Box<dyn Subject>)> = [
+    let subjects: [(&str, Option<Box<dyn Subject>>); 4] = [
         (
             "filterlab-cuckoo",
             Some(FilterlabSubject::new(ours).removable().boxed()),
@@ -83,31 +83,8 @@ fn cuckoo_vs_peers(c: &mut Criterion) {
             "scalable_cuckoo_filter",
             Some(PeerSubject::boxed(ScalableCuckoo::new(&workload))),
         ),
-    ]
-    .into_iter()
-    .filter_map(|(name, subject)| Some((name, subject?)))
-    .collect();
-    for (name, mut subject) in subjects {
-        for mode in Mode::ALL {
-            if mode == Mode::Batched && !subject.has_batch_api() {
-                continue;
-            }
-            let target = Target {
-                name,
-                mode,
-                label: &label,
-            };
-            let refused = bench::insert(c, &target, subject.as_mut(), &keys.inserted);
-            if !refused.is_empty() {
-                eprintln!("{name} {label}: {} keys refused", refused.len());
-            }
-            bench::describe(&target, subject.as_ref(), ITEMS, &keys);
-            bench::lookups(c, &target, subject.as_ref(), &keys);
-            if mode == Mode::OneKey {
-                bench::remove(c, &target, subject.as_mut(), &keys.present_distinct());
-            }
-        }
-    }
+    ];
+    bench::each_subject(c, &label, &keys, subjects);
 }
 
 fn main() {

@@ -185,6 +185,57 @@ pub fn remove(c: &mut Criterion, target: &Target<'_>, subject: &mut dyn Subject,
     group.finish();
 }
 
+/// Everything for one filter holding `keys.inserted`: for each way it can
+/// be driven (one key at a time; batched when it has a batch API), insert,
+/// its bits per item and FPP, positive and negative lookups, and (one key at
+/// a time, when it deletes) remove. Returns the keys it refused.
+pub fn all_operations(
+    c: &mut Criterion,
+    name: &str,
+    label: &str,
+    subject: &mut dyn Subject,
+    keys: &Keys,
+) -> usize {
+    let items = keys.inserted.len() as u64;
+    let mut refused = 0;
+    for mode in Mode::ALL {
+        if mode == Mode::Batched && !subject.has_batch_api() {
+            continue;
+        }
+        let target = Target { name, mode, label };
+        refused = insert(c, &target, subject, &keys.inserted).len();
+        if refused > 0 {
+            eprintln!("{name} {label}: {refused} keys refused");
+        }
+        describe(&target, subject, items, keys);
+        lookups(c, &target, subject, keys);
+        if mode == Mode::OneKey {
+            remove(c, &target, subject, &keys.present_distinct());
+        }
+    }
+    refused
+}
+
+/// [`all_operations`] for each named filter that could be built (a
+/// `None` is reported and skipped), all holding `keys.inserted`; returns
+/// the keys each refused.
+pub fn each_subject<'a>(
+    c: &mut Criterion,
+    label: &str,
+    keys: &Keys,
+    subjects: impl IntoIterator<Item = (&'a str, Option<Box<dyn Subject>>)>,
+) -> Vec<(&'a str, usize)> {
+    let mut refused = Vec::new();
+    for (name, subject) in subjects {
+        let Some(mut subject) = subject else {
+            eprintln!("{name} {label}: cannot be built");
+            continue;
+        };
+        refused.push((name, all_operations(c, name, label, subject.as_mut(), keys)));
+    }
+    refused
+}
+
 /// The cost that bounds a lookup of `reads` random cache lines in a
 /// structure of `bytes`: `lookups` × `reads` independent random reads of an
 /// array of that size (group `random_read`, per lookup), as

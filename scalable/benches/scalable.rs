@@ -1,6 +1,6 @@
 //! Growth from 1e4 to 1e6 keys (100×) at P = 1e-2 (issue 11): inserts (per
-//! key, growth included), then positive and negative lookups in the grown
-//! filter, for this crate's `ScalableBloomFilter` (blocked layers, its
+//! key, growth included), then positive and negative lookups (and, for the
+//! filters that delete, removals) in the grown filter, for this crate's `ScalableBloomFilter` (blocked layers, its
 //! default) beside growable-bloom-filter 2.1, qfilter 0.3's resizeable mode
 //! (told its maximum, 1e6, in advance: the least headroom it can be given)
 //! and scalable_cuckoo_filter 0.5, on the same u64 keys in the same groups.
@@ -16,9 +16,9 @@
 //! the FPP measured on the million never-inserted lookup keys.
 
 use criterion::Criterion;
-use filterlab_peers::bench::{self, Keys, Target};
+use filterlab_peers::bench::{self, Keys};
 use filterlab_peers::{
-    FilterlabSubject, Growable, Mode, PeerSubject, QFilter, ScalableCuckoo, Subject, Workload,
+    FilterlabSubject, Growable, PeerSubject, QFilter, ScalableCuckoo, Subject, Workload,
 };
 use filterlab_scalable::ScalableBloomFilter;
 
@@ -72,25 +72,9 @@ fn scalable_vs_peers(c: &mut Criterion) {
     };
     let label = format!("grown n0={INITIAL:.0e}..n={ITEMS:.0e},P={FPP:.0e}");
     let keys = Keys::new(ITEMS, LOOKUPS);
-    for (name, make) in SUBJECTS {
-        let Some(mut subject) = make(&workload) else {
-            eprintln!("{name} {label}: cannot be built");
-            continue;
-        };
-        for mode in Mode::ALL {
-            if mode == Mode::Batched && !subject.has_batch_api() {
-                continue;
-            }
-            let target = Target {
-                name,
-                mode,
-                label: &label,
-            };
-            let refused = bench::insert(c, &target, subject.as_mut(), &keys.inserted);
-            assert!(refused.is_empty(), "{name} refused {} keys", refused.len());
-            bench::describe(&target, subject.as_ref(), ITEMS, &keys);
-            bench::lookups(c, &target, subject.as_ref(), &keys);
-        }
+    let subjects = SUBJECTS.map(|(name, make)| (name, make(&workload)));
+    for (name, refused) in bench::each_subject(c, &label, &keys, subjects) {
+        assert_eq!(refused, 0, "{name} refused keys");
     }
 }
 

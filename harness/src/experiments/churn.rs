@@ -7,22 +7,22 @@
 //! that were never inserted (but test positive) does to the inserted ones.
 
 use filterlab_core::keys::{insert_key, query_key};
-use filterlab_core::theory::wilson_interval;
-use filterlab_peers::{Mode, Subject, Theory, Workload};
-use serde::{Deserialize, Serialize};
+use filterlab_peers::{Mode, Subject, Workload};
+use serde::Serialize;
 
 use crate::config::RunConfig;
 use crate::error::Error;
 use crate::experiments::accuracy::{count_false_negatives, derive_seed, row_confidence};
-use crate::experiments::verdict::TheoryKind;
+use crate::experiments::sample::{FppSample, dynamic_with, flat};
 use crate::parallel::map_in_order;
 use crate::progress::Progress;
 use crate::registry::{Build, Capability, Entry, GateOn, Origin};
 use crate::text::format_count;
 
-/// One row of `churn.csv`: one filter at one point of the churn.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ChurnRow {
+/// Where one churn row was measured: the filter, the point, and what it
+/// lost or refused so far.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ChurnPoint {
     /// The filter's registry name.
     pub filter: String,
     /// filterlab or a peer.
@@ -37,58 +37,33 @@ pub struct ChurnRow {
     pub churn: f64,
     /// Keys live now: accepted and not yet removed.
     pub live: u64,
-    /// Never-inserted keys queried at this point.
-    pub queries: u64,
-    /// Of them, answered present.
-    pub false_positives: u64,
-    /// false_positives / queries.
-    pub empirical_fpp: f64,
-    /// Wilson interval, lower end.
-    pub ci_low: f64,
-    /// Wilson interval, upper end.
-    pub ci_high: f64,
-    /// The interval's confidence (Bonferroni over every churn point).
-    pub confidence: f64,
-    /// The filter's theory for `live` distinct keys.
-    pub theoretical_fpp: Option<f64>,
-    /// What that theory is worth.
-    pub theory: TheoryKind,
-    /// The FPP given the filter's state now, where it can tell.
-    pub fill_fpp: Option<f64>,
     /// Live keys answered absent now.
     pub false_negatives: u64,
     /// Removals of live keys that found nothing, so far.
     pub failed_removals: u64,
     /// Inserts refused as full, so far.
     pub refused: u64,
-    /// What the gate holds the row to (filterlab filters).
-    pub gated_on: GateOn,
 }
 
-impl ChurnRow {
-    /// The value the gate compares with the interval, if any.
-    fn reference(&self) -> Option<f64> {
-        match self.gated_on {
-            GateOn::Theory => self
-                .theoretical_fpp
-                .filter(|_| self.theory == TheoryKind::Exact),
-            GateOn::State => self.fill_fpp,
-            GateOn::Bound => self.theoretical_fpp,
-            GateOn::Nothing => None,
-        }
-    }
+/// One row of `churn.csv`: one filter at one point of the churn, written
+/// flat (the point's columns, then the sample's).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChurnRow {
+    /// Where it was measured.
+    pub at: ChurnPoint,
+    /// The FPP measured there, beside its theory.
+    pub sample: FppSample,
+}
 
-    /// Whether the gated reference passes against the interval (`None`
-    /// when nothing is gated).
-    pub fn reference_passes(&self) -> Option<bool> {
-        self.gated_on
-            .passes(self.reference(), self.ci_low, self.ci_high)
+impl Serialize for ChurnRow {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        flat(&self.at, &self.sample, serializer)
     }
 }
 
 /// One row of `churn_removals.csv`: what removing never-inserted keys that
 /// test positive did to a filter holding n keys.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct BogusRemovalRow {
     /// The filter's registry name.
     pub filter: String,
@@ -128,31 +103,21 @@ pub struct ChurnResults {
 /// [`GateOn::single_instance`]) must lie inside each point's interval.
 pub fn gate(rows: &[ChurnRow]) -> Vec<String> {
     let mut failures = Vec::new();
-    for row in rows.iter().filter(|r| r.origin == Origin::Filterlab) {
+    for ChurnRow { at: point, sample } in rows.iter().filter(|r| r.at.origin == Origin::Filterlab) {
         let at = format!(
             "{} churn at {:.1}× capacity (n = {}, p = {:e})",
-            row.filter,
-            row.churn,
-            format_count(row.capacity),
-            row.target_fpp
+            point.filter,
+            point.churn,
+            format_count(point.capacity),
+            point.target_fpp
         );
-        if row.false_negatives > 0 || row.failed_removals > 0 {
+        if point.false_negatives > 0 || point.failed_removals > 0 {
             failures.push(format!(
                 "{at}: {} false negatives, {} removals that found nothing",
-                row.false_negatives, row.failed_removals
+                point.false_negatives, point.failed_removals
             ));
         }
-        if row.reference_passes() == Some(false) {
-            failures.push(format!(
-                "{at}: {} {:.4e} outside the {:.4}% interval [{:.4e}, {:.4e}] (measured {:.4e})",
-                row.gated_on.label(),
-                row.reference().unwrap_or(f64::NAN),
-                row.confidence * 100.0,
-                row.ci_low,
-                row.ci_high,
-                row.empirical_fpp
-            ));
-        }
+        failures.extend(sample.failure().map(|why| format!("{at}: {why}")));
     }
     failures
 }
@@ -163,18 +128,7 @@ pub fn gate(rows: &[ChurnRow]) -> Vec<String> {
 ///
 /// When a filter cannot be built for the configured capacity.
 pub fn run(entries: &[Entry], config: &RunConfig, quiet: bool) -> Result<ChurnResults, Error> {
-    let mut notes = Vec::new();
-    let removable: Vec<&Entry> = entries
-        .iter()
-        .filter(|e| e.has(Capability::Deletes))
-        .filter(|e| {
-            let dynamic = matches!(e.build, Build::Empty(_));
-            if !dynamic {
-                notes.push(format!("{}: static, so it has no churn to measure", e.name));
-            }
-            dynamic
-        })
-        .collect();
+    let (removable, notes) = dynamic_with(entries, Capability::Deletes);
     let points = u64::from(config.churn_points.max(1));
     let confidence = row_confidence(
         config.family_error_rate,
@@ -268,34 +222,31 @@ fn churn(entry: &Entry, config: &RunConfig, confidence: f64) -> Result<Vec<Churn
                 .collect();
             positives += subject.count_contained(&chunk, Mode::OneKey);
         }
-        let (ci_low, ci_high) = wilson_interval(positives, queries, confidence);
-        let theory = subject.theory(live.len() as u64);
         rows.push(ChurnRow {
-            filter: entry.name.to_owned(),
-            origin: entry.origin,
-            capacity,
-            target_fpp: workload.fpp,
-            steps: step,
-            churn: step as f64 / capacity as f64,
-            live: live.len() as u64,
-            queries,
-            false_positives: positives,
-            empirical_fpp: positives as f64 / queries as f64,
-            ci_low,
-            ci_high,
-            confidence,
-            theoretical_fpp: theory.map(Theory::fpp),
-            theory: TheoryKind::of(theory),
-            fill_fpp: subject.fill_fpp(),
-            false_negatives: count_false_negatives(subject.as_ref(), &live, &[]),
-            failed_removals,
-            refused,
+            at: ChurnPoint {
+                filter: entry.name.to_owned(),
+                origin: entry.origin,
+                capacity,
+                target_fpp: workload.fpp,
+                steps: step,
+                churn: step as f64 / capacity as f64,
+                live: live.len() as u64,
+                false_negatives: count_false_negatives(subject.as_ref(), &live, &[]),
+                failed_removals,
+                refused,
+            },
             // One instance: its state-conditional FPP (exact for it), as
             // `GateOn::single_instance` explains.
-            gated_on: match entry.origin {
-                Origin::Filterlab => GateOn::State,
-                Origin::Peer => GateOn::Nothing,
-            },
+            sample: FppSample::new(
+                subject.as_ref(),
+                live.len() as u64,
+                (positives, queries),
+                confidence,
+                |_| match entry.origin {
+                    Origin::Filterlab => GateOn::State,
+                    Origin::Peer => GateOn::Nothing,
+                },
+            ),
         });
     }
     Ok(rows)
@@ -354,26 +305,30 @@ mod tests {
 
     fn row(gated_on: GateOn, fill: f64, false_negatives: u64) -> ChurnRow {
         ChurnRow {
-            filter: "X".into(),
-            origin: Origin::Filterlab,
-            capacity: 1000,
-            target_fpp: 0.01,
-            steps: 500,
-            churn: 0.5,
-            live: 1000,
-            queries: 10_000,
-            false_positives: 100,
-            empirical_fpp: 0.01,
-            ci_low: 0.008,
-            ci_high: 0.012,
-            confidence: 0.999,
-            theoretical_fpp: Some(0.02),
-            theory: TheoryKind::Approximate,
-            fill_fpp: Some(fill),
-            false_negatives,
-            failed_removals: 0,
-            refused: 0,
-            gated_on,
+            at: ChurnPoint {
+                filter: "X".into(),
+                origin: Origin::Filterlab,
+                capacity: 1000,
+                target_fpp: 0.01,
+                steps: 500,
+                churn: 0.5,
+                live: 1000,
+                false_negatives,
+                failed_removals: 0,
+                refused: 0,
+            },
+            sample: FppSample {
+                queries: 10_000,
+                false_positives: 100,
+                empirical_fpp: 0.01,
+                ci_low: 0.008,
+                ci_high: 0.012,
+                confidence: 0.999,
+                theoretical_fpp: Some(0.02),
+                theory: crate::experiments::verdict::TheoryKind::Approximate,
+                fill_fpp: Some(fill),
+                gated_on,
+            },
         }
     }
 
@@ -385,9 +340,9 @@ mod tests {
         let failures = gate(&[row(GateOn::State, 0.02, 3)]);
         assert_eq!(failures.len(), 2, "{failures:?}");
         assert!(failures[0].contains("3 false negatives"));
-        assert!(failures[1].contains("state-conditional FPP 2.0000e-2 outside"));
+        assert!(failures[1].contains("state-conditional FPP 2.0000e-2 against"));
         let mut peer = row(GateOn::Nothing, 0.5, 9);
-        peer.origin = Origin::Peer;
+        peer.at.origin = Origin::Peer;
         assert!(gate(&[peer]).is_empty());
     }
 }

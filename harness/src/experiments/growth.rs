@@ -11,13 +11,13 @@ use std::time::Instant;
 use filterlab_bloom::BloomFilter;
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::mix64;
-use filterlab_core::theory::wilson_interval;
 use filterlab_peers::{Mode, Subject, Theory, Workload};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::config::RunConfig;
 use crate::error::Error;
 use crate::experiments::accuracy::{count_false_negatives, derive_seed, row_confidence};
+use crate::experiments::sample::{FppSample, dynamic_with, flat};
 use crate::experiments::verdict::TheoryKind;
 use crate::progress::Progress;
 use crate::registry::{Build, Capability, Entry, GateOn, Origin};
@@ -29,9 +29,10 @@ const CHUNK: u64 = 4096;
 /// Positive lookups timed per point, at most.
 const POSITIVE_LOOKUPS: u64 = 100_000;
 
-/// One row of `growth.csv`: one filter at one doubling.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct GrowthRow {
+/// Where one growth row was measured: the filter, its size, its memory,
+/// its losses and its lookup times.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GrowthPoint {
     /// The filter's registry name.
     pub filter: String,
     /// filterlab or a peer.
@@ -42,7 +43,7 @@ pub struct GrowthRow {
     pub target_fpp: f64,
     /// Keys offered so far.
     pub items: u64,
-    /// Items held / initial capacity.
+    /// Items offered / initial capacity.
     pub growth: f64,
     /// Bytes of storage now.
     pub memory_bytes: u64,
@@ -50,24 +51,6 @@ pub struct GrowthRow {
     pub bits_per_item: f64,
     /// Bits per item of a `BloomFilter` sized for these items at the target.
     pub bloom_bits_per_item: f64,
-    /// Never-inserted keys queried at this point.
-    pub queries: u64,
-    /// Of them, answered present.
-    pub false_positives: u64,
-    /// false_positives / queries.
-    pub empirical_fpp: f64,
-    /// Wilson interval, lower end.
-    pub ci_low: f64,
-    /// Wilson interval, upper end.
-    pub ci_high: f64,
-    /// The interval's confidence (Bonferroni over every growth point).
-    pub confidence: f64,
-    /// The filter's theory for the keys it accepted (its bound when not exact).
-    pub theoretical_fpp: Option<f64>,
-    /// What that theory is worth.
-    pub theory: TheoryKind,
-    /// The FPP given the filter's state, where it can tell.
-    pub fill_fpp: Option<f64>,
     /// Accepted keys answered absent.
     pub false_negatives: u64,
     /// Inserts refused as full so far.
@@ -76,33 +59,28 @@ pub struct GrowthRow {
     pub positive_ns: f64,
     /// ns per negative lookup, one key at a time.
     pub negative_ns: f64,
-    /// What the gate holds the row to (filterlab filters).
-    pub gated_on: GateOn,
+}
+
+/// One row of `growth.csv`: one filter at one doubling, written flat (the
+/// point's columns, then the sample's).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GrowthRow {
+    /// Where it was measured.
+    pub at: GrowthPoint,
+    /// The FPP measured there, beside its theory or bound.
+    pub sample: FppSample,
+}
+
+impl Serialize for GrowthRow {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        flat(&self.at, &self.sample, serializer)
+    }
 }
 
 impl GrowthRow {
-    /// The value the gate compares with the interval, if any.
-    fn reference(&self) -> Option<f64> {
-        match self.gated_on {
-            GateOn::Theory => self
-                .theoretical_fpp
-                .filter(|_| self.theory == TheoryKind::Exact),
-            GateOn::State => self.fill_fpp,
-            GateOn::Bound => self.theoretical_fpp,
-            GateOn::Nothing => None,
-        }
-    }
-
-    /// Whether the gated reference passes against the interval (`None`
-    /// when nothing is gated).
-    pub fn reference_passes(&self) -> Option<bool> {
-        self.gated_on
-            .passes(self.reference(), self.ci_low, self.ci_high)
-    }
-
     /// Whether the whole interval lies above the target.
     pub fn above_target(&self) -> bool {
-        self.ci_low > self.target_fpp
+        self.sample.ci_low > self.at.target_fpp
     }
 }
 
@@ -125,32 +103,26 @@ pub struct GrowthResults {
 /// FPP never above the bound beyond the interval.
 pub fn gate(rows: &[GrowthRow]) -> Vec<String> {
     let mut failures = Vec::new();
-    for row in rows.iter().filter(|r| r.origin == Origin::Filterlab) {
+    for row in rows.iter().filter(|r| r.at.origin == Origin::Filterlab) {
+        let (point, sample) = (&row.at, &row.sample);
         let at = format!(
             "{} grown to {} items (from {}, P = {:e})",
-            row.filter,
-            format_count(row.items),
-            format_count(row.initial_capacity),
-            row.target_fpp
+            point.filter,
+            format_count(point.items),
+            format_count(point.initial_capacity),
+            point.target_fpp
         );
-        if row.false_negatives > 0 {
-            failures.push(format!("{at}: {} false negatives", row.false_negatives));
+        if point.false_negatives > 0 {
+            failures.push(format!("{at}: {} false negatives", point.false_negatives));
         }
-        if row.reference_passes() == Some(false) {
-            failures.push(format!(
-                "{at}: {} {:.4e} against the {:.4}% interval [{:.4e}, {:.4e}]",
-                row.gated_on.label(),
-                row.reference().unwrap_or(f64::NAN),
-                row.confidence * 100.0,
-                row.ci_low,
-                row.ci_high
-            ));
-        }
-        if row.theory == TheoryKind::Exact && row.gated_on != GateOn::Nothing && row.above_target()
+        failures.extend(sample.failure().map(|why| format!("{at}: {why}")));
+        if sample.theory == TheoryKind::Exact
+            && sample.gated_on != GateOn::Nothing
+            && row.above_target()
         {
             failures.push(format!(
                 "{at}: measured {:.4e}, above the target beyond its interval",
-                row.empirical_fpp
+                sample.empirical_fpp
             ));
         }
     }
@@ -175,18 +147,7 @@ pub fn points(initial: u64, last: u64) -> Vec<u64> {
 ///
 /// When a filter cannot be built for the initial capacity.
 pub fn run(entries: &[Entry], config: &RunConfig, quiet: bool) -> Result<GrowthResults, Error> {
-    let mut notes = Vec::new();
-    let growing: Vec<&Entry> = entries
-        .iter()
-        .filter(|e| e.has(Capability::Growth))
-        .filter(|e| {
-            let dynamic = matches!(e.build, Build::Empty(_));
-            if !dynamic {
-                notes.push(format!("{}: static, it cannot grow", e.name));
-            }
-            dynamic
-        })
-        .collect();
+    let (growing, notes) = dynamic_with(entries, Capability::Growth);
     let at = points(config.growth_initial, config.growth_final);
     let rows = growing.len() * config.growth_fpps.len() * at.len();
     let confidence = row_confidence(config.family_error_rate, rows);
@@ -247,34 +208,33 @@ fn grow(
         let (false_positives, negative_ns) =
             negatives(subject.as_ref(), seed, point as u64 * queries, queries);
         let positive_ns = positives(subject.as_ref(), held, seed);
-        let (ci_low, ci_high) = wilson_interval(false_positives, queries, confidence);
-        let theory = subject.theory(accepted);
         let memory_bytes = subject.memory_usage() as u64;
         rows.push(GrowthRow {
-            filter: entry.name.to_owned(),
-            origin: entry.origin,
-            initial_capacity: initial,
-            target_fpp: fpp,
-            items,
-            growth: items as f64 / initial as f64,
-            memory_bytes,
-            bits_per_item: memory_bytes as f64 * 8.0 / accepted.max(1) as f64,
-            bloom_bits_per_item: BloomFilter::params(accepted.max(1), fpp)
-                .map_or(f64::NAN, |s| s.bits_per_item()),
-            queries,
-            false_positives,
-            empirical_fpp: false_positives as f64 / queries as f64,
-            ci_low,
-            ci_high,
-            confidence,
-            theoretical_fpp: theory.map(Theory::fpp),
-            theory: TheoryKind::of(theory),
-            fill_fpp: subject.fill_fpp(),
-            false_negatives: count_false_negatives(subject.as_ref(), held, &refused),
-            refused: refused.len() as u64,
-            positive_ns,
-            negative_ns,
-            gated_on: GateOn::single_instance(entry.origin, theory.is_some_and(Theory::is_exact)),
+            at: GrowthPoint {
+                filter: entry.name.to_owned(),
+                origin: entry.origin,
+                initial_capacity: initial,
+                target_fpp: fpp,
+                items,
+                growth: items as f64 / initial as f64,
+                memory_bytes,
+                bits_per_item: memory_bytes as f64 * 8.0 / accepted.max(1) as f64,
+                bloom_bits_per_item: BloomFilter::params(accepted.max(1), fpp)
+                    .map_or(f64::NAN, |s| s.bits_per_item()),
+                false_negatives: count_false_negatives(subject.as_ref(), held, &refused),
+                refused: refused.len() as u64,
+                positive_ns,
+                negative_ns,
+            },
+            sample: FppSample::new(
+                subject.as_ref(),
+                accepted,
+                (false_positives, queries),
+                confidence,
+                |theory| {
+                    GateOn::single_instance(entry.origin, theory.is_some_and(Theory::is_exact))
+                },
+            ),
         });
     }
     Ok(rows)

@@ -47,51 +47,60 @@ pub fn measure(
     quiet: bool,
 ) -> Result<Measurements, Error> {
     let mut seconds = Vec::new();
-    let mut timed = |experiment, start: Instant| {
+    // Runs `experiment` when `wanted`, timed.
+    let mut timed = |experiment, wanted: bool, run: &mut dyn FnMut() -> Result<(), Error>| {
+        if !wanted {
+            return Ok(());
+        }
+        let start = Instant::now();
+        run()?;
         seconds.push((experiment, start.elapsed().as_secs_f64()));
+        Ok::<(), Error>(())
     };
     let mut accuracy = Vec::new();
-    if config.runs(Experiment::Accuracy) || config.runs(Experiment::Space) {
-        let start = Instant::now();
+    // Space is read from the accuracy rows.
+    let accuracy_needed = config.runs(Experiment::Accuracy) || config.runs(Experiment::Space);
+    timed(Experiment::Accuracy, accuracy_needed, &mut || {
         accuracy = accuracy::run(&entries, config, quiet)?;
-        timed(Experiment::Accuracy, start);
-    }
+        Ok(())
+    })?;
+    let (mut speed, mut capacity, mut churn, mut growth) = (None, None, None, None);
+    timed(
+        Experiment::Speed,
+        config.runs(Experiment::Speed),
+        &mut || {
+            speed = Some(speed::run(&entries, config, quiet));
+            Ok(())
+        },
+    )?;
+    timed(
+        Experiment::Capacity,
+        config.runs(Experiment::Capacity),
+        &mut || {
+            capacity = Some(capacity::run(&entries, config, quiet)?);
+            Ok(())
+        },
+    )?;
+    timed(
+        Experiment::Churn,
+        config.runs(Experiment::Churn),
+        &mut || {
+            churn = Some(churn::run(&entries, config, quiet)?);
+            Ok(())
+        },
+    )?;
+    timed(
+        Experiment::Growth,
+        config.runs(Experiment::Growth),
+        &mut || {
+            growth = Some(growth::run(&entries, config, quiet)?);
+            Ok(())
+        },
+    )?;
     let space = if config.runs(Experiment::Space) {
         space::from_accuracy(&entries, &accuracy)
     } else {
         Vec::new()
-    };
-    let speed = if config.runs(Experiment::Speed) {
-        let start = Instant::now();
-        let results = speed::run(&entries, config, quiet);
-        timed(Experiment::Speed, start);
-        Some(results)
-    } else {
-        None
-    };
-    let capacity = if config.runs(Experiment::Capacity) {
-        let start = Instant::now();
-        let results = capacity::run(&entries, config, quiet)?;
-        timed(Experiment::Capacity, start);
-        Some(results)
-    } else {
-        None
-    };
-    let churn = if config.runs(Experiment::Churn) {
-        let start = Instant::now();
-        let results = churn::run(&entries, config, quiet)?;
-        timed(Experiment::Churn, start);
-        Some(results)
-    } else {
-        None
-    };
-    let growth = if config.runs(Experiment::Growth) {
-        let start = Instant::now();
-        let results = growth::run(&entries, config, quiet)?;
-        timed(Experiment::Growth, start);
-        Some(results)
-    } else {
-        None
     };
     Ok(Measurements {
         entries,

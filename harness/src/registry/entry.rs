@@ -105,6 +105,15 @@ pub struct LookupCost {
 }
 
 impl LookupCost {
+    /// k probes chosen as `choice` says, falling where `locality` says.
+    pub fn of_probes(probes: u32, choice: HashChoice, locality: Locality) -> Self {
+        Self {
+            probes,
+            fewest_meeting_target: matches!(choice, HashChoice::SmallestMeetingTarget { .. }),
+            locality,
+        }
+    }
+
     /// Random memory accesses (cache lines) a lookup of a present key makes.
     pub fn memory_accesses(&self) -> u32 {
         match self.locality {
@@ -172,25 +181,40 @@ impl Sizing {
         }
     }
 
-    /// A Bloom filter's sizing record, with where its probes fall.
-    pub fn bloom(sizing: &BloomSizing, locality: Locality) -> Self {
+    /// A filter of `memory_bytes` that does not grow, with an exact FPP at
+    /// capacity; bits per item and the hash limit follow from
+    /// [`with_bits`](Self::with_bits).
+    pub fn exact(report: String, memory_bytes: u64, fpp: f64, lookup: LookupCost) -> Self {
         Self {
-            memory_bytes: sizing.bytes(),
-            bits_per_item: sizing.bits_per_item(),
-            fpp_at_capacity: sizing.fpp_at_capacity,
+            report,
+            memory_bytes,
+            bits_per_item: f64::NAN,
+            fpp_at_capacity: fpp,
             fpp_exact: true,
             fpp_after_growth: None,
-            lookup: LookupCost {
-                probes: sizing.num_hashes,
-                fewest_meeting_target: matches!(
-                    sizing.hash_choice,
-                    HashChoice::SmallestMeetingTarget { .. }
-                ),
-                locality,
-            },
-            hash_limited: sizing.hash_limited(),
-            report: sizing.to_string(),
+            lookup,
+            hash_limited: false,
         }
+    }
+
+    /// With its bits per item and whether a 64-bit key hash limits it.
+    #[must_use]
+    pub fn with_bits(mut self, bits_per_item: f64, hash_limited: bool) -> Self {
+        self.bits_per_item = bits_per_item;
+        self.hash_limited = hash_limited;
+        self
+    }
+
+    /// A Bloom filter's sizing record, with where its probes fall.
+    pub fn bloom(sizing: &BloomSizing, locality: Locality) -> Self {
+        let lookup = LookupCost::of_probes(sizing.num_hashes, sizing.hash_choice, locality);
+        Self::exact(
+            sizing.to_string(),
+            sizing.bytes(),
+            sizing.fpp_at_capacity,
+            lookup,
+        )
+        .with_bits(sizing.bits_per_item(), sizing.hash_limited())
     }
 }
 

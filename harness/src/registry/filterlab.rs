@@ -3,9 +3,9 @@
 use std::f64::consts::LN_2;
 
 use filterlab_bloom::{AtomicBloomFilter, BlockedBloomFilter, BloomFilter, BloomSizing};
-use filterlab_counting_bloom::{BlockedCountingBloomFilter, CountingBloomFilter, CountingSizing};
-use filterlab_cuckoo::{CuckooFilter, CuckooSizing};
-use filterlab_peers::{FilterlabSubject, Mode, Workload};
+use filterlab_counting_bloom::{Blocked, CountingBloomBuilder, CountingSizing, Layout, Standard};
+use filterlab_cuckoo::{CuckooBuilder, CuckooFilter, CuckooSizing};
+use filterlab_peers::{FilterlabSubject, Mode, Subject, Workload};
 use filterlab_scalable::{ScalableBloomBuilder, ScalableBloomFilter, ScalableSizing};
 
 use crate::error::Error;
@@ -138,76 +138,30 @@ pub fn filterlab_entries() -> Vec<Entry> {
             }),
         )
         .can(&[Capability::ConcurrentInserts]),
-        Entry::new(
+        counting_filter::<Standard>(
             "CountingBloomFilter",
-            Origin::Filterlab,
-            "filterlab-counting-bloom",
             "counting Bloom filter: 4-bit saturating counters at the bits BloomFilter would set, sized by its exact FPP; deletes, a multiset",
             "exact: the Bloom formula with its m counters as bits and its k (Bose et al. 2008); a saturated counter (15) is never decremented",
-            Build::Empty(|w| {
-                let builder = CountingBloomFilter::with_fpp(w.fpp).expected_items(w.items);
-                Ok(FilterlabSubject::new(builder.seed(w.seed).build()?).removable().boxed())
-            }),
-        )
-        .can(&[Capability::Deletes])
-        .space(SpaceFormula {
-            label: "4 bits × the counters of the exact Bloom sizing (whole 64-byte lines)",
-            bits_per_item: |n, p| {
-                CountingBloomFilter::params(n, p).map_or(f64::NAN, |s| s.bits_per_item())
-            },
-        })
-        .sizer(Sizer {
-            for_target: |n, p| Ok(counting_sizing(&CountingBloomFilter::params(n, p)?)),
-            within_memory: |n, bytes| {
-                let builder = CountingBloomFilter::with_counters(bytes.saturating_mul(2));
-                Ok(counting_sizing(&builder.expected_items(n).sizing()?))
-            },
-        }),
-        Entry::new(
+            "4 bits × the counters of the exact Bloom sizing (whole 64-byte lines)",
+        ),
+        counting_filter::<Blocked>(
             "BlockedCountingBloomFilter",
-            Origin::Filterlab,
-            "filterlab-counting-bloom",
             "blocked counting Bloom filter: a key's k 4-bit counters in one 64-byte block of 128, sized by the exact blocked formula; deletes, a multiset",
             "exact: Σ_i Pois(i; n/blocks) × the exact FPP of one 128-counter block holding i keys (Putze, Sanders, Singler 2007)",
-            Build::Empty(|w| {
-                let builder = BlockedCountingBloomFilter::with_fpp(w.fpp).expected_items(w.items);
-                Ok(FilterlabSubject::new(builder.seed(w.seed).build()?).removable().boxed())
-            }),
-        )
-        .can(&[Capability::Deletes])
-        .space(SpaceFormula {
-            label: "4 bits × the counters of the exact blocked sizing (128 per 64-byte block)",
-            bits_per_item: |n, p| {
-                BlockedCountingBloomFilter::params(n, p).map_or(f64::NAN, |s| s.bits_per_item())
-            },
-        })
-        .sizer(Sizer {
-            for_target: |n, p| Ok(counting_sizing(&BlockedCountingBloomFilter::params(n, p)?)),
-            within_memory: |n, bytes| {
-                let builder = BlockedCountingBloomFilter::with_counters(bytes.saturating_mul(2));
-                Ok(counting_sizing(&builder.expected_items(n).sizing()?))
-            },
-        }),
+            "4 bits × the counters of the exact blocked sizing (128 per 64-byte block)",
+        ),
         cuckoo_filter(
             "CuckooFilter",
             "cuckoo filter, 4-slot buckets, the fingerprint width and load (≤ 95%) meeting p with the fewest bits; deletes, a multiset; refuses when full, losing nothing",
             "a priori 1 − (1 − q)^(8α), q = 1/(2^f − 1), at load α (Fan et al. 2014; an upper bound); gated on the state-conditional FPP 1 − A², A the mean over buckets of (1 − q)^(occupied slots)",
-            Build::Empty(|w| {
-                let filter = CuckooFilter::with_fpp(w.fpp).expected_items(w.items).seed(w.seed);
-                let subject = FilterlabSubject::new(filter.build()?).removable();
-                Ok(subject.approximate_theory().boxed())
-            }),
+            Build::Empty(|w| cuckoo_subject(&cuckoo(w))),
         )
         .can(&[Capability::Deletes]),
         cuckoo_filter(
             "CuckooFilter-grow",
             "CuckooFilter that adds a sub-table twice the previous one's size when full (expansion 2, RedisBloom CF semantics); lookups check every sub-table",
             "compound a priori 1 − Π(1 − p_t) over the sub-tables filled in order to 95%; gated on the compound state-conditional FPP",
-            Build::Empty(|w| {
-                let filter = CuckooFilter::with_fpp(w.fpp).expected_items(w.items).seed(w.seed);
-                let subject = FilterlabSubject::new(filter.expansion(2).build()?).removable();
-                Ok(subject.approximate_theory().boxed())
-            }),
+            Build::Empty(|w| cuckoo_subject(&cuckoo(w).expansion(2))),
         )
         .can(&[Capability::Deletes, Capability::Growth])
         .sizer(Sizer {
@@ -261,29 +215,66 @@ pub fn filterlab_entries() -> Vec<Entry> {
     ]
 }
 
+/// A 4-bit counting filter of layout `L` (standard or blocked).
+type Counting<L> = CountingBloomBuilder<L, 4>;
+
+/// A 4-bit counting filter's entry: built, sized and described the same
+/// way for either layout.
+fn counting_filter<L: Layout>(
+    name: &'static str,
+    description: &'static str,
+    theory_note: &'static str,
+    space: &'static str,
+) -> Entry {
+    Entry::new(
+        name,
+        Origin::Filterlab,
+        "filterlab-counting-bloom",
+        description,
+        theory_note,
+        Build::Empty(|w| {
+            let builder = Counting::<L>::with_fpp(w.fpp).expected_items(w.items);
+            Ok(FilterlabSubject::new(builder.seed(w.seed).build()?)
+                .removable()
+                .boxed())
+        }),
+    )
+    .can(&[Capability::Deletes])
+    .space(SpaceFormula {
+        label: space,
+        bits_per_item: |n, p| {
+            let sizing = Counting::<L>::with_fpp(p).expected_items(n).sizing();
+            sizing.map_or(f64::NAN, |s| s.bits_per_item())
+        },
+    })
+    .sizer(Sizer {
+        for_target: |n, p| {
+            Ok(counting_sizing(
+                &Counting::<L>::with_fpp(p).expected_items(n).sizing()?,
+            ))
+        },
+        within_memory: |n, bytes| {
+            let builder = Counting::<L>::with_counters(bytes.saturating_mul(2));
+            Ok(counting_sizing(&builder.expected_items(n).sizing()?))
+        },
+    })
+}
+
 /// A counting filter's sizing record.
 fn counting_sizing(sizing: &CountingSizing) -> Sizing {
-    Sizing {
-        report: sizing.to_string(),
-        memory_bytes: sizing.bytes(),
-        bits_per_item: sizing.bits_per_item(),
-        fpp_at_capacity: sizing.fpp_at_capacity,
-        fpp_exact: true,
-        fpp_after_growth: None,
-        lookup: LookupCost {
-            probes: sizing.num_hashes,
-            fewest_meeting_target: matches!(
-                sizing.hash_choice,
-                filterlab_bloom::HashChoice::SmallestMeetingTarget { .. }
-            ),
-            locality: if sizing.block_counters.is_some() {
-                BLOCK
-            } else {
-                Locality::RandomLines
-            },
-        },
-        hash_limited: sizing.hash_limited(),
-    }
+    let locality = if sizing.block_counters.is_some() {
+        BLOCK
+    } else {
+        Locality::RandomLines
+    };
+    let lookup = LookupCost::of_probes(sizing.num_hashes, sizing.hash_choice, locality);
+    Sizing::exact(
+        sizing.to_string(),
+        sizing.bytes(),
+        sizing.fpp_at_capacity,
+        lookup,
+    )
+    .with_bits(sizing.bits_per_item(), sizing.hash_limited())
 }
 
 /// A cuckoo filter's sizing record: two buckets per lookup; when it grows,
@@ -312,6 +303,19 @@ fn cuckoo_sizing(sizing: &CuckooSizing) -> Sizing {
         },
         hash_limited: sizing.hash_limited(),
     }
+}
+
+/// The cuckoo filter's builder for a workload.
+fn cuckoo(workload: &Workload) -> CuckooBuilder {
+    CuckooFilter::with_fpp(workload.fpp)
+        .expected_items(workload.items)
+        .seed(workload.seed)
+}
+
+/// A cuckoo filter as a subject: it removes, and its theory is a bound.
+fn cuckoo_subject(builder: &CuckooBuilder) -> Result<Box<dyn Subject>, Error> {
+    let subject = FilterlabSubject::new(builder.build()?).removable();
+    Ok(subject.approximate_theory().boxed())
 }
 
 /// The cuckoo filter's load target when sized within a memory budget.

@@ -111,13 +111,15 @@ fn paired_series<R>(
 /// Measured FPP and live false negatives against churn.
 fn churn_charts(measured: &Measurements, churn: &ChurnResults) -> [ChartFile; 2] {
     let config = &measured.config;
-    let name: fn(&ChurnRow) -> &str = |r| r.filter.as_str();
+    let name: fn(&ChurnRow) -> &str = |r| r.at.filter.as_str();
     let mut fpp = paired_series(
         &measured.entries,
         &churn.rows,
         name,
-        ("", &|r| Some((r.churn, r.empirical_fpp))),
-        (" (theory)", &|r| r.theoretical_fpp.map(|t| (r.churn, t))),
+        ("", &|r| Some((r.at.churn, r.sample.empirical_fpp))),
+        (" (theory)", &|r| {
+            r.sample.theoretical_fpp.map(|t| (r.at.churn, t))
+        }),
     );
     fpp.push(Series {
         name: "target".into(),
@@ -131,9 +133,9 @@ fn churn_charts(measured: &Measurements, churn: &ChurnResults) -> [ChartFile; 2]
         &measured.entries,
         &churn.rows,
         name,
-        ("", &|r| Some((r.churn, r.false_negatives as f64))),
+        ("", &|r| Some((r.at.churn, r.at.false_negatives as f64))),
         (" (failed removals)", &|r| {
-            (r.failed_removals > 0).then_some((r.churn, r.failed_removals as f64))
+            (r.at.failed_removals > 0).then_some((r.at.churn, r.at.failed_removals as f64))
         }),
     );
     let title = |what: &str| {
@@ -177,11 +179,11 @@ fn growth_charts(measured: &Measurements, growth: &GrowthResults) -> [ChartFile;
         config.growth_fpps.first().copied().unwrap_or(f64::NAN),
         config.growth_fpps.get(1).copied().unwrap_or(f64::NAN),
     );
-    let name: fn(&GrowthRow) -> &str = |r| r.filter.as_str();
+    let name: fn(&GrowthRow) -> &str = |r| r.at.filter.as_str();
     let solid = format!(" (P = {first:e})");
     let dashed = format!(" (P = {second:e})");
     let at = |p: f64, y: fn(&GrowthRow) -> f64| {
-        move |r: &GrowthRow| (r.target_fpp == p).then(|| (r.items as f64, y(r)))
+        move |r: &GrowthRow| (r.at.target_fpp == p).then(|| (r.at.items as f64, y(r)))
     };
     let chart = |y: fn(&GrowthRow) -> f64| {
         paired_series(
@@ -192,7 +194,7 @@ fn growth_charts(measured: &Measurements, growth: &GrowthResults) -> [ChartFile;
             (&dashed, &at(second, y)),
         )
     };
-    let mut fpp = chart(|r| r.empirical_fpp);
+    let mut fpp = chart(|r| r.sample.empirical_fpp);
     let span = (config.growth_initial as f64, config.growth_final as f64);
     for p in [first, second] {
         fpp.push(Series {
@@ -231,14 +233,14 @@ fn growth_charts(measured: &Measurements, growth: &GrowthResults) -> [ChartFile;
             growing("Memory per item"),
             "bits per item held",
             false,
-            chart(|r| r.bits_per_item),
+            chart(|r| r.at.bits_per_item),
         ),
         file(
             "growth_lookup.svg",
             growing("Negative lookup, one key at a time"),
             "ns per lookup",
             true,
-            chart(|r| r.negative_ns),
+            chart(|r| r.at.negative_ns),
         ),
     ]
 }

@@ -46,10 +46,10 @@ impl<'a> Evidence<'a> {
     /// Over the churn: the most live keys reported absent at any point and
     /// the removals that found nothing; `None` when not measured.
     pub fn churn_losses(&self, filter: &str) -> Option<(u64, u64)> {
-        let mine = || self.churn.iter().filter(move |r| r.filter == filter);
+        let mine = || self.churn.iter().filter(move |r| r.at.filter == filter);
         let last = mine().last()?;
-        let worst = mine().map(|r| r.false_negatives).max().unwrap_or(0);
-        Some((worst, last.failed_removals))
+        let worst = mine().map(|r| r.at.false_negatives).max().unwrap_or(0);
+        Some((worst, last.at.failed_removals))
     }
 
     /// " over 10× capacity of churn: 0 false negatives, FPP 9.9e-3 at the
@@ -57,16 +57,16 @@ impl<'a> Evidence<'a> {
     /// inserted keys each", from what was measured.
     fn churn_text(&self, filter: &str) -> Option<String> {
         let (worst, failed) = self.churn_losses(filter)?;
-        let last = self.churn.iter().rfind(|r| r.filter == filter)?;
+        let last = self.churn.iter().rfind(|r| r.at.filter == filter)?;
         let mut text = format!(
             " over {:.0}× capacity of churn: {worst} false negatives at worst",
-            last.churn
+            last.at.churn
         );
         if failed > 0 {
             let _ = write!(text, " and {failed} removals that found nothing");
         }
-        let _ = write!(text, ", FPP {} at the end", sci(last.empirical_fpp));
-        if let Some(theory) = last.theoretical_fpp {
+        let _ = write!(text, ", FPP {} at the end", sci(last.sample.empirical_fpp));
+        if let Some(theory) = last.sample.theoretical_fpp {
             let _ = write!(text, " (theory {})", sci(theory));
         }
         if let Some(bogus) = self.bogus.iter().find(|r| r.filter == filter) {
@@ -83,14 +83,14 @@ impl<'a> Evidence<'a> {
 
     /// The growth rows of `filter` at the target nearest `fpp`.
     pub fn growth_at(&self, filter: &str, fpp: f64) -> Vec<&'a GrowthRow> {
-        let mut targets: Vec<f64> = self.growth.iter().map(|r| r.target_fpp).collect();
+        let mut targets: Vec<f64> = self.growth.iter().map(|r| r.at.target_fpp).collect();
         targets.dedup();
         let Some(p) = nearest(&targets, fpp) else {
             return Vec::new();
         };
         self.growth
             .iter()
-            .filter(|r| r.filter == filter && r.target_fpp == p)
+            .filter(|r| r.at.filter == filter && r.at.target_fpp == p)
             .collect()
     }
 
@@ -100,20 +100,23 @@ impl<'a> Evidence<'a> {
         let rows = self.growth_at(filter, fpp);
         let last = rows.last()?;
         let above = rows.iter().filter(|r| r.above_target()).count();
-        let worst = rows.iter().map(|r| r.empirical_fpp).fold(0.0, f64::max);
+        let worst = rows
+            .iter()
+            .map(|r| r.sample.empirical_fpp)
+            .fold(0.0, f64::max);
         Some(format!(
             " grown {:.0}× at P = {:e}: FPP {} at the end, at most {} ({above} of {} points above \
              P beyond their interval), {:.2} bits/item ({:.2} for a BloomFilter of those items), \
              one-key lookups {:.0} ns positive, {:.0} ns negative",
-            last.growth,
-            last.target_fpp,
-            sci(last.empirical_fpp),
+            last.at.growth,
+            last.at.target_fpp,
+            sci(last.sample.empirical_fpp),
             sci(worst),
             rows.len(),
-            last.bits_per_item,
-            last.bloom_bits_per_item,
-            last.positive_ns,
-            last.negative_ns
+            last.at.bits_per_item,
+            last.at.bloom_bits_per_item,
+            last.at.positive_ns,
+            last.at.negative_ns
         ))
     }
 

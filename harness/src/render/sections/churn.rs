@@ -37,23 +37,22 @@ pub fn churn_section(measured: &Measurements, churn: &ChurnResults) -> String {
             let mine: Vec<&ChurnRow> = churn
                 .rows
                 .iter()
-                .filter(|r| r.filter == entry.name)
+                .filter(|r| r.at.filter == entry.name)
                 .collect();
             let last = mine.last()?;
-            let inside: Vec<bool> = mine.iter().filter_map(|r| r.reference_passes()).collect();
+            let inside: Vec<bool> = mine.iter().filter_map(|r| r.sample.passes()).collect();
             let theory_inside = mine
                 .iter()
-                .filter(|r| {
-                    r.theoretical_fpp
-                        .is_some_and(|t| r.ci_low <= t && t <= r.ci_high)
-                })
+                .filter(|r| r.sample.theory_inside() == Some(true))
                 .count();
             Some(vec![
                 entry.name.to_owned(),
-                format!("{:.0}×", last.churn),
-                sci(last.empirical_fpp),
-                last.theoretical_fpp.map_or_else(|| "n/a".to_owned(), sci),
-                format!("{theory_inside}/{} ({})", mine.len(), last.theory),
+                format!("{:.0}×", last.at.churn),
+                sci(last.sample.empirical_fpp),
+                last.sample
+                    .theoretical_fpp
+                    .map_or_else(|| "n/a".to_owned(), sci),
+                format!("{theory_inside}/{} ({})", mine.len(), last.sample.theory),
                 if inside.is_empty() {
                     "not gated".to_owned()
                 } else {
@@ -61,16 +60,16 @@ pub fn churn_section(measured: &Measurements, churn: &ChurnResults) -> String {
                         "{}/{} ({})",
                         inside.iter().filter(|&&b| b).count(),
                         inside.len(),
-                        last.gated_on.label()
+                        last.sample.gated_on.label()
                     )
                 },
                 mine.iter()
-                    .map(|r| r.false_negatives)
+                    .map(|r| r.at.false_negatives)
                     .max()
                     .unwrap_or(0)
                     .to_string(),
-                last.failed_removals.to_string(),
-                last.refused.to_string(),
+                last.at.failed_removals.to_string(),
+                last.at.refused.to_string(),
             ])
         })
         .collect();

@@ -37,30 +37,32 @@ pub fn growth_section(measured: &Measurements, growth: &GrowthResults) -> String
                 let mine: Vec<&GrowthRow> = growth
                     .rows
                     .iter()
-                    .filter(|r| r.filter == entry.name && r.target_fpp == p)
+                    .filter(|r| r.at.filter == entry.name && r.at.target_fpp == p)
                     .collect();
                 let last = mine.last()?;
-                let worst = mine.iter().map(|r| r.empirical_fpp).fold(0.0, f64::max);
+                let worst = mine
+                    .iter()
+                    .map(|r| r.sample.empirical_fpp)
+                    .fold(0.0, f64::max);
                 let above = mine.iter().filter(|r| r.above_target()).count();
                 let inside = mine
                     .iter()
-                    .filter(|r| {
-                        r.theoretical_fpp
-                            .is_some_and(|t| r.ci_low <= t && t <= r.ci_high)
-                    })
+                    .filter(|r| r.sample.theory_inside() == Some(true))
                     .count();
                 Some(vec![
                     entry.name.to_owned(),
-                    format_count(last.items),
-                    sci(last.empirical_fpp),
-                    last.theoretical_fpp.map_or_else(|| "n/a".to_owned(), sci),
-                    format!("{inside}/{} ({})", mine.len(), last.theory),
+                    format_count(last.at.items),
+                    sci(last.sample.empirical_fpp),
+                    last.sample
+                        .theoretical_fpp
+                        .map_or_else(|| "n/a".to_owned(), sci),
+                    format!("{inside}/{} ({})", mine.len(), last.sample.theory),
                     format!("{} ({above} of {} above P)", sci(worst), mine.len()),
-                    format!("{:.2}", last.bits_per_item),
-                    format!("{:.2}", last.bloom_bits_per_item),
-                    format!("{:.0} / {:.0}", last.positive_ns, last.negative_ns),
-                    last.refused.to_string(),
-                    last.false_negatives.to_string(),
+                    format!("{:.2}", last.at.bits_per_item),
+                    format!("{:.2}", last.at.bloom_bits_per_item),
+                    format!("{:.0} / {:.0}", last.at.positive_ns, last.at.negative_ns),
+                    last.at.refused.to_string(),
+                    last.at.false_negatives.to_string(),
                 ])
             })
             .collect();

@@ -167,28 +167,10 @@ fn ranking(request: &Request, suitable: &[&Candidate]) -> String {
                 "its FPP after growing {GROWTH_SPAN}× is {:.3e}, above the target",
                 sizing.fpp_after_growth.unwrap_or(f64::NAN)
             )
-        } else if rank == 0 {
-            if request.unknown_size {
-                format!(
-                    "fewest bytes whose FPP still meets the target after growing {GROWTH_SPAN}×"
-                )
-            } else {
-                "fewest bytes meeting the target".to_owned()
-            }
+        } else if rank == 0 && request.unknown_size {
+            format!("fewest bytes whose FPP still meets the target after growing {GROWTH_SPAN}×")
         } else {
-            let first = &ranked[0].1;
-            let extra = (sizing.memory_bytes as f64 / first.memory_bytes as f64 - 1.0) * 100.0;
-            let (accesses, first_accesses) = (
-                sizing.lookup.memory_accesses(),
-                first.lookup.memory_accesses(),
-            );
-            if accesses < first_accesses {
-                format!(
-                    "{extra:+.1}% memory for {accesses} memory accesses per operation instead of {first_accesses}"
-                )
-            } else {
-                format!("{extra:+.1}% memory")
-            }
+            against_first(sizing, (rank > 0).then(|| &ranked[0].1))
         };
         let grown = match sizing.fpp_after_growth {
             Some(fpp) if request.unknown_size => {
@@ -246,6 +228,26 @@ fn ranking(request: &Request, suitable: &[&Candidate]) -> String {
         );
     }
     out
+}
+
+/// Why a filter ranks where it does against the first one (`None` when it
+/// is the first).
+fn against_first(sizing: &Sizing, first: Option<&Sizing>) -> String {
+    let Some(first) = first else {
+        return "fewest bytes meeting the target".to_owned();
+    };
+    let extra = (sizing.memory_bytes as f64 / first.memory_bytes as f64 - 1.0) * 100.0;
+    let (accesses, first_accesses) = (
+        sizing.lookup.memory_accesses(),
+        first.lookup.memory_accesses(),
+    );
+    if accesses < first_accesses {
+        format!(
+            "{extra:+.1}% memory for {accesses} memory accesses per operation instead of {first_accesses}"
+        )
+    } else {
+        format!("{extra:+.1}% memory")
+    }
 }
 
 /// Text for requirements no filterlab filter meets, with measured peers.

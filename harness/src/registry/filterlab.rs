@@ -64,6 +64,14 @@ fn power_of_two_at_most(bits: u64) -> u64 {
 
 /// The filterlab filters, one entry each.
 pub fn filterlab_entries() -> Vec<Entry> {
+    let mut entries = bloom_entries();
+    entries.extend(counting_and_cuckoo_entries());
+    entries.extend(scalable_entries());
+    entries
+}
+
+/// filterlab-bloom's filters.
+fn bloom_entries() -> Vec<Entry> {
     let bloom_filter = |name, description, build| {
         Entry::new(
             name,
@@ -138,6 +146,12 @@ pub fn filterlab_entries() -> Vec<Entry> {
             }),
         )
         .can(&[Capability::ConcurrentInserts]),
+    ]
+}
+
+/// The filters that delete: counting Bloom and cuckoo.
+fn counting_and_cuckoo_entries() -> Vec<Entry> {
+    vec![
         counting_filter::<Standard>(
             "CountingBloomFilter",
             "counting Bloom filter: 4-bit saturating counters at the bits BloomFilter would set, sized by its exact FPP; deletes, a multiset",
@@ -171,6 +185,12 @@ pub fn filterlab_entries() -> Vec<Entry> {
             },
             ..CUCKOO_SIZER
         }),
+    ]
+}
+
+/// filterlab-scalable's filter, scaling and not.
+fn scalable_entries() -> Vec<Entry> {
+    vec![
         Entry::new(
             "ScalableBloomFilter",
             Origin::Filterlab,

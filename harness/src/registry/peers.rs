@@ -31,6 +31,13 @@ fn qfilter_bits_per_item(n: u64, p: f64, ceiling: u64) -> f64 {
 
 /// The peer crates, one entry each.
 pub fn peer_entries() -> Vec<Entry> {
+    let mut entries = set_peers();
+    entries.extend(delete_and_grow_peers());
+    entries
+}
+
+/// The peers of the Bloom filters and the static filter.
+fn set_peers() -> Vec<Entry> {
     let peer = |name, package, description, theory_note, build| {
         Entry::new(name, Origin::Peer, package, description, theory_note, build)
     };
@@ -106,6 +113,15 @@ pub fn peer_entries() -> Vec<Entry> {
             label: "8 bits × 1.125 (p fixed at 2^−8)",
             bits_per_item: |_, _| 9.0,
         }),
+    ]
+}
+
+/// The peers of the counting, cuckoo and scalable filters.
+fn delete_and_grow_peers() -> Vec<Entry> {
+    let peer = |name, package, description, theory_note, build| {
+        Entry::new(name, Origin::Peer, package, description, theory_note, build)
+    };
+    vec![
         peer(
             "fastbloom-rs",
             "fastbloom-rs 0.5",

@@ -78,6 +78,9 @@ pub fn charts(measured: &Measurements) -> Vec<ChartFile> {
     charts
 }
 
+/// A line's legend suffix and its (x, y) for a row, where it has one.
+type Line<'a, R> = (&'a str, &'a dyn Fn(&R) -> Option<(f64, f64)>);
+
 /// Every entry's series of `rows`, two per entry: `solid` in its colour,
 /// `dashed` (labelled with `dashed_suffix`) dashed in its colour, each
 /// (x, y) where the function gives one.
@@ -85,8 +88,8 @@ fn paired_series<R>(
     entries: &[Entry],
     rows: &[R],
     filter: fn(&R) -> &str,
-    solid: (&str, &dyn Fn(&R) -> Option<(f64, f64)>),
-    dashed: (&str, &dyn Fn(&R) -> Option<(f64, f64)>),
+    solid: Line<'_, R>,
+    dashed: Line<'_, R>,
 ) -> Vec<Series> {
     let mut series = Vec::new();
     for (colour, entry) in entries.iter().enumerate() {

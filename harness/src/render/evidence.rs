@@ -46,9 +46,14 @@ impl<'a> Evidence<'a> {
     /// Over the churn: the most live keys reported absent at any point and
     /// the removals that found nothing; `None` when not measured.
     pub fn churn_losses(&self, filter: &str) -> Option<(u64, u64)> {
-        let mine = || self.churn.iter().filter(move |r| r.at.filter == filter);
-        let last = mine().last()?;
-        let worst = mine().map(|r| r.at.false_negatives).max().unwrap_or(0);
+        let last = self.churn.iter().rfind(|r| r.at.filter == filter)?;
+        let worst = self
+            .churn
+            .iter()
+            .filter(|r| r.at.filter == filter)
+            .map(|r| r.at.false_negatives)
+            .max()
+            .unwrap_or(0);
         Some((worst, last.at.failed_removals))
     }
 

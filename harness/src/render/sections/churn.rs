@@ -88,6 +88,14 @@ pub fn churn_section(measured: &Measurements, churn: &ChurnResults) -> String {
         &body,
     ));
     out.push('\n');
+    out.push_str(&removals_table(churn));
+    out.push_str(&bullets(&churn.notes));
+    out
+}
+
+/// What removing never-inserted positive keys did to each filter.
+fn removals_table(churn: &ChurnResults) -> String {
+    let mut out = String::new();
     let _ = writeln!(
         out,
         "Removing keys that were never inserted but test positive (each filter holding n keys; \
@@ -121,6 +129,5 @@ pub fn churn_section(measured: &Measurements, churn: &ChurnResults) -> String {
         &body,
     ));
     out.push('\n');
-    out.push_str(&bullets(&churn.notes));
     out
 }

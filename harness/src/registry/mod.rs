@@ -5,7 +5,7 @@
 //! Adding a filter is one entry in [`filterlab_entries`] (in `registry/filterlab.rs`) (or, for a peer
 //! crate, one adapter in `filterlab-peers` and one entry in
 //! [`peer_entries`], in `registry/peers.rs`): its name, origin, description, theory note,
-//! capabilities, how to build it for a [`Workload`], its space formula and
+//! capabilities, how to build it for a [`Workload`](filterlab_peers::Workload), its space formula and
 //! its sizing. Every experiment, table, plot and the guide pick it up from
 //! there; nothing else changes (the `extra_filter` integration test proves it).
 

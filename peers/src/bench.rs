@@ -6,7 +6,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use criterion::{BenchmarkId, Criterion, Throughput};
+use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput};
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::{mix64, reduce};
 
@@ -122,6 +122,8 @@ pub fn insert(
     let mut refused = Vec::new();
     let mut group = c.benchmark_group("insert");
     group.throughput(Throughput::Elements(inserted.len() as u64));
+    // A fill of 1e7 keys takes seconds: the same one fill per sample.
+    group.sampling_mode(SamplingMode::Flat);
     group.bench_function(target.id(), |b| {
         b.iter_custom(|iterations| {
             let mut total = Duration::ZERO;
@@ -169,6 +171,7 @@ pub fn remove(c: &mut Criterion, target: &Target<'_>, subject: &mut dyn Subject,
     }
     let mut group = c.benchmark_group("remove");
     group.throughput(Throughput::Elements(removed.len() as u64));
+    group.sampling_mode(SamplingMode::Flat);
     group.bench_function(target.id(), |b| {
         b.iter_custom(|iterations| {
             let mut total = Duration::ZERO;

@@ -3,7 +3,8 @@
 //! 1e7 at 95% load: issue 10) beside cuckoofilter 0.5, qfilter 0.3 and
 //! scalable_cuckoo_filter 0.5 on the same u64 keys in the same groups, and
 //! the cost that bounds a lookup: two independent random reads (its two
-//! buckets) in an array of the filter's size.
+//! buckets) in an array of the filter's size, and in 256 MiB (the array of
+//! filterlab-bloom's `batched` bench).
 //!
 //! `cargo bench -p filterlab-cuckoo --bench cuckoo` (all of it), or filtered,
 //! e.g. `-- 'lookup_negative'`.
@@ -66,6 +67,8 @@ fn cuckoo_vs_peers(c: &mut Criterion) {
     let label = format!("n={ITEMS:.0e},f={FINGERPRINT_BITS},load=95%");
     let keys = Keys::new(ITEMS, LOOKUPS);
     bench::random_reads(c, bytes, 2, LOOKUPS);
+    // The baseline of filterlab-bloom's `batched` bench, 256 MiB, two lines a key.
+    bench::random_reads(c, 256 << 20, 2, LOOKUPS);
     let subjects: [(&str, Option<Box<dyn Subject>>); 4] = [
         (
             "filterlab-cuckoo",

@@ -7,11 +7,11 @@ use std::fmt::Debug;
 use std::time::{Duration, Instant};
 
 use arbitrary::{Arbitrary, Unstructured};
-use filterlab_core::sizing::MIN_FPP;
 use filterlab_bloom::{
     BlockedBloomBuilder, BlockedBloomFilter, BloomBuilder, BloomFilter, BloomSizing, Filter,
     HashChoice, Kernel, Persist,
 };
+use filterlab_core::sizing::MIN_FPP;
 
 /// The longest one call may take.
 pub const CALL_LIMIT: Duration = Duration::from_secs(1);

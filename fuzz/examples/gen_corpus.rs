@@ -185,6 +185,11 @@ fn write_regressions(dir: &Path, golden: Golden<'_>) {
         ),
         (
             "build_bloom",
+            "bits-34603008-items-5-subnormal-classic",
+            bits(34_603_008, Some(5), |_| {}),
+        ),
+        (
+            "build_bloom",
             "pow2-fpp-3e-312-items-2359296-below-classic",
             fpp(3.259_385_534_925e-312, 2_359_296, true),
         ),

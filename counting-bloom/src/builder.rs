@@ -263,11 +263,12 @@ impl<L: Layout, const BITS: u32> CountingBloomBuilder<L, BITS> {
         } else {
             requested
         };
-        check_memory(
-            blocks_for::<BITS>(counters).saturating_mul(BLOCK_BYTES as u64),
-            self.base.max_memory,
-            "the counter array",
-        )?;
+        // Bytes past `u64` are too large under any cap (saturated, they
+        // would pass a cap of `u64::MAX`).
+        let bytes = blocks_for::<BITS>(counters)
+            .checked_mul(BLOCK_BYTES as u64)
+            .ok_or_else(|| Error::new(ErrorKind::TooLarge, "too many counters"))?;
+        check_memory(bytes, self.base.max_memory, "the counter array")?;
         let (k, choice, items) = self
             .base
             .hashes_for_size(counters, "with_counters", |items| {

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use filterlab_core::theory::{scalable_bloom_fpp, scalable_bloom_fpp_bound};
+use filterlab_core::theory::scalable_bloom_fpp;
 use filterlab_core::{BATCH, Error, ErrorKind, Filter, Key, KeyHasher, for_each_batch};
 
 use crate::config::{ScalableBloomBuilder, ScalableConfig, ScalableSizing, plan};
@@ -179,15 +179,7 @@ impl<L: Layer> ScalableBloomFilter<L> {
     /// The compound bound of the layers there are now: 1 − Π(1 − P0·r^i)
     /// over them (P for a non-scaling filter); never above the target.
     pub fn fpp_bound(&self) -> f64 {
-        if self.config.non_scaling {
-            self.config.target_fpp
-        } else {
-            scalable_bloom_fpp_bound(
-                self.config.target_fpp,
-                self.config.tightening,
-                self.layers.len() as u32,
-            )
-        }
+        self.config.fpp_bound(self.layers.len() as u32)
     }
 
     /// The capacity of the layers there are now (BF.INFO's Capacity): the

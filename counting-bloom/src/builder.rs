@@ -328,3 +328,34 @@ impl<L: Layout, const BITS: u32> CountingBloomBuilder<L, BITS> {
         CountingBloomConfig::of::<L, BITS>(sizing.num_counters, sizing.num_hashes, self.base.hasher)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::Standard;
+
+    /// Regression `build_counting/counters-2e62-cap-u64max-bits-per-item-overflows`:
+    /// a sizing of 2^61 bytes, whose bits (2^64) do not fit a `u64`.
+    #[test]
+    fn bits_per_item_of_a_2e61_byte_sizing() {
+        let sizing = CountingBloomBuilder::<Standard, 4>::with_counters(1 << 62)
+            .hashes(1)
+            .max_memory(u64::MAX)
+            .sizing()
+            .unwrap();
+        assert_eq!(sizing.bytes(), 1 << 61);
+        let per_item = 2f64.powi(64) / sizing.expected_items as f64;
+        assert_eq!(sizing.bits_per_item(), per_item);
+        assert!(sizing.to_string().contains("bits per item"));
+    }
+
+    /// Counters whose bytes exceed `u64` are too large under any cap.
+    #[test]
+    fn bytes_past_u64_are_too_large() {
+        let sizing = CountingBloomBuilder::<Standard, 16>::with_counters(u64::MAX)
+            .hashes(1)
+            .max_memory(u64::MAX)
+            .sizing();
+        assert_eq!(sizing.err().map(|e| e.kind()), Some(ErrorKind::TooLarge));
+    }
+}

@@ -156,34 +156,3 @@ impl fmt::Display for CountingSizing {
         HashBits::new(self.expected_items, self.hash_bits_needed).fmt(f)
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use crate::{CountingBloomFilter, ErrorKind};
-
-    /// Regression `build_counting/counters-2e62-cap-u64max-bits-per-item-overflows`:
-    /// a sizing of 2^61 bytes, whose bits (2^64) do not fit a `u64`.
-    #[test]
-    fn bits_per_item_of_a_2e61_byte_sizing() {
-        let sizing = CountingBloomFilter::with_counters(1 << 62)
-            .hashes(1)
-            .max_memory(u64::MAX)
-            .sizing()
-            .unwrap();
-        assert_eq!(sizing.bytes(), 1 << 61);
-        let per_item = 2f64.powi(64) / sizing.expected_items as f64;
-        assert_eq!(sizing.bits_per_item(), per_item);
-        assert!(sizing.to_string().contains("bits per item"));
-    }
-
-    /// Counters whose bytes exceed `u64` are too large under any cap.
-    #[test]
-    fn bytes_past_u64_are_too_large() {
-        let sizing = CountingBloomFilter::with_counters(u64::MAX)
-            .counter_bits::<16>()
-            .hashes(1)
-            .max_memory(u64::MAX)
-            .sizing();
-        assert_eq!(sizing.err().map(|e| e.kind()), Some(ErrorKind::TooLarge));
-    }
-}

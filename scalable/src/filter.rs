@@ -421,3 +421,28 @@ impl<L: Layer> fmt::Debug for ScalableBloomFilter<L> {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression `build_scalable/nonscaling-p7.8e-3-fpp-bound-1ulp-above-target`:
+    /// at this P, 1 − (1 − P) rounds one ulp above P.
+    const P: f64 = 144_115_188_062_027_775.0 / 18_446_744_073_709_551_616.0;
+
+    #[test]
+    fn the_bound_is_never_above_the_target() {
+        assert!(scalable_bloom_fpp([P]) > P);
+        let non_scaling = ScalableBloomFilter::with_fpp(P)
+            .initial_capacity(100)
+            .non_scaling(true);
+        assert_eq!(non_scaling.sizing().unwrap().fpp_bound, P);
+        assert_eq!(non_scaling.build().unwrap().fpp_bound(), P);
+        // A tightening ratio near 0 sizes the first layer for P itself.
+        let scaling = ScalableBloomFilter::with_fpp(P)
+            .initial_capacity(100)
+            .tightening(1e-200);
+        assert!(scaling.sizing().unwrap().fpp_bound <= P);
+        assert!(scaling.build().unwrap().fpp_bound() <= P);
+    }
+}

@@ -91,5 +91,5 @@ fn big<F: Filter + Extend<u64> + 'static>(filter: Result<F, Error>) -> Box<dyn S
 }
 
 fn main() {
-    common::run(batched_vs_random_reads);
+    filterlab_peers::bench::run(batched_vs_random_reads);
 }

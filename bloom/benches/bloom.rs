@@ -147,5 +147,5 @@ fn bloom_vs_peers(c: &mut Criterion) {
 }
 
 fn main() {
-    common::run(bloom_vs_peers);
+    filterlab_peers::bench::run(bloom_vs_peers);
 }

@@ -20,6 +20,7 @@ use std::time::Instant;
 
 use filterlab_bloom::{BlockedBloomFilter, BloomFilter, Kernel};
 use filterlab_core::keys::{insert_key, query_key};
+use filterlab_peers::bench::ExampleArgs;
 use filterlab_peers::{
     FastBloom, FilterlabSubject, Mode, PeerSubject, SplitBlock, Subject, Theory,
 };
@@ -101,12 +102,10 @@ fn time(keys: &[u64], lookup: impl Fn(&[u64]) -> Option<u64>) -> Option<f64> {
 }
 
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let items: u64 = args
-        .next()
-        .map_or(10_000_000, |a| a.parse().expect("ITEMS"));
-    let rounds: usize = args.next().map_or(7, |a| a.parse().expect("ROUNDS"));
-    let sizes: Vec<u64> = args.next().map_or_else(
+    let mut args = ExampleArgs::from_env();
+    let items: u64 = args.next_or(10_000_000, "ITEMS");
+    let rounds: usize = args.next_or(7, "ROUNDS");
+    let sizes: Vec<u64> = args.next_raw().map_or_else(
         || vec![8, 10, 12, 16, 20],
         |a| a.split(',').map(|b| b.parse().expect("BITS")).collect(),
     );

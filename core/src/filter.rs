@@ -1,4 +1,4 @@
-//! The traits every filter implements, and the one batching helper their
+//! The traits every filter implements, and the batching helpers their
 //! batched operations share.
 
 use crate::{Error, Key, KeyHasher};
@@ -45,6 +45,27 @@ where
         total += step(&hashes)?;
     }
     Ok(total)
+}
+
+/// Inserts `keys` into `filter` in batches: hashed with the filter's own
+/// hasher, each batch through its [`insert_hashes`](Filter::insert_hashes)
+/// (so a filter's prefetching batch insert serves typed keys too). Returns
+/// how many were new. The `insert_many` of the filters whose inserts can
+/// fail.
+///
+/// # Errors
+///
+/// The first error an insert returns (for example
+/// [`ErrorKind::Full`](crate::ErrorKind::Full)): the keys before it stay
+/// inserted, it and the keys after it are not.
+pub fn insert_in_batches<F, I>(filter: &mut F, keys: I) -> Result<usize, Error>
+where
+    F: Filter + ?Sized,
+    I: IntoIterator,
+    I::Item: Key,
+{
+    let hasher = *filter.hasher();
+    for_each_batch(keys, &hasher, |hashes| filter.insert_hashes(hashes))
 }
 
 /// An approximate-membership filter over 64-bit key hashes.

@@ -24,6 +24,7 @@ use filterlab_core::keys::{insert_key, query_key};
 use filterlab_counting_bloom::{
     BlockedCountingBloomFilter, CountingBloom, CountingBloomFilter, Filter, Layout,
 };
+use filterlab_peers::bench::ExampleArgs;
 
 /// The columns: what each figure times.
 const COLUMNS: [&str; 8] = [
@@ -55,13 +56,8 @@ macro_rules! subject {
                 remove.map(|remove| remove(self, keys, batched))
             }
             fn insert(&mut self, keys: &[u64], batched: bool) -> usize {
-                if batched {
-                    self.insert_many(keys)
-                } else {
-                    keys.iter()
-                        .filter(|&key| self.insert(black_box(key)))
-                        .count()
-                }
+                let batch = |filter: &mut Self, keys: &[u64]| filter.insert_many(keys);
+                each_or_batch(self, keys, batched, |filter, key| filter.insert(key), batch)
             }
             fn count(&self, keys: &[u64], batched: bool) -> usize {
                 if batched {
@@ -76,15 +72,28 @@ macro_rules! subject {
     };
 }
 
-/// Removes every key from a counting filter, one by one or batched.
-fn remove_all<L: Layout>(filter: &mut CountingBloom<L, 4>, keys: &[u64], batched: bool) -> usize {
+/// Runs `one` on every key (each through `black_box`), or `batch` on all
+/// of them; how many times the answer was yes.
+fn each_or_batch<T: ?Sized>(
+    target: &mut T,
+    keys: &[u64],
+    batched: bool,
+    one: impl Fn(&mut T, &u64) -> bool,
+    batch: impl Fn(&mut T, &[u64]) -> usize,
+) -> usize {
     if batched {
-        filter.remove_many(keys)
+        batch(target, keys)
     } else {
         keys.iter()
-            .filter(|&key| filter.remove(black_box(key)))
+            .filter(|&key| one(target, black_box(key)))
             .count()
     }
+}
+
+/// Removes every key from a counting filter, one by one or batched.
+fn remove_all<L: Layout>(filter: &mut CountingBloom<L, 4>, keys: &[u64], batched: bool) -> usize {
+    let batch = |filter: &mut CountingBloom<L, 4>, keys: &[u64]| filter.remove_many(keys);
+    each_or_batch(filter, keys, batched, CountingBloom::remove, batch)
 }
 
 subject!(CountingBloomFilter, "CountingBloomFilter", Some(remove_all));
@@ -169,11 +178,9 @@ fn round(subject: &mut dyn Subject, keys: &[u64], absent: &[u64], reps: usize) -
 }
 
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let items: u64 = args
-        .next()
-        .map_or(10_000_000, |a| a.parse().expect("ITEMS"));
-    let rounds: usize = args.next().map_or(3, |a| a.parse().expect("ROUNDS"));
+    let mut args = ExampleArgs::from_env();
+    let items: u64 = args.next_or(10_000_000, "ITEMS");
+    let rounds: usize = args.next_or(3, "ROUNDS");
     let fpp = 0.01;
     let reps = (10_000_000 / items).max(1) as usize;
     let keys: Vec<u64> = (0..items).map(|i| insert_key(7, i)).collect();

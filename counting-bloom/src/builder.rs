@@ -8,7 +8,7 @@ use std::f64::consts::LN_2;
 use std::marker::PhantomData;
 
 use filterlab_core::memory::check_memory;
-use filterlab_core::sizing::{BuilderBase, HashChoice, SizeSearch, Target};
+use filterlab_core::sizing::{BuilderBase, HashChoice, SizeSearch, SizedFor, Target};
 use filterlab_core::theory::{
     BlockFppTable, blocked_bloom_classic_best_hashes, blocked_bloom_fpp_with, bloom_optimal_bits,
     counter_overflow_bound_fan, hash_bits_needed,
@@ -297,8 +297,7 @@ impl<L: Layout, const BITS: u32> CountingBloomBuilder<L, BITS> {
     ) -> CountingSizing {
         CountingSizing {
             filter: L::NAME,
-            expected_items: items,
-            target_fpp,
+            sized_for: SizedFor::new(items, target_fpp),
             requested_counters,
             num_counters,
             counter_bits: BITS,

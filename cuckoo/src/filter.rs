@@ -6,7 +6,7 @@ use std::fmt;
 use filterlab_core::sizing::{SizedFor, Target};
 use filterlab_core::theory::{cuckoo_compound_fpp, cuckoo_fpp, cuckoo_fpp_given_occupancy};
 use filterlab_core::{
-    Error, ErrorKind, Filter, Key, KeyHasher, RemovableFilter, for_each_batch, mix64, prefetch,
+    Error, ErrorKind, Filter, Key, KeyHasher, RemovableFilter, insert_in_batches, mix64, prefetch,
 };
 
 use crate::builder::CuckooBuilder;
@@ -43,12 +43,11 @@ use crate::table::{Lanes, Place, SLOTS, Table, alternate, table_bytes};
 pub struct CuckooFilter {
     /// Oldest first; the last is the one new keys go to.
     tables: Vec<Table>,
+    /// As given, so that `config()` and the format hand it back unchanged.
+    config: CuckooConfig,
+    /// The fingerprint width of `config`, in the form the tables use.
     lanes: Lanes,
-    buckets: u64,
-    max_kicks: u32,
-    growth: Option<Growth>,
     max_memory: u64,
-    hasher: KeyHasher,
     /// Accepted inserts minus removals: the occupied slots.
     len: u64,
     sized_for: SizedFor,
@@ -114,12 +113,9 @@ impl CuckooFilter {
     ) -> Self {
         Self {
             tables,
+            config: *config,
             lanes: Lanes::new(config.fingerprint_bits),
-            buckets: config.buckets,
-            max_kicks: config.max_kicks,
-            growth: config.growth,
             max_memory,
-            hasher: config.hasher,
             len,
             sized_for,
         }
@@ -138,7 +134,7 @@ impl CuckooFilter {
     /// [`Filter::insert_hash`]); the filter is then exactly as before.
     #[inline]
     pub fn insert<K: Key + ?Sized>(&mut self, key: &K) -> Result<bool, Error> {
-        self.insert_hash(self.hasher.hash(key))
+        self.insert_hash(self.config.hasher.hash(key))
     }
 
     /// Adds `key` only when it is not already reported present
@@ -148,7 +144,7 @@ impl CuckooFilter {
     ///
     /// As [`insert`](Self::insert).
     pub fn insert_unique<K: Key + ?Sized>(&mut self, key: &K) -> Result<bool, Error> {
-        let hash = self.hasher.hash(key);
+        let hash = self.config.hasher.hash(key);
         if self.contains_hash(hash) {
             return Ok(false);
         }
@@ -163,7 +159,7 @@ impl CuckooFilter {
     /// bound on the copies inserted and not removed (other keys may share
     /// the fingerprint), like RedisBloom's CF.COUNT.
     pub fn count<K: Key + ?Sized>(&self, key: &K) -> usize {
-        let hash = self.hasher.hash(key);
+        let hash = self.config.hasher.hash(key);
         self.tables
             .iter()
             .map(|table| table.count(self.lanes, table.place(self.lanes, hash)) as usize)
@@ -182,8 +178,7 @@ impl CuckooFilter {
         I: IntoIterator,
         I::Item: Key,
     {
-        let hasher = self.hasher;
-        for_each_batch(keys, &hasher, |hashes| self.insert_hashes(hashes))
+        insert_in_batches(self, keys)
     }
 
     /// The fraction of slots occupied, over all sub-tables.
@@ -201,7 +196,7 @@ impl CuckooFilter {
 
     /// Buckets of the first table.
     pub fn buckets(&self) -> u64 {
-        self.buckets
+        self.config.buckets
     }
 
     /// Bits per fingerprint.
@@ -216,12 +211,12 @@ impl CuckooFilter {
 
     /// The most kicks an insert tries before it is refused.
     pub fn max_kicks(&self) -> u32 {
-        self.max_kicks
+        self.config.max_kicks
     }
 
     /// The growth policy, if the filter grows.
     pub fn growth(&self) -> Option<Growth> {
-        self.growth
+        self.config.growth
     }
 
     /// Sub-tables in use (1 until the filter grows).
@@ -247,13 +242,7 @@ impl CuckooFilter {
 
     /// This filter's configuration.
     pub fn config(&self) -> CuckooConfig {
-        CuckooConfig {
-            buckets: self.buckets,
-            fingerprint_bits: self.lanes.bits(),
-            max_kicks: self.max_kicks,
-            growth: self.growth,
-            hasher: self.hasher,
-        }
+        self.config
     }
 
     pub(crate) fn sized_for(&self) -> SizedFor {
@@ -309,7 +298,7 @@ impl CuckooFilter {
     /// walk of at most `max_kicks` evictions; when that fails, the walk is
     /// retraced so the table is exactly as before, and `false` returned.
     fn kick(&mut self, index: usize, hash: u64, place: Place, slots: [u128; 2]) -> bool {
-        let (lanes, max_kicks) = (self.lanes, self.max_kicks);
+        let (lanes, max_kicks) = (self.lanes, self.config.max_kicks);
         let table = &mut self.tables[index];
         let buckets = table.buckets();
         for (bucket, slots) in [(place.first, slots[0]), (place.second, slots[1])] {
@@ -368,12 +357,12 @@ impl CuckooFilter {
 
     /// Adds a sub-table, or says why it cannot.
     fn grow(&mut self) -> Result<(), Error> {
-        let Some(growth) = self.growth else {
+        let Some(growth) = self.config.growth else {
             return Err(Error::new(
                 ErrorKind::Full,
                 format!(
                     "no free slot within {} kicks at load {:.4}; the filter does not grow",
-                    self.max_kicks,
+                    self.config.max_kicks,
                     self.load_factor()
                 ),
             ));
@@ -425,11 +414,15 @@ impl CuckooFilter {
     /// filled in order, each to its share of [`LOAD_TARGET`] (the last one
     /// present or allowed takes the rest).
     fn table_loads(&self, items: u64) -> Vec<f64> {
-        let max_tables = self.growth.map_or(1, |growth| growth.max_tables as usize);
+        let max_tables = self
+            .config
+            .growth
+            .map_or(1, |growth| growth.max_tables as usize);
         let mut loads = Vec::new();
         let mut left = items as f64;
-        let mut buckets = self.buckets as f64;
+        let mut buckets = self.config.buckets as f64;
         let expansion = self
+            .config
             .growth
             .map_or(1.0, |growth| f64::from(growth.expansion));
         while loads.len() < max_tables {
@@ -475,7 +468,7 @@ impl CuckooBuilder {
 
 impl Filter for CuckooFilter {
     fn hasher(&self) -> &KeyHasher {
-        &self.hasher
+        &self.config.hasher
     }
 
     /// Adds a pre-hashed key; `Ok(true)` when no table matched it.
@@ -508,7 +501,7 @@ impl Filter for CuckooFilter {
                         ErrorKind::Full,
                         format!(
                             "the key is present in sub-table {index}, which has no slot for another copy within {} kicks",
-                            self.max_kicks
+                            self.config.max_kicks
                         ),
                     ));
                 }
@@ -591,7 +584,7 @@ impl Filter for CuckooFilter {
 
     /// The items the filter was sized for; `None` for a growing filter.
     fn capacity(&self) -> Option<usize> {
-        match self.growth {
+        match self.config.growth {
             Some(_) => None,
             None => usize::try_from(self.sized_for.items).ok(),
         }
@@ -648,7 +641,7 @@ impl RemovableFilter for CuckooFilter {
 
 impl PartialEq for CuckooFilter {
     fn eq(&self, other: &Self) -> bool {
-        self.config() == other.config()
+        self.config == other.config
             && self.len == other.len
             && self.sized_for == other.sized_for
             && self.max_memory == other.max_memory
@@ -662,12 +655,12 @@ impl fmt::Debug for CuckooFilter {
     /// A summary; the tables themselves can be gigabytes.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CuckooFilter")
-            .field("buckets", &self.buckets)
+            .field("buckets", &self.config.buckets)
             .field("fingerprint_bits", &self.lanes.bits())
-            .field("max_kicks", &self.max_kicks)
-            .field("growth", &self.growth)
+            .field("max_kicks", &self.config.max_kicks)
+            .field("growth", &self.config.growth)
             .field("tables", &self.tables.len())
-            .field("hasher", &self.hasher)
+            .field("hasher", &self.config.hasher)
             .field("len", &self.len)
             .field("sized_for", &self.sized_for)
             .finish_non_exhaustive()

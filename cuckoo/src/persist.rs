@@ -162,7 +162,7 @@ impl Persist for CuckooFilter {
     const KIND: FilterKind = FilterKind::Cuckoo;
 
     fn config(&self) -> CuckooConfig {
-        CuckooFilter::config(self)
+        self.config()
     }
 
     fn header(&self) -> Header {

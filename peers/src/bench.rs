@@ -15,6 +15,36 @@ use crate::subject::{Mode, Subject};
 /// The seed of the keys every bench inserts and queries.
 pub const KEY_SEED: u64 = 7;
 
+/// The positional command-line arguments of the examples that measure,
+/// each optional: `ExampleArgs::from_env().next_or(10_000_000, "ITEMS")`.
+pub struct ExampleArgs(std::iter::Skip<std::env::Args>);
+
+impl ExampleArgs {
+    /// The arguments after the program's name.
+    pub fn from_env() -> Self {
+        Self(std::env::args().skip(1))
+    }
+
+    /// The next argument as given, if any.
+    pub fn next_raw(&mut self) -> Option<String> {
+        self.0.next()
+    }
+
+    /// The next argument parsed, or `default` when there are no more.
+    ///
+    /// # Panics
+    ///
+    /// When the argument does not parse (the message names it by `what`).
+    pub fn next_or<T>(&mut self, default: T, what: &str) -> T
+    where
+        T: std::str::FromStr,
+        T::Err: std::fmt::Debug,
+    {
+        self.next_raw()
+            .map_or(default, |arg| arg.parse().expect(what))
+    }
+}
+
 /// Runs `bench` with the settings every filter bench uses (short: the
 /// machine is shared and the groups are many), honouring criterion's
 /// command line (`cargo bench ... -- FILTER`): what `criterion_group!` and
@@ -120,26 +150,16 @@ pub fn insert(
     inserted: &[u64],
 ) -> Vec<usize> {
     let mut refused = Vec::new();
-    let mut group = c.benchmark_group("insert");
-    group.throughput(Throughput::Elements(inserted.len() as u64));
-    // A fill of 1e7 keys takes seconds: the same one fill per sample.
-    group.sampling_mode(SamplingMode::Flat);
-    group.bench_function(target.id(), |b| {
-        b.iter_custom(|iterations| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iterations {
-                subject.clear();
-                refused.clear();
-                let start = Instant::now();
-                // Every insert's answer is used: each filter does BF.ADD's work.
-                let new = subject.insert_keys(black_box(inserted), target.mode, &mut refused);
-                total += start.elapsed();
-                black_box(new);
-            }
-            total
-        });
+    time_passes(c, "insert", target, inserted.len(), || {
+        subject.clear();
+        refused.clear();
+        let start = Instant::now();
+        // Every insert's answer is used: each filter does BF.ADD's work.
+        let new = subject.insert_keys(black_box(inserted), target.mode, &mut refused);
+        let elapsed = start.elapsed();
+        black_box(new);
+        elapsed
     });
-    group.finish();
     subject.clear();
     refused.clear();
     subject.insert_keys(inserted, target.mode, &mut refused);
@@ -169,21 +189,32 @@ pub fn remove(c: &mut Criterion, target: &Target<'_>, subject: &mut dyn Subject,
     if subject.remove_keys(&[]).is_none() {
         return;
     }
-    let mut group = c.benchmark_group("remove");
-    group.throughput(Throughput::Elements(removed.len() as u64));
+    let mut refused = Vec::new();
+    time_passes(c, "remove", target, removed.len(), || {
+        let start = Instant::now();
+        black_box(subject.remove_keys(black_box(removed)));
+        let elapsed = start.elapsed();
+        subject.insert_keys(removed, Mode::OneKey, &mut refused);
+        elapsed
+    });
+}
+
+/// Times whole passes over `keys` keys in group `group_name`, one pass per
+/// iteration (flat sampling: a pass over 1e7 keys takes seconds). `pass`
+/// runs one, with whatever untimed work resets the filter, and returns the
+/// time of its timed part.
+fn time_passes(
+    c: &mut Criterion,
+    group_name: &str,
+    target: &Target<'_>,
+    keys: usize,
+    mut pass: impl FnMut() -> Duration,
+) {
+    let mut group = c.benchmark_group(group_name);
+    group.throughput(Throughput::Elements(keys as u64));
     group.sampling_mode(SamplingMode::Flat);
     group.bench_function(target.id(), |b| {
-        b.iter_custom(|iterations| {
-            let mut total = Duration::ZERO;
-            let mut refused = Vec::new();
-            for _ in 0..iterations {
-                let start = Instant::now();
-                black_box(subject.remove_keys(black_box(removed)));
-                total += start.elapsed();
-                subject.insert_keys(removed, Mode::OneKey, &mut refused);
-            }
-            total
-        });
+        b.iter_custom(|iterations| (0..iterations).map(|_| pass()).sum::<Duration>());
     });
     group.finish();
 }

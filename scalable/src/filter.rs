@@ -3,7 +3,7 @@
 use std::fmt;
 
 use filterlab_core::theory::scalable_bloom_fpp;
-use filterlab_core::{BATCH, Error, ErrorKind, Filter, Key, KeyHasher, for_each_batch};
+use filterlab_core::{BATCH, Error, ErrorKind, Filter, Key, KeyHasher, insert_in_batches};
 
 use crate::config::{ScalableBloomBuilder, ScalableConfig, ScalableSizing, plan};
 use crate::info::{LayerInfo, ScalableInfo};
@@ -41,9 +41,9 @@ use crate::layer::{DefaultLayer, Layer};
 #[derive(Clone)]
 pub struct ScalableBloomFilter<L: Layer = DefaultLayer> {
     pub(crate) config: ScalableConfig,
-    /// Oldest first; never empty.
+    /// Oldest first; never empty. Their counts are the filter's count
+    /// (layers fill by count), so it is not kept a second time.
     pub(crate) layers: Vec<L>,
-    pub(crate) len: u64,
 }
 
 impl ScalableBloomFilter {
@@ -93,7 +93,6 @@ impl<L: Layer> ScalableBloomFilter<L> {
         Ok(Self {
             config,
             layers: vec![first],
-            len: 0,
         })
     }
 
@@ -120,8 +119,7 @@ impl<L: Layer> ScalableBloomFilter<L> {
         I: IntoIterator,
         I::Item: Key,
     {
-        let hasher = self.config.hasher;
-        for_each_batch(keys, &hasher, |hashes| self.insert_hashes(hashes))
+        insert_in_batches(self, keys)
     }
 
     /// Adds a layer, or refuses with `Full` leaving the filter unchanged.
@@ -138,7 +136,8 @@ impl<L: Layer> ScalableBloomFilter<L> {
         if index >= config.max_layers {
             return Err(full(format!(
                 "all {} layers allowed are full ({} items)",
-                config.max_layers, self.len
+                config.max_layers,
+                self.items()
             )));
         }
         let capacity = config.layer_capacity(index).ok_or_else(|| {
@@ -199,7 +198,7 @@ impl<L: Layer> ScalableBloomFilter<L> {
             capacity: self.current_capacity(),
             size: self.memory_usage(),
             filters: self.layers.len(),
-            items: self.len,
+            items: self.items(),
             expansion: self.config.growth,
             non_scaling: self.config.non_scaling,
             target_fpp: self.config.target_fpp,
@@ -309,9 +308,7 @@ impl<L: Layer> Filter for ScalableBloomFilter<L> {
             self.grow()?;
         }
         let last = self.layers.len() - 1;
-        let new = self.layers[last].insert_hash(hash)?;
-        self.len += u64::from(new);
-        Ok(new)
+        self.layers[last].insert_hash(hash)
     }
 
     #[inline]
@@ -337,14 +334,13 @@ impl<L: Layer> Filter for ScalableBloomFilter<L> {
     }
 
     fn len(&self) -> usize {
-        usize::try_from(self.len).unwrap_or(usize::MAX)
+        usize::try_from(self.items()).unwrap_or(usize::MAX)
     }
 
     /// Back to one empty first layer.
     fn clear(&mut self) {
         self.layers.truncate(1);
         self.layers[0].clear();
-        self.len = 0;
     }
 
     /// Bytes of all layers.
@@ -385,6 +381,11 @@ impl<L: Layer> Filter for ScalableBloomFilter<L> {
 }
 
 impl<L: Layer> ScalableBloomFilter<L> {
+    /// Counted keys: the sum of the layers' counts.
+    pub(crate) fn items(&self) -> u64 {
+        self.layers.iter().map(|layer| layer.len() as u64).sum()
+    }
+
     /// The most counted keys the caps allow, found by sizing layer after
     /// layer as growth would.
     fn reachable_items(&self) -> u64 {
@@ -401,13 +402,13 @@ impl<L: Layer> ScalableBloomFilter<L> {
                 break;
             }
         }
-        total.max(self.len)
+        total.max(self.items())
     }
 }
 
 impl<L: Layer> PartialEq for ScalableBloomFilter<L> {
     fn eq(&self, other: &Self) -> bool {
-        self.config == other.config && self.len == other.len && self.layers == other.layers
+        self.config == other.config && self.layers == other.layers
     }
 }
 
@@ -416,7 +417,7 @@ impl<L: Layer> fmt::Debug for ScalableBloomFilter<L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ScalableBloomFilter")
             .field("config", &self.config)
-            .field("len", &self.len)
+            .field("len", &self.items())
             .field("layers", &self.layers)
             .finish()
     }

@@ -75,7 +75,7 @@ impl<L: Layer> Persist for ScalableBloomFilter<L> {
         Header {
             kind: FilterKind::ScalableBloom,
             hasher: config.hasher,
-            items: self.len,
+            items: self.items(),
             params: vec![
                 config.initial_capacity,
                 config.target_fpp.to_bits(),
@@ -183,11 +183,7 @@ impl<L: Layer> Persist for ScalableBloomFilter<L> {
                 config.max_memory
             )));
         }
-        Ok(Self {
-            config,
-            layers,
-            len: header.items,
-        })
+        Ok(Self { config, layers })
     }
 }
 

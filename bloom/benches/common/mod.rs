@@ -1,10 +1,8 @@
-//! What the benches share: criterion's settings and how a filter is sized.
-//! (Each bench uses part of it.)
+//! What the benches share: how a filter is sized. (Each bench uses part of
+//! it; criterion's settings are `filterlab_peers::bench::run`, shared with
+//! the other filter crates' benches.)
 #![allow(dead_code)]
 
-use std::time::Duration;
-
-use criterion::Criterion;
 use filterlab_bloom::{BlockedBloomBuilder, BlockedBloomFilter, BloomBuilder, BloomFilter, Kernel};
 
 /// How a filter is sized: for a target FPP, or with a fixed number of bits
@@ -44,18 +42,4 @@ pub(crate) fn blocked(items: u64, size: Size, seed: u64, kernel: Kernel) -> Bloc
     .expected_items(items)
     .seed(seed)
     .kernel(kernel)
-}
-
-/// Runs `bench` with the settings every bench here uses (short: the
-/// machine is shared and the groups are many), honouring criterion's
-/// command line (`cargo bench ... -- FILTER`); what `criterion_group!` and
-/// `criterion_main!` expand to.
-pub(crate) fn run(bench: fn(&mut Criterion)) {
-    let mut criterion = Criterion::default()
-        .sample_size(10)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(3))
-        .configure_from_args();
-    bench(&mut criterion);
-    criterion.final_summary();
 }

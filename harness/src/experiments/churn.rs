@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::config::RunConfig;
 use crate::error::Error;
 use crate::experiments::accuracy::{count_false_negatives, derive_seed, row_confidence};
-use crate::experiments::sample::{FppSample, dynamic_with, flat};
+use crate::experiments::sample::{FppSample, SampledRow, dynamic_with};
 use crate::parallel::map_in_order;
 use crate::progress::Progress;
 use crate::registry::{Build, Capability, Entry, GateOn, Origin};
@@ -45,21 +45,8 @@ pub struct ChurnPoint {
     pub refused: u64,
 }
 
-/// One row of `churn.csv`: one filter at one point of the churn, written
-/// flat (the point's columns, then the sample's).
-#[derive(Clone, Debug, PartialEq)]
-pub struct ChurnRow {
-    /// Where it was measured.
-    pub at: ChurnPoint,
-    /// The FPP measured there, beside its theory.
-    pub sample: FppSample,
-}
-
-impl Serialize for ChurnRow {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        flat(&self.at, &self.sample, serializer)
-    }
-}
+/// One row of `churn.csv`: one filter at one point of the churn.
+pub type ChurnRow = SampledRow<ChurnPoint>;
 
 /// One row of `churn_removals.csv`: what removing never-inserted keys that
 /// test positive did to a filter holding n keys.

@@ -17,7 +17,7 @@ use serde::Serialize;
 use crate::config::RunConfig;
 use crate::error::Error;
 use crate::experiments::accuracy::{count_false_negatives, derive_seed, row_confidence};
-use crate::experiments::sample::{FppSample, dynamic_with, flat};
+use crate::experiments::sample::{FppSample, SampledRow, dynamic_with};
 use crate::experiments::verdict::TheoryKind;
 use crate::progress::Progress;
 use crate::registry::{Build, Capability, Entry, GateOn, Origin};
@@ -61,21 +61,8 @@ pub struct GrowthPoint {
     pub negative_ns: f64,
 }
 
-/// One row of `growth.csv`: one filter at one doubling, written flat (the
-/// point's columns, then the sample's).
-#[derive(Clone, Debug, PartialEq)]
-pub struct GrowthRow {
-    /// Where it was measured.
-    pub at: GrowthPoint,
-    /// The FPP measured there, beside its theory or bound.
-    pub sample: FppSample,
-}
-
-impl Serialize for GrowthRow {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        flat(&self.at, &self.sample, serializer)
-    }
-}
+/// One row of `growth.csv`: one filter at one doubling.
+pub type GrowthRow = SampledRow<GrowthPoint>;
 
 impl GrowthRow {
     /// Whether the whole interval lies above the target.

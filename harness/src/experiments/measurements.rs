@@ -46,57 +46,25 @@ pub fn measure(
     config: &RunConfig,
     quiet: bool,
 ) -> Result<Measurements, Error> {
-    let mut seconds = Vec::new();
-    // Runs `experiment` when `wanted`, timed.
-    let mut timed = |experiment, wanted: bool, run: &mut dyn FnMut() -> Result<(), Error>| {
-        if !wanted {
-            return Ok(());
-        }
-        let start = Instant::now();
-        run()?;
-        seconds.push((experiment, start.elapsed().as_secs_f64()));
-        Ok::<(), Error>(())
+    let mut timer = Timer {
+        config,
+        seconds: Vec::new(),
     };
-    let mut accuracy = Vec::new();
     // Space is read from the accuracy rows.
     let accuracy_needed = config.runs(Experiment::Accuracy) || config.runs(Experiment::Space);
-    timed(Experiment::Accuracy, accuracy_needed, &mut || {
-        accuracy = accuracy::run(&entries, config, quiet)?;
-        Ok(())
+    let accuracy = timer
+        .run_if(Experiment::Accuracy, accuracy_needed, || {
+            accuracy::run(&entries, config, quiet)
+        })?
+        .unwrap_or_default();
+    let speed = timer.run(Experiment::Speed, || {
+        Ok(speed::run(&entries, config, quiet))
     })?;
-    let (mut speed, mut capacity, mut churn, mut growth) = (None, None, None, None);
-    timed(
-        Experiment::Speed,
-        config.runs(Experiment::Speed),
-        &mut || {
-            speed = Some(speed::run(&entries, config, quiet));
-            Ok(())
-        },
-    )?;
-    timed(
-        Experiment::Capacity,
-        config.runs(Experiment::Capacity),
-        &mut || {
-            capacity = Some(capacity::run(&entries, config, quiet)?);
-            Ok(())
-        },
-    )?;
-    timed(
-        Experiment::Churn,
-        config.runs(Experiment::Churn),
-        &mut || {
-            churn = Some(churn::run(&entries, config, quiet)?);
-            Ok(())
-        },
-    )?;
-    timed(
-        Experiment::Growth,
-        config.runs(Experiment::Growth),
-        &mut || {
-            growth = Some(growth::run(&entries, config, quiet)?);
-            Ok(())
-        },
-    )?;
+    let capacity = timer.run(Experiment::Capacity, || {
+        capacity::run(&entries, config, quiet)
+    })?;
+    let churn = timer.run(Experiment::Churn, || churn::run(&entries, config, quiet))?;
+    let growth = timer.run(Experiment::Growth, || growth::run(&entries, config, quiet))?;
     let space = if config.runs(Experiment::Space) {
         space::from_accuracy(&entries, &accuracy)
     } else {
@@ -111,8 +79,45 @@ pub fn measure(
         capacity,
         churn,
         growth,
-        seconds,
+        seconds: timer.seconds,
     })
+}
+
+/// Runs the experiments a configuration asks for, recording each one's
+/// wall time in the order they ran.
+struct Timer<'a> {
+    config: &'a RunConfig,
+    seconds: Vec<(Experiment, f64)>,
+}
+
+impl Timer<'_> {
+    /// `run`'s result when the configuration asks for `experiment`, timed;
+    /// `None` when it does not.
+    fn run<T>(
+        &mut self,
+        experiment: Experiment,
+        run: impl FnOnce() -> Result<T, Error>,
+    ) -> Result<Option<T>, Error> {
+        let wanted = self.config.runs(experiment);
+        self.run_if(experiment, wanted, run)
+    }
+
+    /// `run`'s result when `wanted`, timed as `experiment`.
+    fn run_if<T>(
+        &mut self,
+        experiment: Experiment,
+        wanted: bool,
+        run: impl FnOnce() -> Result<T, Error>,
+    ) -> Result<Option<T>, Error> {
+        if !wanted {
+            return Ok(None);
+        }
+        let start = Instant::now();
+        let result = run()?;
+        self.seconds
+            .push((experiment, start.elapsed().as_secs_f64()));
+        Ok(Some(result))
+    }
 }
 
 impl Measurements {

@@ -3,7 +3,7 @@
 //! points: the FPP over fresh never-inserted keys with its interval, the
 //! filter's theory and state-conditional FPP, and what the gate holds it to
 //! ([`FppSample`]); and how their rows, a point and its sample, are written
-//! as one flat CSV record ([`flat`]).
+//! as one flat CSV record ([`SampledRow`]).
 
 use filterlab_core::theory::wilson_interval;
 use filterlab_peers::{Subject, Theory};
@@ -125,16 +125,20 @@ impl FppSample {
     }
 }
 
-/// Serializes a point and its sample as one flat record (the csv crate
-/// flattens a tuple of structs, not a struct inside a struct).
-///
-/// # Errors
-///
-/// The serializer's.
-pub fn flat<P: Serialize, S: Serializer>(
-    point: &P,
-    sample: &FppSample,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    (point, sample).serialize(serializer)
+/// A row of a single-instance experiment: where it was measured and the
+/// FPP measured there. Written as one flat CSV record, the point's columns
+/// then the sample's (the csv crate flattens a tuple of structs, not a
+/// struct inside a struct).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SampledRow<P> {
+    /// Where it was measured.
+    pub at: P,
+    /// The FPP measured there, beside its theory (or bound).
+    pub sample: FppSample,
+}
+
+impl<P: Serialize> Serialize for SampledRow<P> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        (&self.at, &self.sample).serialize(serializer)
+    }
 }

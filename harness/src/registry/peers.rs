@@ -29,6 +29,18 @@ fn qfilter_bits_per_item(n: u64, p: f64, ceiling: u64) -> f64 {
     bytes * 8.0 / n as f64
 }
 
+/// A peer crate's entry: its registry name, package and version, what it
+/// is, what its theory is worth, and how it is built.
+fn peer(
+    name: &'static str,
+    package: &'static str,
+    description: &'static str,
+    theory_note: &'static str,
+    build: Build,
+) -> Entry {
+    Entry::new(name, Origin::Peer, package, description, theory_note, build)
+}
+
 /// The peer crates, one entry each.
 pub fn peer_entries() -> Vec<Entry> {
     let mut entries = set_peers();
@@ -38,9 +50,6 @@ pub fn peer_entries() -> Vec<Entry> {
 
 /// The peers of the Bloom filters and the static filter.
 fn set_peers() -> Vec<Entry> {
-    let peer = |name, package, description, theory_note, build| {
-        Entry::new(name, Origin::Peer, package, description, theory_note, build)
-    };
     // A standard Bloom filter: the exact formula and the optimum's space.
     let bloom = |name, package, description, build: BuildEmpty| {
         peer(
@@ -118,9 +127,6 @@ fn set_peers() -> Vec<Entry> {
 
 /// The peers of the counting, cuckoo and scalable filters.
 fn delete_and_grow_peers() -> Vec<Entry> {
-    let peer = |name, package, description, theory_note, build| {
-        Entry::new(name, Origin::Peer, package, description, theory_note, build)
-    };
     vec![
         peer(
             "fastbloom-rs",

@@ -60,6 +60,18 @@ impl<'a> Facts<'a> {
             .collect()
     }
 
+    /// The filters that take inserts and met the target `fpp` at the
+    /// largest n measured.
+    fn dynamic_meeting(&self, fpp: f64) -> Vec<&'a Entry> {
+        self.dynamic(false)
+            .into_iter()
+            .filter(|e| {
+                self.accuracy(e.name, fpp)
+                    .is_some_and(AccuracyRow::meets_target)
+            })
+            .collect()
+    }
+
     /// Among `candidates`, those meeting `fpp` with the fewest bits per item:
     /// the smallest, and any within 0.5% of it (a tie), fewest first.
     fn fewest_bits(&self, candidates: &[&'a Entry], fpp: f64) -> Vec<&'a AccuracyRow> {
@@ -230,15 +242,7 @@ fn fewest_bits_row(facts: &Facts<'_>, reference: f64) -> Option<GuideRow> {
 /// The fastest negative lookup one key at a time among the filters meeting
 /// the reference p; the fastest batched lookup beside it, labelled.
 fn fastest_row(facts: &Facts<'_>, reference: f64) -> Option<GuideRow> {
-    let meeting: Vec<&Entry> = facts
-        .dynamic(false)
-        .into_iter()
-        .filter(|e| {
-            facts
-                .accuracy(e.name, reference)
-                .is_some_and(AccuracyRow::meets_target)
-        })
-        .collect();
+    let meeting = facts.dynamic_meeting(reference);
     let (fastest, n, ns) = facts.fastest(&meeting, Operation::LookupNegative, Mode::OneKey)?;
     let mut why = format!(
         "Fastest negative lookup one key at a time among the filters meeting p = {reference:e}: \
@@ -321,15 +325,7 @@ fn low_fpp_row(facts: &Facts<'_>) -> Option<GuideRow> {
         _ => {}
     }
     if let Some((fastest, n, ns)) = facts.fastest(
-        &facts
-            .dynamic(false)
-            .into_iter()
-            .filter(|e| {
-                facts
-                    .accuracy(e.name, low)
-                    .is_some_and(AccuracyRow::meets_target)
-            })
-            .collect::<Vec<_>>(),
+        &facts.dynamic_meeting(low),
         Operation::LookupNegative,
         Mode::OneKey,
     ) {

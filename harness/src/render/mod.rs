@@ -7,5 +7,6 @@ pub mod evidence;
 pub mod guide;
 pub mod markdown;
 pub mod plot;
+pub mod section;
 pub mod sections;
 pub mod table;

@@ -6,16 +6,15 @@ use std::fmt::Write as _;
 
 use crate::experiments::churn::{ChurnResults, ChurnRow};
 use crate::experiments::measurements::Measurements;
-use crate::render::table::{bullets, header, table};
+use crate::render::section::{Section, rows_per_filter};
+use crate::render::table::{header, table};
 use crate::text::{format_count, sci};
 
 /// The churn section of the README.
 pub fn churn_section(measured: &Measurements, churn: &ChurnResults) -> String {
     let config = &measured.config;
-    let mut out = String::new();
-    let _ = writeln!(out, "## Churn (filters that delete)\n");
-    let _ = writeln!(
-        out,
+    let mut section = Section::new("Churn (filters that delete)");
+    section.paragraph(format_args!(
         "Each filter that deletes, built for n = {} at p = {}, filled with n keys, then {}·n \
          sliding-window steps: remove the oldest live key, insert a new one. At {} points: the FPP \
          over {} fresh never-inserted keys (Wilson interval at the confidence in churn.csv, \
@@ -23,22 +22,18 @@ pub fn churn_section(measured: &Measurements, churn: &ChurnResults) -> String {
          absent. The gate holds filterlab filters to 0 false negatives, 0 removals that find nothing, \
          and their state-conditional FPP (their own formula at the filter's actual state: one \
          instance varies around the a-priori theory by more than the query interval covers) \
-         inside the interval at every point.\n",
+         inside the interval at every point.",
         format_count(config.churn_items),
         config.churn_fpp,
         config.churn_span,
         config.churn_points + 1,
         format_count(config.churn_queries)
-    );
-    let body: Vec<Vec<String>> = measured
-        .entries
-        .iter()
-        .filter_map(|entry| {
-            let mine: Vec<&ChurnRow> = churn
-                .rows
-                .iter()
-                .filter(|r| r.at.filter == entry.name)
-                .collect();
+    ));
+    let body = rows_per_filter(
+        &measured.entries,
+        &churn.rows,
+        |r: &ChurnRow, filter| r.at.filter == filter,
+        |mine| {
             let last = mine.last()?;
             let inside: Vec<bool> = mine.iter().filter_map(|r| r.sample.passes()).collect();
             let theory_inside = mine
@@ -46,7 +41,6 @@ pub fn churn_section(measured: &Measurements, churn: &ChurnResults) -> String {
                 .filter(|r| r.sample.theory_inside() == Some(true))
                 .count();
             Some(vec![
-                entry.name.to_owned(),
                 format!("{:.0}×", last.at.churn),
                 sci(last.sample.empirical_fpp),
                 last.sample
@@ -71,9 +65,9 @@ pub fn churn_section(measured: &Measurements, churn: &ChurnResults) -> String {
                 last.at.failed_removals.to_string(),
                 last.at.refused.to_string(),
             ])
-        })
-        .collect();
-    out.push_str(&table(
+        },
+    );
+    section.table(
         &header(&[
             "filter",
             "churn",
@@ -86,11 +80,9 @@ pub fn churn_section(measured: &Measurements, churn: &ChurnResults) -> String {
             "inserts refused",
         ]),
         &body,
-    ));
-    out.push('\n');
-    out.push_str(&removals_table(churn));
-    out.push_str(&bullets(&churn.notes));
-    out
+    );
+    section.push_str(&removals_table(churn));
+    section.finish(&churn.notes)
 }
 
 /// What removing never-inserted positive keys did to each filter.

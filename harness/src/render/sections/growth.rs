@@ -2,20 +2,17 @@
 //! its bound and the target at every doubling, its memory against a Bloom
 //! filter sized for the items held, and its lookup times.
 
-use std::fmt::Write as _;
-
 use crate::experiments::growth::{GrowthResults, GrowthRow};
 use crate::experiments::measurements::Measurements;
-use crate::render::table::{bullets, header, table};
+use crate::render::section::{Section, rows_per_filter};
+use crate::render::table::header;
 use crate::text::{format_count, sci};
 
 /// The growth section of the README.
 pub fn growth_section(measured: &Measurements, growth: &GrowthResults) -> String {
     let config = &measured.config;
-    let mut out = String::new();
-    let _ = writeln!(out, "## Growth (filters that grow)\n");
-    let _ = writeln!(
-        out,
+    let mut section = Section::new("Growth (filters that grow)");
+    section.paragraph(format_args!(
         "Each filter that grows, built for {} items at P, fed keys up to {} and measured at every \
          doubling: the FPP over fresh never-inserted keys (Wilson interval, Bonferroni over every \
          point), its theory for the keys it holds, memory per item against a `BloomFilter` sized \
@@ -25,20 +22,16 @@ pub fn growth_section(measured: &Measurements, growth: &GrowthResults) -> String
          interval and to a measured FPP never above P beyond it; one whose theory is a bound (the \
          grown cuckoo filter's compound a-priori FPP, which is above P by design: its sub-tables \
          keep the first one's fingerprint width) to a measured FPP never above that bound beyond \
-         the interval.\n",
+         the interval.",
         format_count(config.growth_initial),
         format_count(config.growth_final)
-    );
+    ));
     for &p in &config.growth_fpps {
-        let body: Vec<Vec<String>> = measured
-            .entries
-            .iter()
-            .filter_map(|entry| {
-                let mine: Vec<&GrowthRow> = growth
-                    .rows
-                    .iter()
-                    .filter(|r| r.at.filter == entry.name && r.at.target_fpp == p)
-                    .collect();
+        let body = rows_per_filter(
+            &measured.entries,
+            &growth.rows,
+            |r: &GrowthRow, filter| r.at.filter == filter && r.at.target_fpp == p,
+            |mine| {
                 let last = mine.last()?;
                 let worst = mine
                     .iter()
@@ -50,7 +43,6 @@ pub fn growth_section(measured: &Measurements, growth: &GrowthResults) -> String
                     .filter(|r| r.sample.theory_inside() == Some(true))
                     .count();
                 Some(vec![
-                    entry.name.to_owned(),
                     format_count(last.at.items),
                     sci(last.sample.empirical_fpp),
                     last.sample
@@ -64,10 +56,10 @@ pub fn growth_section(measured: &Measurements, growth: &GrowthResults) -> String
                     last.at.refused.to_string(),
                     last.at.false_negatives.to_string(),
                 ])
-            })
-            .collect();
-        let _ = writeln!(out, "P = {p:e}:\n");
-        out.push_str(&table(
+            },
+        );
+        section.paragraph(format_args!("P = {p:e}:"));
+        section.table(
             &header(&[
                 "filter",
                 "items at the end",
@@ -82,9 +74,7 @@ pub fn growth_section(measured: &Measurements, growth: &GrowthResults) -> String
                 "false negatives",
             ]),
             &body,
-        ));
-        out.push('\n');
+        );
     }
-    out.push_str(&bullets(&growth.notes));
-    out
+    section.finish(&growth.notes)
 }

@@ -1,26 +1,22 @@
 //! The space section: bits per item for each target beside the lower bound.
 
-use std::fmt::Write as _;
-
 use crate::experiments::measurements::Measurements;
 use crate::experiments::space::SpaceRow;
-use crate::render::table::table;
+use crate::render::section::Section;
 use crate::text::format_count;
 
 /// The space section of the README.
 pub fn space_section(measured: &Measurements) -> String {
-    let mut out = String::new();
     let rows = &measured.space;
     let n = rows.first().map_or(0, |r| r.n);
-    let _ = writeln!(out, "## Space\n");
-    let _ = writeln!(
-        out,
+    let mut section = Section::new("Space");
+    section.paragraph(format_args!(
         "Bits per item at n = {} for each target p, beside the lower bound log2(1/p) that no \
          filter can beat (✓ meets the target, ≈ measured within it but its own exact FPP is over \
          it, ✗ misses it; `efficiency` in space.csv is \
-         log2(1/measured FPP) / bits per item):\n",
+         log2(1/measured FPP) / bits per item):",
         format_count(n)
-    );
+    ));
     let fpps = &measured.config.accuracy_fpps;
     let mut header = vec!["filter".to_owned()];
     header.extend(fpps.iter().map(|p| format!("p = {p:e}")));
@@ -50,7 +46,6 @@ pub fn space_section(measured: &Measurements) -> String {
         cells.push(first.formula.clone());
         body.push(cells);
     }
-    out.push_str(&table(&header, &body));
-    out.push('\n');
-    out
+    section.table(&header, &body);
+    section.finish(&[])
 }

@@ -2,13 +2,11 @@
 //! table per operation. Every filter has a row of one-key figures; a
 //! filter with a batch API has a second row, "(batched)", right below it.
 
-use std::fmt::Write as _;
-
 use filterlab_peers::Mode;
 
 use crate::experiments::measurements::Measurements;
 use crate::experiments::speed::{Operation, SpeedResults, SpeedRow};
-use crate::render::table::{bullets, table};
+use crate::render::section::Section;
 use crate::text::format_count;
 
 /// The operations of each table, and its title.
@@ -28,10 +26,8 @@ const TABLES: [(&str, &[Operation]); 5] = [
 
 /// The speed section of the README.
 pub fn speed_section(measured: &Measurements, speed: &SpeedResults) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "## Speed\n");
-    let _ = writeln!(
-        out,
+    let mut section = Section::new("Speed");
+    section.paragraph(format_args!(
         "Median ns per operation over the repetitions (filters sized for n at p = {}; \
          u64 keys, each filter hashing with its own hasher; one thread unless stated; insert \
          times fill an empty filter to n; static filters report their construction per key as \
@@ -42,9 +38,9 @@ pub fn speed_section(measured: &Measurements, speed: &SpeedResults) -> String {
          then probed with the memory of the keys ahead prefetched), in the rows marked \
          \"(batched)\"; the peers offer no batch API. Removal is one key at a time. The \
          machine is shared, so differences under about 1.5× between runs are noise; the min \
-         and max of the repetitions are in speed.csv (column `mode`).\n",
+         and max of the repetitions are in speed.csv (column `mode`).",
         measured.config.speed_fpp
-    );
+    ));
     let mut sizes: Vec<u64> = speed.rows.iter().map(|r| r.n).collect();
     sizes.sort_unstable();
     sizes.dedup();
@@ -53,7 +49,7 @@ pub fn speed_section(measured: &Measurements, speed: &SpeedResults) -> String {
         if rows.is_empty() {
             continue;
         }
-        let _ = writeln!(out, "**{title}**, ns/op:\n");
+        section.paragraph(format_args!("**{title}**, ns/op:"));
         let mut header = vec!["filter".to_owned()];
         header.extend(sizes.iter().map(|&n| format!("n = {}", format_count(n))));
         let mut body: Vec<Vec<String>> = Vec::new();
@@ -78,9 +74,7 @@ pub fn speed_section(measured: &Measurements, speed: &SpeedResults) -> String {
                 body.push(cells);
             }
         }
-        out.push_str(&table(&header, &body));
-        out.push('\n');
+        section.table(&header, &body);
     }
-    out.push_str(&bullets(&speed.notes));
-    out
+    section.finish(&speed.notes)
 }

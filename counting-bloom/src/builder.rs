@@ -343,7 +343,7 @@ mod tests {
             .sizing()
             .unwrap();
         assert_eq!(sizing.bytes(), 1 << 61);
-        let per_item = 2f64.powi(64) / sizing.expected_items as f64;
+        let per_item = 2f64.powi(64) / sizing.sized_for.items as f64;
         assert_eq!(sizing.bits_per_item(), per_item);
         assert!(sizing.to_string().contains("bits per item"));
     }

@@ -482,9 +482,10 @@ pub trait ArrayRecord: Debug {
     fn record_bytes(&self) -> u64;
 }
 
-/// Implements [`ArrayRecord`] for a sizing record with these fields.
+/// Implements [`ArrayRecord`] for a sizing record, given the fields holding
+/// its cells, its items and its FPP target.
 macro_rules! array_record {
-    ($record:ty, $cells:ident) => {
+    ($record:ty, $cells:ident, $($items:ident).+, $($target:ident).+) => {
         impl $crate::build::ArrayRecord for $record {
             fn cells(&self) -> u64 {
                 self.$cells
@@ -495,7 +496,7 @@ macro_rules! array_record {
             }
 
             fn items(&self) -> u64 {
-                self.expected_items
+                self.$($items).+
             }
 
             fn claimed_fpp(&self) -> f64 {
@@ -504,7 +505,7 @@ macro_rules! array_record {
 
             fn binding_target(&self) -> Option<f64> {
                 let explicit = self.hash_choice == filterlab_bloom::HashChoice::Explicit;
-                self.target_fpp.filter(|_| !explicit)
+                self.$($target).+.filter(|_| !explicit)
             }
 
             fn record_bytes(&self) -> u64 {

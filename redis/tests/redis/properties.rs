@@ -1,0 +1,166 @@
+//! Properties against a local `BloomFilter` of the same configuration:
+//! every inserted key is contained; every answer (new or not on insert,
+//! present or not on lookup) is the local filter's; the exported filter is
+//! equal to the local one, bit for bit and counter included; and its bytes
+//! round-trip through import and export, whatever the number of parts and
+//! the keys per script call.
+
+use filterlab_redis::{BloomFilter, DEFAULT_PART_BITS, Filter, Persist, RedisBloomFilter};
+use proptest::collection::vec;
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestCaseError, TestRunner};
+
+use crate::{Server, keys_of, unique};
+
+/// One case: a filter configuration, its layout in Redis, and the keys.
+#[derive(Debug, Clone)]
+struct Case {
+    num_bits: u64,
+    num_hashes: u32,
+    seed: u64,
+    /// Bits per string key, and for the re-import.
+    part_bits: u64,
+    reimport_part_bits: u64,
+    bits_per_call: usize,
+    keys: Vec<Vec<u8>>,
+    /// Never-inserted keys (may collide with inserted ones, which is fine:
+    /// both filters answer alike either way).
+    probes: Vec<Vec<u8>>,
+    /// How many keys go in one at a time before the batch.
+    singles: usize,
+}
+
+fn part_bits() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        Just(64u64),
+        Just(128),
+        Just(320),
+        Just(4096),
+        Just(DEFAULT_PART_BITS)
+    ]
+}
+
+fn case() -> impl Strategy<Value = Case> {
+    let key = vec(any::<u8>(), 0..12);
+    (
+        (1u64..3000, 1u32..9, any::<u64>()),
+        (part_bits(), part_bits(), 1usize..60),
+        (vec(key.clone(), 0..200), vec(key, 0..200), 0usize..40),
+    )
+        .prop_map(
+            |(
+                (num_bits, num_hashes, seed),
+                (part_bits, reimport_part_bits, bits_per_call),
+                (keys, probes, singles),
+            )| Case {
+                num_bits,
+                num_hashes,
+                seed,
+                part_bits,
+                reimport_part_bits,
+                bits_per_call,
+                keys,
+                probes,
+                singles,
+            },
+        )
+}
+
+fn check(server: &Server, case: &Case) -> Result<(), TestCaseError> {
+    let client = server.client();
+    let name = unique("prop");
+    let (mut shared, created) = RedisBloomFilter::with_bits(case.num_bits)
+        .hashes(case.num_hashes)
+        .seed(case.seed)
+        .part_bits(case.part_bits)
+        .try_init(&client, &name)
+        .unwrap();
+    prop_assert!(created);
+    shared.set_bits_per_call(case.bits_per_call).unwrap();
+    let mut local = BloomFilter::with_bits(case.num_bits)
+        .hashes(case.num_hashes)
+        .seed(case.seed)
+        .build()
+        .unwrap();
+
+    let singles = case.singles.min(case.keys.len());
+    for key in &case.keys[..singles] {
+        prop_assert_eq!(shared.insert(key).unwrap(), local.insert(key));
+    }
+    let rest = &case.keys[singles..];
+    prop_assert_eq!(shared.insert_many(rest).unwrap(), local.insert_many(rest));
+
+    // No false negatives, and every answer is the local filter's.
+    prop_assert!(
+        shared
+            .contains_many(&case.keys)
+            .unwrap()
+            .iter()
+            .all(|&hit| hit)
+    );
+    prop_assert_eq!(
+        shared.contains_many(&case.probes).unwrap(),
+        local.contains_many(&case.probes)
+    );
+    if let Some(probe) = case.probes.first() {
+        prop_assert_eq!(shared.contains(probe).unwrap(), local.contains(probe));
+    }
+    prop_assert_eq!(shared.len().unwrap(), local.len() as u64);
+
+    // Export: the same filter, bit for bit.
+    let exported = shared.export().unwrap();
+    prop_assert_eq!(&exported, &local);
+    prop_assert_eq!(exported.to_bytes(), local.to_bytes());
+
+    // Import into another layout and export again: the same bytes.
+    let copy_name = unique("prop-copy");
+    let mut copy =
+        RedisBloomFilter::import_in_parts(&client, &copy_name, &exported, case.reimport_part_bits)
+            .unwrap();
+    prop_assert_eq!(copy.export().unwrap().to_bytes(), local.to_bytes());
+    prop_assert_eq!(
+        copy.contains_many(&case.probes).unwrap(),
+        local.contains_many(&case.probes)
+    );
+
+    prop_assert!(shared.delete().unwrap());
+    prop_assert!(copy.delete().unwrap());
+    let mut con = server.connection();
+    prop_assert!(keys_of(&mut con, &name).is_empty());
+    prop_assert!(keys_of(&mut con, &copy_name).is_empty());
+    Ok(())
+}
+
+#[test]
+fn shared_filter_answers_as_the_local_one() {
+    let server = Server::start();
+    let mut runner = TestRunner::new(Config {
+        cases: 48,
+        ..Config::default()
+    });
+    runner.run(&case(), |case| check(&server, &case)).unwrap();
+}
+
+/// A filter sized by FPP exports equal to a local one built by the same
+/// builder settings (its sizing target included), after 10,000 keys.
+#[test]
+fn filter_sized_by_fpp_exports_equal_to_the_local_one() {
+    let server = Server::start();
+    let (mut shared, _) = RedisBloomFilter::with_fpp(0.001)
+        .expected_items(10_000)
+        .seed(42)
+        .try_init(&server.client(), &unique("sized"))
+        .unwrap();
+    let mut local = BloomFilter::with_fpp(0.001)
+        .expected_items(10_000)
+        .seed(42)
+        .build()
+        .unwrap();
+    let keys: Vec<String> = (0..10_000).map(|i| format!("user:{i}")).collect();
+    assert_eq!(shared.insert_many(&keys).unwrap(), local.insert_many(&keys));
+    let exported = shared.export().unwrap();
+    assert_eq!(exported, local);
+    assert_eq!(exported.target_fpp(), Some(0.001));
+    assert_eq!(shared.num_bits(), local.num_bits());
+    shared.delete().unwrap();
+}

@@ -1,8 +1,7 @@
 //! Sizing a shared filter (exactly as `filterlab_bloom::BloomFilter` sizes
 //! itself) and creating it on the server, once, whoever asks first.
 
-use filterlab_bloom::{BloomBuilder, BloomConfig, BloomFilter, BloomSizing};
-use filterlab_core::KeyHasher;
+use filterlab_bloom::{BloomBuilder, BloomFilter, BloomSizing};
 use redis::Client;
 
 use crate::error::Error;
@@ -11,30 +10,37 @@ use crate::layout::{DEFAULT_PART_BITS, Layout, check_name};
 use crate::link::Link;
 use crate::scripts::INIT_SCRIPT;
 
-/// Configures a shared filter; made by [`RedisBloomFilter::with_fpp`] or
-/// [`RedisBloomFilter::with_bits`]. The sizing is
-/// [`filterlab_bloom::BloomBuilder`]'s, so the filter has the bits and
-/// hashes a local `BloomFilter` built with the same settings has.
+/// Configures a shared filter: a [`filterlab_bloom::BloomBuilder`] for the
+/// sizing, so the filter has exactly the bits, hashes and seed of the local
+/// `BloomFilter` that builder builds, and the layout in Redis. Made by
+/// [`RedisBloomFilter::builder`].
 #[derive(Clone, Debug)]
 #[must_use]
 pub struct RedisBloomBuilder {
     bloom: BloomBuilder,
-    seed: u64,
     part_bits: u64,
 }
 
 impl RedisBloomFilter {
-    /// A builder that sizes the filter for a target FPP; give it
-    /// [`expected_items`](RedisBloomBuilder::expected_items).
-    pub fn with_fpp(fpp: f64) -> RedisBloomBuilder {
-        RedisBloomBuilder::new(BloomFilter::with_fpp(fpp))
-    }
-
-    /// A builder for an explicit number of bits; give it
-    /// [`hashes`](RedisBloomBuilder::hashes) or
-    /// [`expected_items`](RedisBloomBuilder::expected_items) to choose k.
-    pub fn with_bits(num_bits: u64) -> RedisBloomBuilder {
-        RedisBloomBuilder::new(BloomFilter::with_bits(num_bits))
+    /// A builder for a shared filter sized by `bloom` (any of
+    /// `BloomFilter::with_fpp(p).expected_items(n)`, `BloomFilter::with_bits(m)`,
+    /// with `.seed(s)`, `.hashes(k)`, `.max_memory(bytes)`, `.power_of_two(true)`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use filterlab_redis::{BloomFilter, RedisBloomFilter};
+    ///
+    /// let builder = RedisBloomFilter::builder(BloomFilter::with_fpp(0.01).expected_items(1_000_000).seed(7));
+    /// let sizing = builder.sizing()?;
+    /// assert_eq!(sizing, BloomFilter::params(1_000_000, 0.01)?);
+    /// # Ok::<(), filterlab_redis::Error>(())
+    /// ```
+    pub fn builder(bloom: BloomBuilder) -> RedisBloomBuilder {
+        RedisBloomBuilder {
+            bloom,
+            part_bits: DEFAULT_PART_BITS,
+        }
     }
 
     /// Creates the filter `name` sized for `expected_items` at `fpp` (seed
@@ -50,46 +56,12 @@ impl RedisBloomFilter {
         expected_items: u64,
         fpp: f64,
     ) -> Result<(Self, bool), Error> {
-        Self::with_fpp(fpp)
-            .expected_items(expected_items)
+        Self::builder(BloomFilter::with_fpp(fpp).expected_items(expected_items))
             .try_init(client, name)
     }
 }
 
 impl RedisBloomBuilder {
-    fn new(bloom: BloomBuilder) -> Self {
-        Self {
-            bloom,
-            seed: 0,
-            part_bits: DEFAULT_PART_BITS,
-        }
-    }
-
-    /// The number of distinct items the filter must hold at the target FPP.
-    pub fn expected_items(mut self, items: u64) -> Self {
-        self.bloom = self.bloom.expected_items(items);
-        self
-    }
-
-    /// An explicit number of probes per key, overriding the sizing's choice.
-    pub fn hashes(mut self, num_hashes: u32) -> Self {
-        self.bloom = self.bloom.hashes(num_hashes);
-        self
-    }
-
-    /// The key hasher's seed (default 0).
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.seed = seed;
-        self.bloom = self.bloom.seed(seed);
-        self
-    }
-
-    /// The most bytes the bit array may take (default 64 GiB).
-    pub fn max_memory(mut self, bytes: u64) -> Self {
-        self.bloom = self.bloom.max_memory(bytes);
-        self
-    }
-
     /// Bits per string key: a multiple of 64, at most 2^32 (the default,
     /// Redis' 512 MiB string limit). Smaller parts suit servers configured
     /// with a lower `proto-max-bulk-len`; a filter takes at most
@@ -100,7 +72,7 @@ impl RedisBloomBuilder {
     }
 
     /// The sizing this builder would create, without touching the server:
-    /// the same as `BloomFilter`'s for the same settings.
+    /// the `BloomBuilder`'s.
     ///
     /// # Errors
     ///
@@ -112,13 +84,8 @@ impl RedisBloomBuilder {
     /// The stored configuration this builder makes.
     fn layout(&self) -> Result<Layout, Error> {
         let sizing = self.sizing()?;
-        let bloom = BloomConfig {
-            num_bits: sizing.num_bits,
-            num_hashes: sizing.num_hashes,
-            hasher: KeyHasher::new(self.seed),
-        };
         Layout::new(
-            bloom,
+            self.bloom.config()?,
             self.part_bits,
             sizing.expected_items,
             sizing.target_fpp,

@@ -107,10 +107,19 @@ pub struct Error {
 impl Error {
     /// An error of `kind` explained by `detail`.
     pub fn new(kind: ErrorKind, detail: impl Into<String>) -> Self {
+        Self::caused_by(kind, detail.into(), None)
+    }
+
+    /// An error of `kind` explained by `detail` that `source` caused.
+    fn caused_by(
+        kind: ErrorKind,
+        detail: String,
+        source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    ) -> Self {
         Self {
             kind,
-            detail: detail.into(),
-            source: None,
+            detail,
+            source,
         }
     }
 
@@ -131,30 +140,23 @@ impl Error {
 }
 
 impl fmt::Display for Error {
+    /// The kind, then the detail (every error of this crate has one).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.detail.is_empty() {
-            write!(f, "{}", self.kind)
-        } else {
-            write!(f, "{}: {}", self.kind, self.detail)
-        }
+        write!(f, "{}: {}", self.kind, self.detail)
     }
 }
 
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.source
-            .as_deref()
-            .map(|e| e as &(dyn std::error::Error + 'static))
+        let source = self.source.as_deref()?;
+        Some(source)
     }
 }
 
 impl From<filterlab_core::Error> for Error {
     fn from(err: filterlab_core::Error) -> Self {
-        Self {
-            kind: ErrorKind::Filter(err.kind()),
-            detail: err.detail().to_owned(),
-            source: Some(Box::new(err)),
-        }
+        let (kind, detail) = (ErrorKind::Filter(err.kind()), err.detail().to_owned());
+        Self::caused_by(kind, detail, Some(Box::new(err)))
     }
 }
 
@@ -173,11 +175,7 @@ impl From<RedisError> for Error {
             }
             _ => err.to_string(),
         };
-        Self {
-            kind,
-            detail,
-            source: Some(Box::new(err)),
-        }
+        Self::caused_by(kind, detail, Some(Box::new(err)))
     }
 }
 

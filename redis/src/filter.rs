@@ -12,7 +12,7 @@ use filterlab_core::{ErrorKind as CoreKind, Key, KeyHasher, Probes};
 use redis::{Client, FromRedisValue, Script};
 
 use crate::error::{Error, ErrorKind};
-use crate::info::Info;
+use crate::info::{Fill, Info};
 use crate::layout::{Layout, check_name, config_key, keys, redis_offset};
 use crate::link::Link;
 use crate::scripts::{
@@ -303,18 +303,15 @@ impl RedisBloomFilter {
         Ok(Info {
             capacity: layout.capacity,
             size: layout.total_bytes(),
-            filters: 1,
             items,
-            expansion_rate: None,
-            num_bits: bloom.num_bits,
-            num_hashes: bloom.num_hashes,
-            seed: bloom.hasher.seed(),
+            config: bloom,
             target_fpp: layout.target_fpp,
             parts: layout.parts(),
             part_bits: layout.part_bits,
-            set_bits,
-            expected_fpp: set_bits
-                .map(|bits| bloom_fpp_given_fill(bits, bloom.num_bits, bloom.num_hashes)),
+            fill: set_bits.map(|set_bits| Fill {
+                set_bits,
+                expected_fpp: bloom_fpp_given_fill(set_bits, bloom.num_bits, bloom.num_hashes),
+            }),
             ttl,
         })
     }
@@ -357,7 +354,7 @@ impl RedisBloomFilter {
         );
         call.arg(&self.checked[..]);
         let _: u64 = self.run(&call)?;
-        self.name = new_name.to_owned();
+        new_name.clone_into(&mut self.name);
         self.keys = new_keys;
         Ok(())
     }

@@ -3,6 +3,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use filterlab_bloom::BloomConfig;
+
 /// A shared filter as BF.INFO describes one, plus its configuration and
 /// layout.
 ///
@@ -16,53 +18,74 @@ use std::time::Duration;
 /// let mut seen = RedisBloomFilter::open(&client, "orders")?;
 /// let info = seen.info(true)?;
 /// println!("{info}");
-/// assert!(info.items <= info.set_bits.unwrap());
+/// assert!(info.items <= info.fill.unwrap().set_bits);
 /// # Ok::<(), filterlab_redis::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct Info {
-    /// BF.INFO Capacity: the items the filter was sized for.
+    /// BF.INFO Capacity: the items the filter was sized for (its
+    /// `expected_items`).
     pub capacity: u64,
     /// BF.INFO Size: bytes of bit array (⌈m/64⌉ · 8, over every part).
     pub size: u64,
-    /// BF.INFO Number of filters: always 1 (the filter does not grow).
-    pub filters: u32,
     /// BF.INFO Number of items inserted: the exact counter (BF.CARD).
     pub items: u64,
-    /// BF.INFO Expansion rate: `None`, the filter does not grow.
-    pub expansion_rate: Option<u32>,
-    /// Bits in the array (m).
-    pub num_bits: u64,
-    /// Probes per key (k).
-    pub num_hashes: u32,
-    /// The XXH3-64 key hasher's seed.
-    pub seed: u64,
+    /// Bits, probes per key and key hasher: the configuration a local
+    /// `BloomFilter` needs to answer alike.
+    pub config: BloomConfig,
     /// The FPP the filter was sized for, if any.
     pub target_fpp: Option<f64>,
-    /// String keys holding the bits.
+    /// String keys holding the bits (see
+    /// [`MAX_PARTS`](crate::MAX_PARTS)).
     pub parts: u64,
-    /// Bits per string key.
+    /// Bits per string key (the last part may hold fewer).
     pub part_bits: u64,
-    /// Bits set, when counted.
-    pub set_bits: Option<u64>,
-    /// The FPP given the bits set, (X/m)^k, when counted.
-    pub expected_fpp: Option<f64>,
-    /// Time to live, if the filter expires.
+    /// The bits set and the FPP they give, when counted.
+    pub fill: Option<Fill>,
+    /// Time to live, if the filter expires (the configuration's; every part
+    /// has the same).
     pub ttl: Option<Duration>,
+}
+
+impl Info {
+    /// BF.INFO Number of filters: always 1 (the filter does not grow).
+    pub fn filters(&self) -> u32 {
+        1
+    }
+
+    /// BF.INFO Expansion rate: `None`, the filter does not grow.
+    pub fn expansion_rate(&self) -> Option<u32> {
+        None
+    }
+}
+
+/// How full a filter is: counted on the server by BITCOUNT.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Fill {
+    /// Bits set (X).
+    pub set_bits: u64,
+    /// The FPP given the fill, (X/m)^k: exact for the filter as it is now.
+    pub expected_fpp: f64,
 }
 
 impl fmt::Display for Info {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "Capacity                 {}", self.capacity)?;
         writeln!(f, "Size                     {}", self.size)?;
-        writeln!(f, "Number of filters        {}", self.filters)?;
+        writeln!(f, "Number of filters        {}", self.filters())?;
         writeln!(f, "Number of items inserted {}", self.items)?;
         writeln!(f, "Expansion rate           none (fixed size)")?;
+        let BloomConfig {
+            num_bits,
+            num_hashes,
+            hasher,
+        } = self.config;
         writeln!(
             f,
-            "Bits, hashes, seed       {}, {}, {}",
-            self.num_bits, self.num_hashes, self.seed
+            "Bits, hashes, seed       {num_bits}, {num_hashes}, {}",
+            hasher.seed()
         )?;
         if let Some(fpp) = self.target_fpp {
             writeln!(f, "Target FPP               {fpp:e}")?;
@@ -72,10 +95,11 @@ impl fmt::Display for Info {
             "Parts                    {} of {} bits",
             self.parts, self.part_bits
         )?;
-        if let (Some(bits), Some(fpp)) = (self.set_bits, self.expected_fpp) {
+        if let Some(fill) = self.fill {
             write!(
                 f,
-                "\nBits set                 {bits} (FPP given the fill {fpp:.3e})"
+                "\nBits set                 {} (FPP given the fill {:.3e})",
+                fill.set_bits, fill.expected_fpp
             )?;
         }
         if let Some(ttl) = self.ttl {

@@ -69,7 +69,7 @@ impl Layout {
         capacity: u64,
         target_fpp: Option<f64>,
     ) -> Result<Self, Error> {
-        if part_bits == 0 || part_bits % 64 != 0 || part_bits > DEFAULT_PART_BITS {
+        if part_bits == 0 || !part_bits.is_multiple_of(64) || part_bits > DEFAULT_PART_BITS {
             return Err(Error::filter(
                 CoreKind::InvalidParameter,
                 format!("part_bits must be a multiple of 64 in 64..=2^32, got {part_bits}"),

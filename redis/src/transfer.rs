@@ -292,11 +292,11 @@ impl ImportWriter<'_> {
                 self.head.extend_from_slice(&bytes[..take]);
                 bytes = &bytes[take..];
                 self.position += take as u64;
-                if let [.., low, high] = self.head[..] {
-                    if self.head.len() == PARAM_COUNT_AT + 2 {
-                        let params = u64::from(u16::from_le_bytes([low, high]));
-                        self.payload_start = Some(FIXED_HEADER_LEN + 8 * params);
-                    }
+                if let [.., low, high] = self.head[..]
+                    && self.head.len() == PARAM_COUNT_AT + 2
+                {
+                    let params = u64::from(u16::from_le_bytes([low, high]));
+                    self.payload_start = Some(FIXED_HEADER_LEN + 8 * params);
                 }
                 continue;
             };

@@ -5,7 +5,7 @@ use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::theory::{bloom_fpp_exact, wilson_interval};
 use filterlab_redis::{BloomFilter, RedisBloomFilter};
 
-use crate::{Server, create};
+use crate::{Server, assert_all_contained, create};
 
 /// Inserts `items` seeded keys, queries `queries` never-inserted ones, and
 /// checks that the 99.9% Wilson interval of the measured FPP holds the exact
@@ -14,13 +14,7 @@ fn check_fpp(server: &Server, items: u64, fpp: f64, queries: u64, seed: u64) {
     let mut filter = create(server, items, fpp, seed);
     let inserted: Vec<u64> = (0..items).map(|i| insert_key(seed, i)).collect();
     filter.insert_many(&inserted).unwrap();
-    assert!(
-        filter
-            .contains_many(&inserted)
-            .unwrap()
-            .iter()
-            .all(|&hit| hit)
-    );
+    assert_all_contained(&mut filter, &inserted);
     let false_positives = filter
         .contains_many((0..queries).map(|i| query_key(seed, i)))
         .unwrap()
@@ -29,7 +23,7 @@ fn check_fpp(server: &Server, items: u64, fpp: f64, queries: u64, seed: u64) {
         .count() as u64;
     let exact = bloom_fpp_exact(filter.num_bits(), filter.num_hashes(), items).unwrap();
     let info = filter.info(true).unwrap();
-    let conditional = info.expected_fpp.unwrap();
+    let conditional = info.fill.unwrap().expected_fpp;
     let (low, high) = wilson_interval(false_positives, queries, 0.999);
     let context = format!(
         "n={items} p={fpp} m={} k={}: {false_positives}/{queries} in [{low:.4e}, {high:.4e}], \
@@ -38,14 +32,10 @@ fn check_fpp(server: &Server, items: u64, fpp: f64, queries: u64, seed: u64) {
         filter.num_hashes()
     );
     println!("{context}");
-    assert!(
-        low <= exact && exact <= high,
-        "exact theory outside the interval: {context}"
-    );
-    assert!(
-        low <= conditional && conditional <= high,
-        "FPP given the fill outside the interval: {context}"
-    );
+    for (what, predicted) in [("exact theory", exact), ("FPP given the fill", conditional)] {
+        let inside = (low..=high).contains(&predicted);
+        assert!(inside, "{what} outside the interval: {context}");
+    }
     assert!(exact <= fpp, "the sizing misses the target: {context}");
     assert_eq!(info.items, filter.len().unwrap());
     filter.delete().unwrap();
@@ -64,10 +54,8 @@ fn fpp_matches_the_exact_theory() {
 #[test]
 fn sizing_is_bloom_filters() {
     for (items, fpp) in [(1_000u64, 0.1), (1_000_000, 0.01), (10_000_000, 1e-6)] {
-        let shared = RedisBloomFilter::with_fpp(fpp)
-            .expected_items(items)
-            .sizing()
-            .unwrap();
+        let bloom = BloomFilter::with_fpp(fpp).expected_items(items);
+        let shared = RedisBloomFilter::builder(bloom).sizing().unwrap();
         assert_eq!(shared, BloomFilter::params(items, fpp).unwrap());
     }
 }
@@ -92,11 +80,16 @@ fn estimate_and_info() {
     );
     let info = filter.info(true).unwrap();
     assert_eq!(
-        (info.capacity, info.items, info.filters, info.expansion_rate),
+        (
+            info.capacity,
+            info.items,
+            info.filters(),
+            info.expansion_rate()
+        ),
         (50_000, len, 1, None)
     );
     assert_eq!(info.size, filter.num_bits().div_ceil(64) * 8);
-    assert_eq!(info.set_bits, Some(filter.set_bits().unwrap()));
+    assert_eq!(info.fill.unwrap().set_bits, filter.set_bits().unwrap());
     assert!(info.ttl.is_none());
     assert!(info.to_string().contains("Number of items inserted"));
     filter.delete().unwrap();

@@ -3,7 +3,7 @@
 
 use filterlab_core::keys::{insert_key, query_key};
 
-use crate::{Server, create};
+use crate::{Server, assert_all_contained, create, private_server};
 
 /// Server-side EVALSHA calls made by `step`.
 fn script_calls(server: &Server, step: impl FnOnce()) -> u64 {
@@ -14,11 +14,9 @@ fn script_calls(server: &Server, step: impl FnOnce()) -> u64 {
 
 #[test]
 fn a_batch_is_one_script_call() {
-    let server = Server::start();
-    if !server.is_private() {
-        eprintln!("skipped: counting commands needs a private server (FILTERLAB_REDIS_URL is set)");
+    let Some(server) = private_server("counting commands", false) else {
         return;
-    }
+    };
     let mut filter = create(&server, 100_000, 0.01, 1);
     let k = filter.num_hashes() as usize;
     assert_eq!(k, 7);
@@ -36,7 +34,7 @@ fn a_batch_is_one_script_call() {
     });
     assert_eq!(calls, 1);
     let calls = script_calls(&server, || {
-        assert!(filter.contains_many(&keys).unwrap().iter().all(|&hit| hit));
+        assert_all_contained(&mut filter, &keys);
     });
     assert_eq!(calls, 1);
     let calls = script_calls(&server, || {
@@ -51,11 +49,9 @@ fn a_batch_is_one_script_call() {
 /// answer exactly as unsplit ones.
 #[test]
 fn huge_batches_are_chunked() {
-    let server = Server::start();
-    if !server.is_private() {
-        eprintln!("skipped: counting commands needs a private server (FILTERLAB_REDIS_URL is set)");
+    let Some(server) = private_server("counting commands", false) else {
         return;
-    }
+    };
     let mut whole = create(&server, 100_000, 0.01, 2);
     let mut split = create(&server, 100_000, 0.01, 2);
     // 10 keys of k = 7 per call (75 positions allow 10 whole keys).

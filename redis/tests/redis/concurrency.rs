@@ -9,7 +9,7 @@ use std::sync::Barrier;
 use filterlab_core::keys::insert_key;
 use filterlab_redis::RedisBloomFilter;
 
-use crate::{Server, keys_of, layout_keys, unique};
+use crate::{Server, assert_all_contained, keys_of, layout_keys, unique};
 
 /// Keys per writer, and keys per batch.
 const KEYS_EACH: u64 = 20_000;
@@ -74,10 +74,8 @@ fn threads_and_processes_insert_disjoint_keys() {
     let name = unique("concurrent");
     // Sized far beyond the 100,000 keys, so that no new key finds all its
     // bits set (odds about 1e-7): the counter must then equal the keys.
-    let (filter, _) = RedisBloomFilter::with_fpp(0.001)
-        .expected_items(1_000_000)
-        .try_init(&server.client(), &name)
-        .unwrap();
+    let (filter, _) =
+        RedisBloomFilter::try_init(&server.client(), &name, 1_000_000, 0.001).unwrap();
     let test_binary = std::env::current_exe().unwrap();
     let mut children: Vec<_> = (0..2u64)
         .map(|writer| {
@@ -141,7 +139,7 @@ fn threads_and_processes_insert_disjoint_keys() {
     let writers = threads + 2;
     let mut filter = filter;
     let all: Vec<u64> = (0..writers).flat_map(writer_keys).collect();
-    assert!(filter.contains_many(&all).unwrap().iter().all(|&hit| hit));
+    assert_all_contained(&mut filter, &all);
     let len = filter.len().unwrap();
     assert_eq!(
         len,
@@ -174,9 +172,7 @@ fn init_race_creates_exactly_one_filter() {
                 .map(|i| {
                     let (server, name, barrier) = (&server, &name, &barrier);
                     scope.spawn(move || {
-                        let builder = RedisBloomFilter::with_fpp(0.01)
-                            .expected_items(10_000)
-                            .part_bits(4096);
+                        let builder = crate::split(10_000, 4096);
                         let client = server.client();
                         barrier.wait();
                         let (mut filter, created) = builder.try_init(&client, name).unwrap();
@@ -201,13 +197,7 @@ fn init_race_creates_exactly_one_filter() {
             keys_of(&mut server.connection(), &name),
             layout_keys(&name, 24)
         );
-        assert!(
-            filter
-                .contains_many(0..clients as u64)
-                .unwrap()
-                .iter()
-                .all(|&hit| hit)
-        );
+        assert_all_contained(&mut filter, 0..clients as u64);
         filter.delete().unwrap();
     }
 }

@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 use filterlab_core::keys::insert_key;
 use filterlab_redis::{ErrorKind, RedisBloomFilter};
 
-use crate::{Server, assert_kind, create, keys_of, unique};
+use crate::{
+    Server, assert_all_contained, assert_kind, create, keys_of, private_server, split, unique,
+};
 
 /// Another client re-creates the filter with other parameters, or edits one
 /// field of its configuration: every call of the running client, reads
@@ -81,9 +83,7 @@ fn drift_is_an_error_for_reads_and_writes() {
 fn missing_bits_are_damage_and_missing_config_is_not_found() {
     let server = Server::start();
     let mut con = server.connection();
-    let mut filter = RedisBloomFilter::with_fpp(0.01)
-        .expected_items(10_000)
-        .part_bits(4096)
+    let mut filter = split(10_000, 4096)
         .try_init(&server.client(), &unique("damaged"))
         .unwrap()
         .0;
@@ -96,10 +96,7 @@ fn missing_bits_are_damage_and_missing_config_is_not_found() {
     assert_kind(filter.export(), ErrorKind::Damaged);
     // Re-creating it over the damage is refused too.
     assert_kind(
-        RedisBloomFilter::with_fpp(0.01)
-            .expected_items(10_000)
-            .part_bits(4096)
-            .try_init(&server.client(), filter.name()),
+        split(10_000, 4096).try_init(&server.client(), filter.name()),
         ErrorKind::Damaged,
     );
     let _: () = redis::cmd("SET")
@@ -118,10 +115,7 @@ fn missing_bits_are_damage_and_missing_config_is_not_found() {
     );
     // Bits without a configuration: a new filter may not take them over.
     assert_kind(
-        RedisBloomFilter::with_fpp(0.01)
-            .expected_items(10_000)
-            .part_bits(4096)
-            .try_init(&server.client(), filter.name()),
+        split(10_000, 4096).try_init(&server.client(), filter.name()),
         ErrorKind::AlreadyExists,
     );
     assert!(filter.delete().unwrap());
@@ -173,8 +167,7 @@ fn wrong_type_is_a_typed_error() {
 /// succeeds on the same handles, which reconnect by themselves.
 #[test]
 fn server_killed_and_restarted_mid_run() {
-    let Some(mut server) = Server::start_persistent() else {
-        eprintln!("skipped: killing the server needs a private one (FILTERLAB_REDIS_URL is set)");
+    let Some(mut server) = private_server("killing the server", true) else {
         return;
     };
     let mut filter = create(&server, 200_000, 0.01, 11);
@@ -255,13 +248,7 @@ fn server_killed_and_restarted_mid_run() {
     };
     assert!(found.iter().all(|&hit| hit));
     let written: Vec<u64> = (0..20_000).map(|i| insert_key(12, i)).collect();
-    assert!(
-        filter
-            .contains_many(&written)
-            .unwrap()
-            .iter()
-            .all(|&hit| hit)
-    );
+    assert_all_contained(&mut filter, &written);
     assert!(filter.insert("after the restart").unwrap());
     filter.delete().unwrap();
 }

@@ -3,29 +3,39 @@
 
 use std::time::Duration;
 
-use filterlab_redis::{BloomFilter, ErrorKind, Filter, RedisBloomFilter};
+use redis::Connection;
 
-use crate::{Server, assert_kind, keys_of, layout_keys, unique};
+use filterlab_redis::{BloomBuilder, BloomFilter, ErrorKind, Filter, RedisBloomFilter};
 
-/// A filter of 6 parts holding 1,000 keys.
+use crate::{Server, assert_all_contained, assert_kind, keys_of, layout_keys, split, unique};
+
+/// A filter of 6 parts holding 1,000 keys on `server`, with its 7 keys there.
 fn split_filter(server: &Server) -> RedisBloomFilter {
-    let (mut filter, _) = RedisBloomFilter::with_fpp(0.01)
-        .expected_items(5_000)
-        .part_bits(8192)
+    let (mut filter, _) = split(5_000, 8192)
         .try_init(&server.client(), &unique("life"))
         .unwrap();
     assert_eq!(filter.parts(), 6);
     filter.insert_many(0..1_000u64).unwrap();
+    let name = filter.name();
+    assert_eq!(
+        keys_of(&mut server.connection(), name),
+        layout_keys(name, 6)
+    );
     filter
+}
+
+/// A server, a connection to it, a [`split_filter`] and its name.
+fn start() -> (Server, Connection, RedisBloomFilter, String) {
+    let server = Server::start();
+    let con = server.connection();
+    let filter = split_filter(&server);
+    let name = filter.name().to_owned();
+    (server, con, filter, name)
 }
 
 #[test]
 fn delete_leaves_no_key() {
-    let server = Server::start();
-    let mut con = server.connection();
-    let mut filter = split_filter(&server);
-    let name = filter.name().to_owned();
-    assert_eq!(keys_of(&mut con, &name), layout_keys(&name, 6));
+    let (_server, mut con, mut filter, name) = start();
     assert!(filter.delete().unwrap());
     assert!(keys_of(&mut con, &name).is_empty());
     assert!(!filter.delete().unwrap(), "nothing left to delete");
@@ -34,10 +44,7 @@ fn delete_leaves_no_key() {
 
 #[test]
 fn rename_moves_every_key() {
-    let server = Server::start();
-    let mut con = server.connection();
-    let mut filter = split_filter(&server);
-    let old = filter.name().to_owned();
+    let (server, mut con, mut filter, old) = start();
     let before = filter.export().unwrap();
     let new = unique("renamed");
     filter.rename(&new).unwrap();
@@ -45,13 +52,7 @@ fn rename_moves_every_key() {
     assert!(keys_of(&mut con, &old).is_empty());
     assert_eq!(keys_of(&mut con, &new), layout_keys(&new, 6));
     assert_eq!(filter.export().unwrap(), before);
-    assert!(
-        filter
-            .contains_many(0..1_000u64)
-            .unwrap()
-            .iter()
-            .all(|&hit| hit)
-    );
+    assert_all_contained(&mut filter, 0..1_000u64);
     // Another handle on the old name finds nothing.
     assert_kind(
         RedisBloomFilter::open(&server.client(), &old),
@@ -72,10 +73,7 @@ fn rename_moves_every_key() {
 
 #[test]
 fn expire_acts_on_every_key() {
-    let server = Server::start();
-    let mut con = server.connection();
-    let mut filter = split_filter(&server);
-    let name = filter.name().to_owned();
+    let (_server, mut con, mut filter, name) = start();
     filter.expire(Duration::from_secs(60)).unwrap();
     let ttls: Vec<i64> = layout_keys(&name, 6)
         .iter()
@@ -108,6 +106,13 @@ fn expire_acts_on_every_key() {
     assert!(!filter.delete().unwrap());
 }
 
+/// A local filter of `bloom`'s sizing holding the keys `0..keys`.
+fn filled(bloom: &BloomBuilder, keys: u64) -> BloomFilter {
+    let mut filter = bloom.build().unwrap();
+    filter.insert_many(0..keys);
+    filter
+}
+
 /// Import publishes a filter whole, under a name that must be free, and
 /// leaves no upload key behind.
 #[test]
@@ -115,12 +120,10 @@ fn import_creates_a_whole_filter_or_nothing() {
     let server = Server::start();
     let client = server.client();
     let mut con = server.connection();
-    let mut local = BloomFilter::with_fpp(0.01)
-        .expected_items(50_000)
-        .seed(9)
-        .build()
-        .unwrap();
-    local.insert_many(0..20_000u64);
+    let local = filled(
+        &BloomFilter::with_fpp(0.01).expected_items(50_000).seed(9),
+        20_000,
+    );
     let name = unique("imported");
     // Parts of 8 KiB: 8 of them.
     let mut shared = RedisBloomFilter::import_in_parts(&client, &name, &local, 1 << 16).unwrap();
@@ -137,12 +140,10 @@ fn import_creates_a_whole_filter_or_nothing() {
     assert_eq!(keys_of(&mut con, &name), layout_keys(&name, 8));
     assert_eq!(shared.len().unwrap(), local.len() as u64 + 1);
     // A filter larger than one transfer chunk, in one part.
-    let mut big = BloomFilter::with_bits(20_000_000)
-        .hashes(3)
-        .seed(1)
-        .build()
-        .unwrap();
-    big.insert_many(0..100_000u64);
+    let big = filled(
+        &BloomFilter::with_bits(20_000_000).hashes(3).seed(1),
+        100_000,
+    );
     let big_name = unique("imported-big");
     let mut shared_big = RedisBloomFilter::import(&client, &big_name, &big).unwrap();
     assert_eq!(shared_big.export().unwrap(), big);

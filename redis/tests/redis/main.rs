@@ -13,7 +13,7 @@ mod lifecycle;
 mod properties;
 mod server;
 
-use filterlab_redis::{ErrorKind, RedisBloomFilter};
+use filterlab_redis::{BloomFilter, ErrorKind, Key, RedisBloomBuilder, RedisBloomFilter};
 use redis::Connection;
 
 pub(crate) use server::{Server, unique};
@@ -55,11 +55,42 @@ pub(crate) fn assert_kind<T: std::fmt::Debug>(
 
 /// A fresh filter on `server` sized for `items` at `fpp` with `seed`.
 pub(crate) fn create(server: &Server, items: u64, fpp: f64, seed: u64) -> RedisBloomFilter {
-    let (filter, created) = RedisBloomFilter::with_fpp(fpp)
-        .expected_items(items)
-        .seed(seed)
+    let bloom = BloomFilter::with_fpp(fpp).expected_items(items).seed(seed);
+    let (filter, created) = RedisBloomFilter::builder(bloom)
         .try_init(&server.client(), &unique("filter"))
         .expect("try_init");
     assert!(created);
     filter
+}
+
+/// A builder for a filter sized for `items` at 1% in parts of `part_bits` bits.
+pub(crate) fn split(items: u64, part_bits: u64) -> RedisBloomBuilder {
+    RedisBloomFilter::builder(BloomFilter::with_fpp(0.01).expected_items(items))
+        .part_bits(part_bits)
+}
+
+/// Whether the shared filter holds every one of `keys` (no false negative).
+#[track_caller]
+pub(crate) fn assert_all_contained<I>(filter: &mut RedisBloomFilter, keys: I)
+where
+    I: IntoIterator,
+    I::Item: Key,
+{
+    let found = filter.contains_many(keys).expect("contains_many");
+    let missing = found.iter().filter(|&&hit| !hit).count();
+    assert_eq!(missing, 0, "{missing} of {} keys missing", found.len());
+}
+
+/// A private server (see [`Server::start_private`]), or `None` with a note
+/// when the tests run against the user's (`FILTERLAB_REDIS_URL`): `why`
+/// says what needs a private one.
+pub(crate) fn private_server(why: &str, persistent: bool) -> Option<Server> {
+    let server = Server::start_private(persistent);
+    if server.is_none() {
+        eprintln!(
+            "skipped: {why} needs a private server ({} is set)",
+            server::URL_VARIABLE
+        );
+    }
+    server
 }

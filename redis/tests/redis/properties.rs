@@ -69,19 +69,16 @@ fn case() -> impl Strategy<Value = Case> {
 fn check(server: &Server, case: &Case) -> Result<(), TestCaseError> {
     let client = server.client();
     let name = unique("prop");
-    let (mut shared, created) = RedisBloomFilter::with_bits(case.num_bits)
+    let bloom = BloomFilter::with_bits(case.num_bits)
         .hashes(case.num_hashes)
-        .seed(case.seed)
+        .seed(case.seed);
+    let (mut shared, created) = RedisBloomFilter::builder(bloom.clone())
         .part_bits(case.part_bits)
         .try_init(&client, &name)
         .unwrap();
     prop_assert!(created);
     shared.set_bits_per_call(case.bits_per_call).unwrap();
-    let mut local = BloomFilter::with_bits(case.num_bits)
-        .hashes(case.num_hashes)
-        .seed(case.seed)
-        .build()
-        .unwrap();
+    let mut local = bloom.build().unwrap();
 
     let singles = case.singles.min(case.keys.len());
     for key in &case.keys[..singles] {
@@ -146,16 +143,11 @@ fn shared_filter_answers_as_the_local_one() {
 #[test]
 fn filter_sized_by_fpp_exports_equal_to_the_local_one() {
     let server = Server::start();
-    let (mut shared, _) = RedisBloomFilter::with_fpp(0.001)
-        .expected_items(10_000)
-        .seed(42)
+    let bloom = BloomFilter::with_fpp(0.001).expected_items(10_000).seed(42);
+    let (mut shared, _) = RedisBloomFilter::builder(bloom.clone())
         .try_init(&server.client(), &unique("sized"))
         .unwrap();
-    let mut local = BloomFilter::with_fpp(0.001)
-        .expected_items(10_000)
-        .seed(42)
-        .build()
-        .unwrap();
+    let mut local = bloom.build().unwrap();
     let keys: Vec<String> = (0..10_000).map(|i| format!("user:{i}")).collect();
     assert_eq!(shared.insert_many(&keys).unwrap(), local.insert_many(&keys));
     let exported = shared.export().unwrap();

@@ -37,13 +37,14 @@ impl Server {
         }
     }
 
-    /// A private server that keeps every acknowledged write across a kill
-    /// and restart (append-only file, fsync before each reply); `None` when
-    /// the tests run against the user's server, which they must not kill.
-    pub(crate) fn start_persistent() -> Option<Self> {
+    /// A private server, `persistent` or not; `None` when the tests run
+    /// against the user's server, which they must not kill nor count
+    /// commands on. A persistent one keeps every acknowledged write across
+    /// a kill and restart (append-only file, fsync before each reply).
+    pub(crate) fn start_private(persistent: bool) -> Option<Self> {
         match std::env::var(URL_VARIABLE) {
             Ok(url) if !url.is_empty() => None,
-            _ => Some(Self::private(true)),
+            _ => Some(Self::private(persistent)),
         }
     }
 
@@ -92,12 +93,6 @@ impl Server {
         self.client()
             .get_connection()
             .expect("a connection to the test server")
-    }
-
-    /// Whether this is a private server (one the tests may kill and count
-    /// commands on).
-    pub(crate) fn is_private(&self) -> bool {
-        self.private.is_some()
     }
 
     /// Kills the private server (SIGKILL): no shutdown, no final save.

@@ -145,7 +145,10 @@ impl RedisBloomFilter {
     /// As [`insert`](Self::insert).
     pub fn insert_hashes(&mut self, hashes: impl IntoIterator<Item = u64>) -> Result<usize, Error> {
         let mut new = 0;
-        self.batched(&INSERT_SCRIPT, hashes, |count: usize| {
+        self.batched(&INSERT_SCRIPT, hashes, |count: usize, keys| {
+            if count > keys {
+                return Err(unexpected_reply(&format!("{count} new keys of {keys}")));
+            }
             new += count;
             Ok(())
         })?;
@@ -190,7 +193,14 @@ impl RedisBloomFilter {
         hashes: impl IntoIterator<Item = u64>,
     ) -> Result<Vec<bool>, Error> {
         let mut found = Vec::new();
-        self.batched(&CONTAINS_SCRIPT, hashes, |answers: Vec<u8>| {
+        self.batched(&CONTAINS_SCRIPT, hashes, |answers: Vec<u8>, keys| {
+            // Anything but one '0' or '1' per key is refused: never a guess.
+            if answers.len() != keys || answers.iter().any(|answer| !b"01".contains(answer)) {
+                return Err(unexpected_reply(&format!(
+                    "{} answers for {keys} keys",
+                    answers.len()
+                )));
+            }
             found.extend(answers.iter().map(|&answer| answer == b'1'));
             Ok(())
         })?;
@@ -198,12 +208,13 @@ impl RedisBloomFilter {
     }
 
     /// Runs `script` on the keys' bit offsets, as many keys per call as
-    /// `bits_per_call` allows (at least one), and hands each reply to `reply`.
+    /// `bits_per_call` allows (at least one), and hands each reply to
+    /// `reply` with the number of keys the call carried.
     fn batched<T: FromRedisValue>(
         &mut self,
         script: &'static LazyLock<Script>,
         hashes: impl IntoIterator<Item = u64>,
-        mut reply: impl FnMut(T) -> Result<(), Error>,
+        mut reply: impl FnMut(T, usize) -> Result<(), Error>,
     ) -> Result<(), Error> {
         let BloomConfig {
             num_bits,
@@ -214,12 +225,14 @@ impl RedisBloomFilter {
         let mut hashes = hashes.into_iter().peekable();
         while hashes.peek().is_some() {
             let mut call = self.call(script);
+            let mut keys = 0;
             for hash in hashes.by_ref().take(keys_per_call) {
                 for index in Probes::new(hash, num_bits).take(num_hashes as usize) {
                     call.arg(redis_offset(index));
                 }
+                keys += 1;
             }
-            reply(self.run(&call)?)?;
+            reply(self.run(&call)?, keys)?;
         }
         Ok(())
     }
@@ -468,6 +481,11 @@ impl RedisBloomFilter {
     pub fn set_timeout(&mut self, timeout: Option<Duration>) {
         self.link.set_timeout(timeout);
     }
+}
+
+/// A reply of the wrong shape (a server that is not Redis, or a bug).
+fn unexpected_reply(what: &str) -> Error {
+    Error::new(ErrorKind::Script, format!("unexpected reply: {what}"))
 }
 
 impl Clone for RedisBloomFilter {

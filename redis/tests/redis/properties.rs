@@ -10,7 +10,9 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 
-use crate::{Server, keys_of, unique};
+use filterlab_core::Probes;
+
+use crate::{Server, assert_all_contained, keys_of, unique};
 
 /// One case: a filter configuration, its layout in Redis, and the keys.
 #[derive(Debug, Clone)]
@@ -154,5 +156,62 @@ fn filter_sized_by_fpp_exports_equal_to_the_local_one() {
     assert_eq!(exported, local);
     assert_eq!(exported.target_fpp(), Some(0.001));
     assert_eq!(shared.num_bits(), local.num_bits());
+    shared.delete().unwrap();
+}
+
+/// An array of 2^32 + 4096 bits spans two keys at the default part size:
+/// a bit at index i ≥ 2^32 is Redis bit (i XOR 7) − 2^32 of the second key,
+/// one below is bit i XOR 7 of the first, and keys whose probes land on
+/// either side are contained. (512 MiB on the server for a moment.)
+#[test]
+fn arrays_beyond_2_32_bits_span_parts() {
+    let server = Server::start();
+    let num_bits = (1u64 << 32) + 4096;
+    let bloom = BloomFilter::with_bits(num_bits).hashes(3).seed(5);
+    let (mut shared, _) = RedisBloomFilter::builder(bloom)
+        .try_init(&server.client(), &unique("big"))
+        .unwrap();
+    assert_eq!((shared.parts(), shared.part_bits()), (2, 1 << 32));
+    // Keys with a probe in the second part (about 1 in 350,000 keys), and
+    // keys with a probe in the last byte of the first part.
+    let hasher = *shared.hasher();
+    let probes =
+        |key: u64| -> Vec<u64> { Probes::new(hasher.hash(&key), num_bits).take(3).collect() };
+    let beyond: Vec<u64> = (0u64..)
+        .filter(|&key| probes(key).iter().any(|&index| index >= 1 << 32))
+        .take(3)
+        .collect();
+    let below: Vec<u64> = (0u64..)
+        .filter(|&key| {
+            probes(key)
+                .iter()
+                .any(|&index| ((1 << 32) - 8..1 << 32).contains(&index))
+        })
+        .take(1)
+        .collect();
+    let keys: Vec<u64> = beyond.iter().chain(&below).copied().collect();
+    assert_eq!(shared.insert_many(&keys).unwrap(), 4);
+    assert_all_contained(&mut shared, &keys);
+    let mut con = server.connection();
+    for &key in &keys {
+        for index in probes(key) {
+            let (part, offset) = if index >= 1 << 32 {
+                (1, (index ^ 7) - (1 << 32))
+            } else {
+                (0, index ^ 7)
+            };
+            let key = format!("{{{}}}:bits:{part}", shared.name());
+            let bit: u8 = redis::cmd("GETBIT")
+                .arg(&key)
+                .arg(offset)
+                .query(&mut con)
+                .unwrap();
+            assert_eq!(bit, 1, "bit {index} at {key} offset {offset}");
+        }
+    }
+    assert_eq!(
+        shared.set_bits().unwrap(),
+        keys.iter().map(|&key| probes(key).len() as u64).sum()
+    );
     shared.delete().unwrap();
 }

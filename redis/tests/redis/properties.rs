@@ -5,12 +5,13 @@
 //! round-trip through import and export, whatever the number of parts and
 //! the keys per script call.
 
+use std::fmt::Write;
+
+use filterlab_core::Probes;
 use filterlab_redis::{BloomFilter, DEFAULT_PART_BITS, Filter, Persist, RedisBloomFilter};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
-
-use filterlab_core::Probes;
 
 use crate::{Server, assert_all_contained, keys_of, unique};
 
@@ -213,5 +214,61 @@ fn arrays_beyond_2_32_bits_span_parts() {
         shared.set_bits().unwrap(),
         keys.iter().map(|&key| probes(key).len() as u64).sum()
     );
+    shared.delete().unwrap();
+}
+
+/// The layout in Redis is part of the contract (other clients read it): the
+/// configuration hash and the raw bytes of the parts are pinned by a golden
+/// file (rewritten under `FILTERLAB_BLESS` only for a deliberate, versioned
+/// change), and the parts, concatenated, are byte for byte the payload of
+/// the local filter's binary format.
+#[test]
+fn layout_is_pinned_and_the_parts_are_the_payload() {
+    let server = Server::start();
+    let bloom = BloomFilter::with_bits(200).hashes(3).seed(7);
+    let (mut shared, _) = RedisBloomFilter::builder(bloom.clone())
+        .part_bits(128)
+        .try_init(&server.client(), &unique("golden"))
+        .unwrap();
+    let mut local = bloom.build().unwrap();
+    for key in ["alpha", "beta", "gamma"] {
+        assert_eq!(shared.insert(key).unwrap(), local.insert(key));
+    }
+    let mut con = server.connection();
+    let config: std::collections::BTreeMap<String, String> = redis::cmd("HGETALL")
+        .arg(format!("{{{}}}:config", shared.name()))
+        .query(&mut con)
+        .unwrap();
+    let mut dump = String::new();
+    for (field, value) in &config {
+        writeln!(dump, "{field} = {value}").unwrap();
+    }
+    let mut parts = Vec::new();
+    for part in 0..shared.parts() {
+        let bytes: Vec<u8> = redis::cmd("GET")
+            .arg(format!("{{{}}}:bits:{part}", shared.name()))
+            .query(&mut con)
+            .unwrap();
+        write!(dump, "bits:{part} = ").unwrap();
+        for byte in &bytes {
+            write!(dump, "{byte:02x}").unwrap();
+        }
+        dump.push('\n');
+        parts.extend(bytes);
+    }
+    let path = format!("{}/tests/golden/layout-v1.txt", env!("CARGO_MANIFEST_DIR"));
+    if std::env::var_os("FILTERLAB_BLESS").is_some() {
+        std::fs::write(&path, &dump).unwrap();
+    }
+    assert_eq!(
+        dump,
+        std::fs::read_to_string(&path).unwrap(),
+        "the Redis layout changed"
+    );
+    // Kind 1: a 48-byte header with 4 parameters, then the payload.
+    let payload_start = 48 + 8 * 4;
+    let bytes = local.to_bytes();
+    assert_eq!(parts, bytes[payload_start..payload_start + parts.len()]);
+    assert_eq!(payload_start + parts.len() + 8, bytes.len());
     shared.delete().unwrap();
 }

@@ -3,7 +3,8 @@
 //! present or not on lookup) is the local filter's; the exported filter is
 //! equal to the local one, bit for bit and counter included; and its bytes
 //! round-trip through import and export, whatever the number of parts and
-//! the keys per script call.
+//! the keys per script call. And the layout itself: an array beyond 2^32
+//! bits in two keys, and a golden file of the keys' contents.
 
 use std::fmt::Write;
 

@@ -8,22 +8,24 @@ use std::sync::{Mutex, PoisonError};
 use filterlab_core::format::{FrameReader, FrameWriter, Header};
 use filterlab_core::memory::check_memory;
 use filterlab_core::reduce;
-use filterlab_core::sizing::{MAX_HASHES, SizeSearch};
+use filterlab_core::sizing::{
+    BuilderBase, HashChoice, SizeSearch, SizedFor, Target, hashes_from_header,
+};
 use filterlab_core::theory::{
-    BlockFppTable, blocked_bloom_fpp, blocked_bloom_fpp_classic, blocked_bloom_fpp_with,
-    bloom_estimate_items, bloom_fpp_given_fill,
+    BlockFppTable, blocked_bloom_classic_best_hashes, blocked_bloom_fpp, blocked_bloom_fpp_classic,
+    blocked_bloom_fpp_with, bloom_estimate_items, bloom_fpp_given_fill,
 };
 use filterlab_core::{
-    Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Persist, for_each_batch,
+    Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Persist, for_each_batch, prefetch,
 };
 
 use crate::blocks::{BLOCK_WORDS, BlockStorage};
 use crate::common::{
-    Array, BuilderBase, SizedFor, Target, builder_entry_points, builder_setters, check_counter,
-    debug_summary, hashes_from_header, merge_by_words, serde_via_format,
+    Array, builder_entry_points, builder_methods, check_counter, debug_summary, merge_by_words,
+    sized_for,
 };
-use crate::kernel::{BlockBatch, Kernel, Select, block_set, prefetch};
-use crate::sizing::{BloomSizing, HashChoice};
+use crate::kernel::{BlockBatch, Kernel, Select, block_set};
+use crate::sizing::BloomSizing;
 use crate::words::count_ones;
 
 /// Bits per block: one 64-byte cache line.
@@ -181,7 +183,7 @@ impl BlockedFpp {
 }
 
 impl BlockedBloomBuilder {
-    builder_setters!();
+    builder_methods!();
 
     /// The lookup kernel (default: the fastest this CPU supports, see
     /// [`Kernel::detect`]). Every kernel gives the same answers.
@@ -234,7 +236,7 @@ impl BlockedBloomBuilder {
                 )
             })?;
         check_memory(bits / 8, self.base.max_memory, "the block array")?;
-        let (k, choice, items) = self.base.hashes_for_bits(bits, |items| {
+        let (k, choice, items) = self.base.hashes_for_size(bits, "with_bits", |items| {
             let blocked = BlockedFpp::new(items);
             let fpp_of = |bits: u64, k: u32| blocked.fpp(bits, k);
             let near = |bits: u64| approximate_best_hashes(bits, items);
@@ -247,7 +249,7 @@ impl BlockedBloomBuilder {
             ))
         })?;
         let achieved = blocked_bloom_fpp(bits / block_bits, BLOCK_BITS, k, items)?;
-        Ok(ARRAY.record(items, Target::Bits(requested), (bits, k, choice), achieved))
+        Ok(ARRAY.record(items, Target::Size(requested), (bits, k, choice), achieved))
     }
 
     /// The configuration this builder would produce (for
@@ -285,10 +287,7 @@ impl BlockedBloomBuilder {
             num_hashes: sizing.num_hashes,
             hasher: self.base.hasher,
             len: 0,
-            sized_for: SizedFor {
-                items: sizing.expected_items,
-                fpp: sizing.target_fpp,
-            },
+            sized_for: sized_for(&sizing),
             kernel,
         })
     }
@@ -307,21 +306,10 @@ fn classic_fpp(bits: u64, num_hashes: u32, items: u64) -> f64 {
     blocked_bloom_fpp_classic(bits / u64::from(BLOCK_BITS), BLOCK_BITS, num_hashes, items)
 }
 
-/// The best k under Putze et al.'s approximation (cheap: no occupancy
-/// chain), where the exact search starts. The approximation's FPP falls and
-/// then rises with k.
+/// The best k under Putze et al.'s approximation for an array of `bits`
+/// bits, where the exact search starts.
 fn approximate_best_hashes(bits: u64, items: u64) -> u32 {
-    let blocks = bits / u64::from(BLOCK_BITS);
-    let fpp = |k: u32| blocked_bloom_fpp_classic(blocks, BLOCK_BITS, k, items);
-    let mut best = (1, fpp(1));
-    for k in 2..=MAX_HASHES {
-        let candidate = fpp(k);
-        if candidate >= best.1 {
-            break;
-        }
-        best = (k, candidate);
-    }
-    best.0
+    blocked_bloom_classic_best_hashes(bits / u64::from(BLOCK_BITS), BLOCK_BITS, items)
 }
 
 fn address_blocks(num_blocks: u64) -> Result<usize, Error> {
@@ -715,4 +703,4 @@ impl Persist for BlockedBloomFilter {
     }
 }
 
-serde_via_format!(BlockedBloomFilter);
+filterlab_core::serde_via_format!(BlockedBloomFilter);

@@ -1,110 +1,16 @@
-//! What the Bloom variants share beside their probing: the builder's common
-//! settings, the load and target a filter was sized for (and the header
-//! fields that carry them), merges, and serde through the binary format.
+//! What the Bloom variants share beside their probing and beside what
+//! every filter shares through core (the builder base and setters, the
+//! sized-for record, serde): the sizing record of an array, the builders'
+//! constructors and sizing entry point, the `Debug` summary, the counter
+//! invariant, and merges.
 
-use std::f64::consts::LN_2;
 use std::fmt;
 
-use filterlab_core::format::Header;
-use filterlab_core::memory::DEFAULT_MEMORY_LIMIT;
+use filterlab_core::sizing::{HashChoice, SizedFor, Target};
+use filterlab_core::theory::{bloom_optimal_bits, hash_bits_needed};
 use filterlab_core::{Error, ErrorKind, KeyHasher};
 
-use filterlab_core::sizing::{check_fpp, check_hashes, check_items};
-use filterlab_core::theory::{bloom_optimal_bits, hash_bits_needed};
-
-use crate::sizing::{BloomSizing, HashChoice};
-
-/// How a builder sizes the array.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Target {
-    Fpp(f64),
-    Bits(u64),
-}
-
-/// The settings every Bloom builder has; the builders add their own
-/// (power-of-two rounding, the lookup kernel) around it.
-#[derive(Clone, Debug)]
-pub(crate) struct BuilderBase {
-    pub(crate) target: Target,
-    pub(crate) expected_items: Option<u64>,
-    pub(crate) num_hashes: Option<u32>,
-    pub(crate) hasher: KeyHasher,
-    pub(crate) max_memory: u64,
-}
-
-impl BuilderBase {
-    pub(crate) fn new(target: Target) -> Self {
-        Self {
-            target,
-            expected_items: None,
-            num_hashes: None,
-            hasher: KeyHasher::default(),
-            max_memory: DEFAULT_MEMORY_LIMIT,
-        }
-    }
-
-    /// The most bits the memory limit allows.
-    pub(crate) fn max_bits(&self) -> u64 {
-        self.max_memory.saturating_mul(8)
-    }
-
-    /// The load to size for `fpp`: required, and at least 1.
-    pub(crate) fn items_for_fpp(&self, fpp: f64) -> Result<u64, Error> {
-        check_fpp(fpp)?;
-        let items = self
-            .expected_items
-            .ok_or_else(|| Error::invalid("sizing by FPP needs expected_items(n)"))?;
-        check_items(items)?;
-        Ok(items)
-    }
-
-    /// The caller's k, validated, if one was given.
-    pub(crate) fn explicit_hashes(&self) -> Result<Option<u32>, Error> {
-        self.num_hashes
-            .map(|k| check_hashes(k).map(|()| k))
-            .transpose()
-    }
-
-    /// The caller's k, if one was given, with the exact FPP `fpp_of` gives
-    /// for it; otherwise the sizing's own choice `(k, fpp, why)`.
-    pub(crate) fn explicit_or(
-        &self,
-        chosen: (u32, f64, HashChoice),
-        fpp_of: impl FnOnce(u32) -> Result<f64, Error>,
-    ) -> Result<(u32, f64, HashChoice), Error> {
-        match self.explicit_hashes()? {
-            Some(k) => Ok((k, fpp_of(k)?, HashChoice::Explicit)),
-            None => Ok(chosen),
-        }
-    }
-
-    /// For an explicit array of `bits`: k (the caller's, or `best` for the
-    /// stated load) with the reason, and the load the filter is sized for.
-    /// Without a stated load, that is the one k is optimal for in a standard
-    /// filter of that size.
-    pub(crate) fn hashes_for_bits(
-        &self,
-        bits: u64,
-        best: impl FnOnce(u64) -> Result<(u32, HashChoice), Error>,
-    ) -> Result<(u32, HashChoice, u64), Error> {
-        if let Some(items) = self.expected_items {
-            check_items(items)?;
-        }
-        let (k, choice) = match (self.explicit_hashes()?, self.expected_items) {
-            (Some(k), _) => (k, HashChoice::Explicit),
-            (None, Some(items)) => best(items)?,
-            (None, None) => {
-                return Err(Error::invalid(
-                    "with_bits needs hashes(k) or expected_items(n)",
-                ));
-            }
-        };
-        let items = self
-            .expected_items
-            .unwrap_or_else(|| ((bits as f64 * LN_2 / f64::from(k)).round() as u64).max(1));
-        Ok((k, choice, items))
-    }
-}
+use crate::sizing::BloomSizing;
 
 /// What a builder's sizing records say of its array: the filter, the unit
 /// the array is a whole number of, the power-of-two rounding, and the
@@ -129,7 +35,7 @@ impl Array {
     ) -> BloomSizing {
         let (target_fpp, requested_bits) = match target {
             Target::Fpp(fpp) => (Some(fpp), bloom_optimal_bits(items, fpp)),
-            Target::Bits(requested) => (None, requested as f64),
+            Target::Size(requested) => (None, requested as f64),
         };
         BloomSizing {
             filter: self.filter,
@@ -156,7 +62,7 @@ macro_rules! builder_entry_points {
         /// A builder that sizes the filter for a target FPP; give it
         #[doc = concat!("[`expected_items`](", stringify!($builder), "::expected_items).")]
         pub fn with_fpp(fpp: f64) -> $builder {
-            $builder::new($crate::common::Target::Fpp(fpp))
+            $builder::new(::filterlab_core::sizing::Target::Fpp(fpp))
         }
 
         #[doc = concat!("A builder for an explicit number of bits", $with_bits, "; give it")]
@@ -164,7 +70,7 @@ macro_rules! builder_entry_points {
         #[doc = concat!("[`expected_items`](", stringify!($builder), "::expected_items)")]
         /// to choose k.
         pub fn with_bits(num_bits: u64) -> $builder {
-            $builder::new($crate::common::Target::Bits(num_bits))
+            $builder::new(::filterlab_core::sizing::Target::Size(num_bits))
         }
 
         /// The sizing for `expected_items` items at `fpp`, without
@@ -184,42 +90,14 @@ macro_rules! builder_entry_points {
 }
 pub(crate) use builder_entry_points;
 
-/// The setters of [`BuilderBase`]'s settings and the sizing entry point,
-/// for a builder holding it in a field `base` and sizing with its own
-/// `sizing_for_fpp` and `sizing_for_bits`.
-macro_rules! builder_setters {
+/// The setters of the settings every builder shares (core's
+/// [`builder_setters!`](filterlab_core::builder_setters)) and the sizing
+/// entry point, for a builder holding a
+/// [`BuilderBase`](filterlab_core::sizing::BuilderBase) in a field `base`
+/// and sizing with its own `sizing_for_fpp` and `sizing_for_bits`.
+macro_rules! builder_methods {
     () => {
-        /// The number of distinct items the filter must hold at the target FPP.
-        pub fn expected_items(mut self, items: u64) -> Self {
-            self.base.expected_items = Some(items);
-            self
-        }
-
-        /// An explicit number of probes per key, overriding the sizing's
-        /// choice (see [`HashChoice`](crate::sizing::HashChoice)).
-        pub fn hashes(mut self, num_hashes: u32) -> Self {
-            self.base.num_hashes = Some(num_hashes);
-            self
-        }
-
-        /// The key hasher's seed (default 0). Filters with different seeds
-        /// set different bits and cannot be merged.
-        pub fn seed(mut self, seed: u64) -> Self {
-            self.base.hasher = ::filterlab_core::KeyHasher::new(seed);
-            self
-        }
-
-        /// The key hasher.
-        pub fn hasher(mut self, hasher: ::filterlab_core::KeyHasher) -> Self {
-            self.base.hasher = hasher;
-            self
-        }
-
-        /// The most bytes the filter's array may take (default 64 GiB).
-        pub fn max_memory(mut self, bytes: u64) -> Self {
-            self.base.max_memory = bytes;
-            self
-        }
+        ::filterlab_core::builder_setters!(base => expected_items, hashes, seed, hasher, max_memory);
 
         /// The sizing this builder would allocate, without allocating.
         ///
@@ -231,69 +109,18 @@ macro_rules! builder_setters {
         /// over the memory limit.
         pub fn sizing(&self) -> Result<$crate::sizing::BloomSizing, ::filterlab_core::Error> {
             match self.base.target {
-                $crate::common::Target::Fpp(fpp) => self.sizing_for_fpp(fpp),
-                $crate::common::Target::Bits(bits) => self.sizing_for_bits(bits),
+                ::filterlab_core::sizing::Target::Fpp(fpp) => self.sizing_for_fpp(fpp),
+                ::filterlab_core::sizing::Target::Size(bits) => self.sizing_for_bits(bits),
             }
         }
     };
 }
-pub(crate) use builder_setters;
+pub(crate) use builder_methods;
 
-/// The load and FPP target a filter was sized for: written in its header,
-/// part of its equality, reported by `capacity()` and `target_fpp()`.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct SizedFor {
-    pub(crate) items: u64,
-    pub(crate) fpp: Option<f64>,
+/// What `sizing` sized for: the load and target its header records.
+pub(crate) fn sized_for(sizing: &BloomSizing) -> SizedFor {
+    SizedFor::new(sizing.expected_items, sizing.target_fpp)
 }
-
-impl SizedFor {
-    /// What `sizing` sized for.
-    pub(crate) fn of(sizing: &BloomSizing) -> Self {
-        Self {
-            items: sizing.expected_items,
-            fpp: sizing.target_fpp,
-        }
-    }
-
-    /// The two header parameters: the load, then the target's bits (0 for
-    /// none).
-    pub(crate) fn params(self) -> [u64; 2] {
-        [self.items, self.fpp.map_or(0, f64::to_bits)]
-    }
-
-    /// Reads the two header parameters at `first` and `first + 1`,
-    /// rejecting a zero load or a target outside (0, 1).
-    pub(crate) fn from_header(header: &Header, first: usize) -> Result<Self, Error> {
-        let items = header.param(first, "capacity")?;
-        if items == 0 {
-            return Err(Error::new(ErrorKind::InvalidHeader, "zero capacity"));
-        }
-        let target = header.param(first + 1, "target_fpp")?;
-        let fpp = (target != 0).then(|| f64::from_bits(target));
-        if let Some(fpp) = fpp.filter(|&fpp| check_fpp(fpp).is_err()) {
-            return Err(Error::new(
-                ErrorKind::InvalidHeader,
-                format!("target FPP {fpp}"),
-            ));
-        }
-        Ok(Self { items, fpp })
-    }
-
-    /// The load as `Filter::capacity` reports it.
-    pub(crate) fn capacity(self) -> Option<usize> {
-        usize::try_from(self.items).ok()
-    }
-}
-
-impl PartialEq for SizedFor {
-    /// Bitwise on the target, so a filter equals itself read back.
-    fn eq(&self, other: &Self) -> bool {
-        self.params() == other.params()
-    }
-}
-
-impl Eq for SizedFor {}
 
 /// The start of a Bloom filter's `Debug` summary (the array itself can be
 /// gigabytes): its size, `(name, value)`, k, hasher, counter and what it
@@ -314,15 +141,6 @@ pub(crate) fn debug_summary<'a, 'b>(
         .field("len", &len)
         .field("sized_for", sized_for);
     summary
-}
-
-/// Reads the hash count at header parameter `index`: 1..=64.
-pub(crate) fn hashes_from_header(header: &Header, index: usize) -> Result<u32, Error> {
-    let num_hashes = header.param(index, "num_hashes")?;
-    u32::try_from(num_hashes)
-        .ok()
-        .filter(|&k| check_hashes(k).is_ok())
-        .ok_or_else(|| Error::new(ErrorKind::InvalidHeader, format!("{num_hashes} hashes")))
 }
 
 /// Refuses an item counter above the bits set. Every insert a Bloom filter
@@ -463,28 +281,3 @@ macro_rules! merge_by_words {
     };
 }
 pub(crate) use merge_by_words;
-
-/// Implements serde's traits through the binary format: a byte string,
-/// validated on the way in like `Persist::from_bytes`.
-macro_rules! serde_via_format {
-    ($filter:ty) => {
-        #[cfg(feature = "serde")]
-        impl ::serde::Serialize for $filter {
-            /// As the binary format (a byte string).
-            fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                ::filterlab_core::serde_bytes::serialize(self, serializer)
-            }
-        }
-
-        #[cfg(feature = "serde")]
-        impl<'de> ::serde::Deserialize<'de> for $filter {
-            /// From the binary format, validated like `Persist::from_bytes`.
-            fn deserialize<D: ::serde::Deserializer<'de>>(
-                deserializer: D,
-            ) -> Result<Self, D::Error> {
-                ::filterlab_core::serde_bytes::deserialize(deserializer)
-            }
-        }
-    };
-}
-pub(crate) use serde_via_format;

@@ -1,8 +1,9 @@
 #![doc = include_str!("../README.md")]
-// `unsafe` only in two modules, allowed below: `kernel` (the prefetch hint
-// and the AVX2 block test behind runtime detection) and `blocks` (the
-// lazily zeroed, 64-byte-aligned block allocation). Each unsafe block there
-// states why it is sound, and their unit tests run under Miri.
+// `unsafe` only in two modules, allowed below: `kernel` (the AVX2 block
+// test behind runtime detection) and `blocks` (the lazily zeroed,
+// 64-byte-aligned block allocation). Each unsafe block there states why it
+// is sound, and their unit tests run under Miri. (The prefetch hint of
+// batched operations is core's `filterlab_core::prefetch`.)
 #![deny(unsafe_code)]
 
 mod atomic;
@@ -18,12 +19,12 @@ mod words;
 
 pub use atomic::AtomicBloomFilter;
 pub use blocked::{BLOCK_BITS, BlockedBloomBuilder, BlockedBloomConfig, BlockedBloomFilter};
-pub use filterlab_core::sizing::{MAX_HASHES, human_bytes};
+pub use filterlab_core::sizing::{HashChoice, MAX_HASHES, human_bytes};
 pub use filterlab_core::{
     Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Merge, Persist, ViaHash,
 };
 pub use kernel::Kernel;
-pub use sizing::{BloomSizing, HashChoice};
+pub use sizing::BloomSizing;
 pub use standard::{BloomBuilder, BloomFilter};
 pub use words::BloomConfig;
 

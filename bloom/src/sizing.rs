@@ -5,33 +5,7 @@
 
 use std::fmt;
 
-use filterlab_core::sizing::human_bytes;
-
-/// Why a sizing chose its number of hashes.
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum HashChoice {
-    /// The integer near the real optimum (m/n)·ln 2 with the lowest exact FPP.
-    Optimal {
-        /// The real-valued optimum.
-        optimum: f64,
-    },
-    /// The smallest k that still meets the target with the rounded-up array
-    /// (power-of-two sizing): fewer probes, same guarantee.
-    SmallestMeetingTarget {
-        /// The real-valued optimum for the rounded array.
-        optimum: f64,
-    },
-    /// The k with the lowest exact FPP, searched from `approximate`, the
-    /// best k under the blocked filter's independent-bits approximation
-    /// (Putze et al.); well below (m/n)·ln 2 at many bits per item.
-    Blocked {
-        /// The best k of the approximation.
-        approximate: u32,
-    },
-    /// Given explicitly by the caller.
-    Explicit,
-}
+use filterlab_core::sizing::{HashBits, HashChoice, SizedFor, memory_summary};
 
 /// A filter's size for a workload, computed without allocating: what
 /// `BloomFilter::params` and the builders' `sizing` return and what
@@ -93,18 +67,14 @@ impl BloomSizing {
 
     /// Whether a 64-bit key hash is too short for the target at this size.
     pub fn hash_limited(&self) -> bool {
-        self.hash_bits_needed > 64.0
+        HashBits::new(self.expected_items, self.hash_bits_needed).limited()
     }
 }
 
 impl fmt::Display for BloomSizing {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "{} sizing", self.filter)?;
-        writeln!(f, "  expected items      {}", self.expected_items)?;
-        match self.target_fpp {
-            Some(p) => writeln!(f, "  target FPP          {p:.3e}")?,
-            None => writeln!(f, "  target FPP          (none: explicit size)")?,
-        }
+        SizedFor::new(self.expected_items, self.target_fpp).write_report_lines(f)?;
         writeln!(f, "  bits requested      {:.0}", self.requested_bits.ceil())?;
         let rounding = match (self.target_fpp, self.power_of_two, self.unit_bits) {
             (None, _, _) => String::new(),
@@ -117,43 +87,18 @@ impl fmt::Display for BloomSizing {
             }
         };
         writeln!(f, "  bits allocated      {}{rounding}", self.num_bits)?;
+        let memory = memory_summary(self.bytes(), self.bits_per_item());
+        writeln!(f, "  memory              {memory}")?;
         writeln!(
             f,
-            "  memory              {} ({:.2} bits per item)",
-            human_bytes(self.bytes()),
-            self.bits_per_item()
+            "  hashes (k)          {}: {}",
+            self.num_hashes, self.hash_choice
         )?;
-        let why = match self.hash_choice {
-            HashChoice::Optimal { optimum } => {
-                format!("nearest integer to (m/n)·ln 2 = {optimum:.2} with the lower exact FPP")
-            }
-            HashChoice::SmallestMeetingTarget { optimum } => format!(
-                "smallest k meeting the target with this array (optimum {optimum:.2}); fewer probes per lookup"
-            ),
-            HashChoice::Blocked { approximate } => format!(
-                "lowest exact FPP for blocks, searched from the approximation's best k = {approximate}"
-            ),
-            HashChoice::Explicit => "given explicitly".to_owned(),
-        };
-        writeln!(f, "  hashes (k)          {}: {why}", self.num_hashes)?;
         writeln!(
             f,
             "  FPP at capacity     {:.4e} exact (classic formula: {:.4e})",
             self.fpp_at_capacity, self.fpp_classic
         )?;
-        write!(
-            f,
-            "  hash bits           64-bit key hash; the target needs {:.1}",
-            self.hash_bits_needed
-        )?;
-        if self.hash_limited() {
-            write!(
-                f,
-                "\n  WARNING             a 64-bit key hash cannot deliver this FPP at this many items: \
-                 distinct keys sharing a hash alone give about n/2^64 = {:.1e}",
-                self.expected_items as f64 / 2f64.powi(64)
-            )?;
-        }
-        Ok(())
+        HashBits::new(self.expected_items, self.hash_bits_needed).fmt(f)
     }
 }

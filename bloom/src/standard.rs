@@ -1,14 +1,12 @@
 //! The standard Bloom filter: k probes over one bit array.
 
 use filterlab_core::memory::check_memory;
-use filterlab_core::sizing::SizeSearch;
+use filterlab_core::sizing::{BuilderBase, HashChoice, SizeSearch, Target};
 use filterlab_core::theory::{bloom_fpp_classic, bloom_fpp_exact};
 use filterlab_core::{Error, ErrorKind, Key, KeyHasher};
 
-use crate::common::{
-    Array, BuilderBase, SizedFor, Target, builder_entry_points, builder_setters, merge_by_words,
-};
-use crate::sizing::{BloomSizing, HashChoice};
+use crate::common::{Array, builder_entry_points, builder_methods, merge_by_words, sized_for};
+use crate::sizing::BloomSizing;
 use crate::words::{BitArray, BloomConfig, all_bits_set, set_bits_with, word_filter};
 
 /// A standard Bloom filter: each key sets k bits chosen over the whole array.
@@ -55,7 +53,7 @@ pub struct BloomBuilder {
 }
 
 impl BloomBuilder {
-    builder_setters!();
+    builder_methods!();
 
     /// Round the bit array up to a power of two, then use the smallest k that
     /// still meets the target (as IBM Streams' BloomFilter operator does):
@@ -120,7 +118,7 @@ impl BloomBuilder {
             self.base.max_memory,
             "the bit array",
         )?;
-        let (k, choice, items) = self.base.hashes_for_bits(bits, |items| {
+        let (k, choice, items) = self.base.hashes_for_size(bits, "with_bits", |items| {
             let fpp_of = |bits: u64, k: u32| bloom_fpp_exact(bits, k, items);
             let problem = SizeSearch::new(items, 0.5, 1, self.base.max_bits(), &fpp_of);
             let optimum = bits as f64 / items as f64 * std::f64::consts::LN_2;
@@ -132,7 +130,7 @@ impl BloomBuilder {
         let achieved = bloom_fpp_exact(bits, k, items)?;
         Ok(self
             .array()
-            .record(items, Target::Bits(requested), (bits, k, choice), achieved))
+            .record(items, Target::Size(requested), (bits, k, choice), achieved))
     }
 
     /// The configuration this builder would produce (for
@@ -184,7 +182,7 @@ impl BloomFilter {
             hasher,
         };
         Ok(Self {
-            bits: BitArray::zeroed(config, SizedFor::of(sizing))?,
+            bits: BitArray::zeroed(config, sized_for(sizing))?,
             len: 0,
         })
     }

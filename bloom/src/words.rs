@@ -11,11 +11,11 @@ use std::sync::atomic::Ordering;
 
 use filterlab_core::format::{FrameReader, FrameWriter, Header};
 use filterlab_core::memory::zeroed_words;
+use filterlab_core::sizing::{SizedFor, hashes_from_header};
 use filterlab_core::theory::{bloom_estimate_items, bloom_fpp_exact, bloom_fpp_given_fill};
-use filterlab_core::{Error, ErrorKind, FilterKind, KeyHasher, Probes};
+use filterlab_core::{Error, ErrorKind, FilterKind, KeyHasher, Probes, prefetch};
 
-use crate::common::{SizedFor, check_counter, hashes_from_header};
-use crate::kernel::prefetch;
+use crate::common::check_counter;
 
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::AtomicU64;
@@ -603,7 +603,7 @@ macro_rules! word_filter {
             }
         }
 
-        $crate::common::serde_via_format!($filter);
+        ::filterlab_core::serde_via_format!($filter);
     };
 }
 pub(crate) use word_filter;

@@ -1,35 +1,63 @@
-//! Sizing and building: from a target FPP and load by the layout's exact
-//! formula, or from an explicit number of counters.
+//! The configuration of a counting Bloom filter and the builder that sizes
+//! it: from a target FPP and load by the layout's exact formula, or from an
+//! explicit number of counters. (`build` sits beside the filter it
+//! allocates, in `filter.rs`, so that this file needs nothing from there.)
 
 use std::cell::RefCell;
 use std::f64::consts::LN_2;
 use std::marker::PhantomData;
 
-use filterlab_bloom::HashChoice;
-use filterlab_core::memory::{DEFAULT_MEMORY_LIMIT, check_memory};
-use filterlab_core::sizing::{MAX_HASHES, SizeSearch, check_fpp, check_hashes, check_items};
+use filterlab_core::memory::check_memory;
+use filterlab_core::sizing::{BuilderBase, HashChoice, SizeSearch, Target};
 use filterlab_core::theory::{
-    BlockFppTable, blocked_bloom_fpp_classic, blocked_bloom_fpp_with, bloom_optimal_bits,
+    BlockFppTable, blocked_bloom_classic_best_hashes, blocked_bloom_fpp_with, bloom_optimal_bits,
     counter_overflow_bound_fan, hash_bits_needed,
 };
 use filterlab_core::{Error, ErrorKind, KeyHasher};
 
-use crate::counters::{BLOCK_BYTES, Counters, Width};
-use crate::filter::{SizedFor, overflow_probability};
-use crate::layout::{self, Layout};
-use crate::{CountingBloom, CountingBloomConfig, CountingSizing};
+use crate::counters::{BLOCK_BYTES, Width, blocks_for};
+use crate::layout::{self, Layout, overflow_probability};
+use crate::sizing::CountingSizing;
 
-/// How a builder sizes the array.
-#[derive(Clone, Copy, Debug)]
-enum Target {
-    Fpp(f64),
-    Counters(u64),
+/// Everything that decides which counters a key counts: two filters with
+/// equal configurations can be merged, and a file is only accepted by
+/// [`Persist::read_from_expecting`](filterlab_core::Persist::read_from_expecting)
+/// when its configuration equals the caller's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CountingBloomConfig {
+    /// Counters in the array.
+    pub num_counters: u64,
+    /// Bits per counter: 4, 8 or 16.
+    pub counter_bits: u32,
+    /// Counters per 64-byte block for the blocked layout; `None` for the
+    /// standard layout.
+    pub block_counters: Option<u32>,
+    /// Counters probed per key.
+    pub num_hashes: u32,
+    /// The key hasher and its seed.
+    pub hasher: KeyHasher,
+}
+
+impl CountingBloomConfig {
+    /// The configuration of a filter of layout `L` with `BITS`-bit counters.
+    pub(crate) fn of<L: Layout, const BITS: u32>(
+        num_counters: u64,
+        num_hashes: u32,
+        hasher: KeyHasher,
+    ) -> Self {
+        Self {
+            num_counters,
+            counter_bits: BITS,
+            block_counters: L::BLOCKED.then_some(Width::<BITS>::PER_BLOCK as u32),
+            num_hashes,
+            hasher,
+        }
+    }
 }
 
 /// Configures a counting Bloom filter of layout `L` with `BITS`-bit
-/// counters; made by `with_fpp` or `with_counters` of
-/// [`CountingBloomFilter`](crate::CountingBloomFilter) or
-/// [`BlockedCountingBloomFilter`](crate::BlockedCountingBloomFilter).
+/// counters; made by `with_fpp` or `with_counters` of `CountingBloomFilter`
+/// or `BlockedCountingBloomFilter`.
 ///
 /// # Examples
 ///
@@ -57,11 +85,7 @@ enum Target {
 #[derive(Clone, Debug)]
 #[must_use]
 pub struct CountingBloomBuilder<L: Layout, const BITS: u32> {
-    target: Target,
-    expected_items: Option<u64>,
-    num_hashes: Option<u32>,
-    hasher: KeyHasher,
-    max_memory: u64,
+    base: BuilderBase,
     layout: PhantomData<L>,
 }
 
@@ -109,18 +133,7 @@ impl<L: Layout, const BITS: u32> ExactFpp<L, BITS> {
     /// (cheap, and well below (m/n)·ln 2 in small blocks).
     fn hashes_near(&self, num_counters: u64) -> u32 {
         let per_block = Width::<BITS>::PER_BLOCK;
-        let fpp = |k: u32| {
-            blocked_bloom_fpp_classic(num_counters / per_block, per_block as u32, k, self.items)
-        };
-        let mut best = (1, fpp(1));
-        for k in 2..=MAX_HASHES {
-            let candidate = fpp(k);
-            if candidate >= best.1 {
-                break;
-            }
-            best = (k, candidate);
-        }
-        best.0
+        blocked_bloom_classic_best_hashes(num_counters / per_block, per_block as u32, self.items)
     }
 
     /// The size search over whole blocks up to `max_counters`, for `fpp`.
@@ -159,19 +172,10 @@ impl<L: Layout, const BITS: u32> ExactFpp<L, BITS> {
     }
 }
 
-/// 64-byte blocks holding `num_counters` counters.
-pub(crate) fn blocks_for<const BITS: u32>(num_counters: u64) -> u64 {
-    num_counters.div_ceil(Width::<BITS>::PER_BLOCK)
-}
-
 impl<L: Layout, const BITS: u32> CountingBloomBuilder<L, BITS> {
     fn new(target: Target) -> Self {
         Self {
-            target,
-            expected_items: None,
-            num_hashes: None,
-            hasher: KeyHasher::default(),
-            max_memory: DEFAULT_MEMORY_LIMIT,
+            base: BuilderBase::new(target),
             layout: PhantomData,
         }
     }
@@ -186,40 +190,10 @@ impl<L: Layout, const BITS: u32> CountingBloomBuilder<L, BITS> {
     /// A builder for an explicit number of counters (rounded up to whole
     /// blocks for the blocked layout).
     pub fn with_counters(num_counters: u64) -> Self {
-        Self::new(Target::Counters(num_counters))
+        Self::new(Target::Size(num_counters))
     }
 
-    /// The number of items (inserts minus removals) the filter must hold at
-    /// the target FPP.
-    pub fn expected_items(mut self, items: u64) -> Self {
-        self.expected_items = Some(items);
-        self
-    }
-
-    /// An explicit number of probes per key, overriding the sizing's choice.
-    pub fn hashes(mut self, num_hashes: u32) -> Self {
-        self.num_hashes = Some(num_hashes);
-        self
-    }
-
-    /// The key hasher's seed (default 0). Filters with different seeds
-    /// count different counters and cannot be merged.
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.hasher = KeyHasher::new(seed);
-        self
-    }
-
-    /// The key hasher.
-    pub fn hasher(mut self, hasher: KeyHasher) -> Self {
-        self.hasher = hasher;
-        self
-    }
-
-    /// The most bytes the counters may take (default 64 GiB).
-    pub fn max_memory(mut self, bytes: u64) -> Self {
-        self.max_memory = bytes;
-        self
-    }
+    filterlab_core::builder_setters!(base => expected_items, hashes, seed, hasher, max_memory);
 
     /// Counters of `WIDTH` bits: 4 (the default, two per byte), 8 or 16.
     /// Wider counters saturate later (at 255 or 65,535 instead of 15) for
@@ -227,25 +201,14 @@ impl<L: Layout, const BITS: u32> CountingBloomBuilder<L, BITS> {
     pub fn counter_bits<const WIDTH: u32>(self) -> CountingBloomBuilder<L, WIDTH> {
         let () = Width::<WIDTH>::CHECK;
         CountingBloomBuilder {
-            target: self.target,
-            expected_items: self.expected_items,
-            num_hashes: self.num_hashes,
-            hasher: self.hasher,
-            max_memory: self.max_memory,
+            base: self.base,
             layout: PhantomData,
         }
     }
 
     /// The most counters the memory limit allows, in whole blocks.
     fn max_counters(&self) -> u64 {
-        (self.max_memory / BLOCK_BYTES as u64).saturating_mul(Width::<BITS>::PER_BLOCK)
-    }
-
-    /// The caller's k, validated, if one was given.
-    fn explicit_hashes(&self) -> Result<Option<u32>, Error> {
-        self.num_hashes
-            .map(|k| check_hashes(k).map(|()| k))
-            .transpose()
+        (self.base.max_memory / BLOCK_BYTES as u64).saturating_mul(Width::<BITS>::PER_BLOCK)
     }
 
     /// The sizing this builder would allocate, without allocating.
@@ -257,19 +220,16 @@ impl<L: Layout, const BITS: u32> CountingBloomBuilder<L, BITS> {
     /// over the memory limit.
     pub fn sizing(&self) -> Result<CountingSizing, Error> {
         let () = Width::<BITS>::CHECK;
-        match self.target {
+        match self.base.target {
             Target::Fpp(fpp) => self.sizing_for_fpp(fpp),
-            Target::Counters(counters) => self.sizing_for_counters(counters),
+            Target::Size(counters) => self.sizing_for_counters(counters),
         }
     }
 
     fn sizing_for_fpp(&self, fpp: f64) -> Result<CountingSizing, Error> {
-        check_fpp(fpp)?;
-        let items = self
-            .expected_items
-            .ok_or_else(|| Error::invalid("sizing by FPP needs expected_items(n)"))?;
-        check_items(items)?;
-        let explicit = self.explicit_hashes()?;
+        let items = self.base.items_for_fpp(fpp)?;
+        // k is checked before the search, which may refuse the size.
+        let explicit = self.base.explicit_hashes()?;
         let exact = ExactFpp::<L, BITS>::new(items);
         let fpp_of = |m: u64, k: u32| exact.fpp(m, k);
         let near = |m: u64| exact.hashes_near(m);
@@ -305,31 +265,18 @@ impl<L: Layout, const BITS: u32> CountingBloomBuilder<L, BITS> {
         };
         check_memory(
             blocks_for::<BITS>(counters).saturating_mul(BLOCK_BYTES as u64),
-            self.max_memory,
+            self.base.max_memory,
             "the counter array",
         )?;
-        if let Some(items) = self.expected_items {
-            check_items(items)?;
-        }
-        let (k, choice) = match (self.explicit_hashes()?, self.expected_items) {
-            (Some(k), _) => (k, HashChoice::Explicit),
-            (None, Some(items)) => {
+        let (k, choice, items) = self
+            .base
+            .hashes_for_size(counters, "with_counters", |items| {
                 let exact = ExactFpp::<L, BITS>::new(items);
                 let fpp_of = |m: u64, k: u32| exact.fpp(m, k);
                 let near = |m: u64| exact.hashes_near(m);
                 let search = exact.search(0.5, self.max_counters(), &fpp_of, &near);
-                (search.best_hashes(counters)?.0, exact.choice(counters))
-            }
-            (None, None) => {
-                return Err(Error::invalid(
-                    "with_counters needs hashes(k) or expected_items(n)",
-                ));
-            }
-        };
-        // Without a stated load: the one k is optimal for in a standard filter.
-        let items = self
-            .expected_items
-            .unwrap_or_else(|| ((counters as f64 * LN_2 / f64::from(k)).round() as u64).max(1));
+                Ok((search.best_hashes(counters)?.0, exact.choice(counters)))
+            })?;
         let achieved = ExactFpp::<L, BITS>::new(items).fpp(counters, k)?;
         Ok(Self::report(
             items,
@@ -376,39 +323,7 @@ impl<L: Layout, const BITS: u32> CountingBloomBuilder<L, BITS> {
         self.sizing().map(|sizing| self.config_of(&sizing))
     }
 
-    fn config_of(&self, sizing: &CountingSizing) -> CountingBloomConfig {
-        CountingBloomConfig {
-            num_counters: sizing.num_counters,
-            counter_bits: BITS,
-            block_counters: sizing.block_counters,
-            num_hashes: sizing.num_hashes,
-            hasher: self.hasher,
-        }
-    }
-
-    /// Allocates the filter.
-    ///
-    /// # Errors
-    ///
-    /// As [`sizing`](Self::sizing); [`ErrorKind::TooLarge`] when the
-    /// allocator refuses the memory.
-    pub fn build(&self) -> Result<CountingBloom<L, BITS>, Error> {
-        let sizing = self.sizing()?;
-        let blocks = usize::try_from(blocks_for::<BITS>(sizing.num_counters)).map_err(|_| {
-            Error::new(
-                ErrorKind::TooLarge,
-                "counter array exceeds the address space",
-            )
-        })?;
-        let sized_for = SizedFor {
-            items: sizing.expected_items,
-            fpp: sizing.target_fpp,
-        };
-        Ok(CountingBloom::from_parts(
-            &self.config_of(&sizing),
-            sized_for,
-            Counters::zeroed(blocks)?,
-            0,
-        ))
+    pub(crate) fn config_of(&self, sizing: &CountingSizing) -> CountingBloomConfig {
+        CountingBloomConfig::of::<L, BITS>(sizing.num_counters, sizing.num_hashes, self.base.hasher)
     }
 }

@@ -5,8 +5,8 @@ use filterlab_core::format::{FrameWriter, Header};
 use filterlab_core::theory::bloom_estimate_items;
 use filterlab_core::{Error, ErrorKind, FilterKind, Persist};
 
-use crate::CountingBloom;
 use crate::counters::Width;
+use crate::filter::CountingBloom;
 use crate::layout::Standard;
 
 impl<const BITS: u32> CountingBloom<Standard, BITS> {
@@ -38,8 +38,7 @@ impl<const BITS: u32> CountingBloom<Standard, BITS> {
     /// # Ok::<(), filterlab_counting_bloom::Error>(())
     /// ```
     pub fn to_bloom(&self) -> Result<BloomFilter, Error> {
-        let config = self.config();
-        let (counters, sized_for, len) = self.parts();
+        let (config, counters, sized_for, len) = self.parts();
         let words = usize::try_from(config.num_counters.div_ceil(64))
             .map_err(|_| Error::new(ErrorKind::TooLarge, "bit array exceeds the address space"))?;
         let mut bits: Vec<u64> = Vec::new();

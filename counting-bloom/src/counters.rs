@@ -90,6 +90,22 @@ impl<const BITS: u32> Width<BITS> {
     }
 }
 
+/// 64-byte blocks holding `num_counters` counters of `BITS` bits.
+pub(crate) fn blocks_for<const BITS: u32>(num_counters: u64) -> u64 {
+    num_counters.div_ceil(Width::<BITS>::PER_BLOCK)
+}
+
+/// [`blocks_for`] as a length: an error instead of a truncation when the
+/// blocks exceed the address space.
+pub(crate) fn block_count<const BITS: u32>(num_counters: u64) -> Result<usize, Error> {
+    usize::try_from(blocks_for::<BITS>(num_counters)).map_err(|_| {
+        Error::new(
+            ErrorKind::TooLarge,
+            "counter array exceeds the address space",
+        )
+    })
+}
+
 /// The counter array: whole blocks, zeroed, and the helpers every layout
 /// shares to read and write it.
 #[derive(Clone, PartialEq, Eq)]

@@ -4,16 +4,18 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use filterlab_core::theory::{bloom_fpp_given_fill, saturation_threshold};
+use filterlab_core::sizing::SizedFor;
+use filterlab_core::theory::bloom_fpp_given_fill;
 use filterlab_core::{
     Error, ErrorKind, Filter, Key, KeyHasher, Merge, Probes, RemovableFilter, for_each_batch,
+    prefetch,
 };
 
-use crate::counters::{BLOCK_WORDS, Counters, Width};
+use crate::builder::{CountingBloomBuilder, CountingBloomConfig};
+use crate::counters::{BLOCK_BYTES, BLOCK_WORDS, Counters, Width, block_count};
 use crate::kernel::{self, Words};
-use crate::layout::{self, Blocked, Layout, Standard, block_probes};
-use crate::prefetch::prefetch;
-use crate::{CountingBloomBuilder, CountingBloomConfig, CountingSizing};
+use crate::layout::{self, Blocked, Layout, Standard, block_probes, overflow_probability};
+use crate::sizing::CountingSizing;
 
 /// A counting Bloom filter with `BITS`-bit counters (4, 8 or 16) laid out
 /// by `L` ([`Standard`] or [`Blocked`]). The 4-bit filters have names of
@@ -92,28 +94,6 @@ pub type CountingBloomFilter = CountingBloom<Standard, 4>;
 /// # Ok::<(), filterlab_counting_bloom::Error>(())
 /// ```
 pub type BlockedCountingBloomFilter = CountingBloom<Blocked, 4>;
-
-/// The load and FPP target a filter was sized for: written in its header,
-/// part of its equality, reported by `capacity()` and `target_fpp()`.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct SizedFor {
-    pub(crate) items: u64,
-    pub(crate) fpp: Option<f64>,
-}
-
-impl SizedFor {
-    /// The two header parameters: the load, then the target's bits (0 for none).
-    pub(crate) fn params(self) -> [u64; 2] {
-        [self.items, self.fpp.map_or(0, f64::to_bits)]
-    }
-}
-
-impl PartialEq for SizedFor {
-    /// Bitwise on the target, so a filter equals itself read back.
-    fn eq(&self, other: &Self) -> bool {
-        self.params() == other.params()
-    }
-}
 
 /// Counts over every counter, in one pass.
 #[derive(Clone, Copy, Debug, Default)]
@@ -206,6 +186,26 @@ impl BlockedCountingBloomFilter {
     /// As [`CountingBloomBuilder::sizing`].
     pub fn params(expected_items: u64, fpp: f64) -> Result<CountingSizing, Error> {
         Self::with_fpp(fpp).expected_items(expected_items).sizing()
+    }
+}
+
+impl<L: Layout, const BITS: u32> CountingBloomBuilder<L, BITS> {
+    /// Allocates the filter.
+    ///
+    /// # Errors
+    ///
+    /// As [`sizing`](Self::sizing); [`ErrorKind::TooLarge`] when the
+    /// allocator refuses the memory.
+    pub fn build(&self) -> Result<CountingBloom<L, BITS>, Error> {
+        let sizing = self.sizing()?;
+        let blocks = block_count::<BITS>(sizing.num_counters)?;
+        let sized_for = SizedFor::new(sizing.expected_items, sizing.target_fpp);
+        Ok(CountingBloom::from_parts(
+            &self.config_of(&sizing),
+            sized_for,
+            Counters::zeroed(blocks)?,
+            0,
+        ))
     }
 }
 
@@ -469,18 +469,13 @@ impl<L: Layout, const BITS: u32> CountingBloom<L, BITS> {
 
     /// This filter's configuration.
     pub fn config(&self) -> CountingBloomConfig {
-        CountingBloomConfig {
-            num_counters: self.num_counters,
-            counter_bits: BITS,
-            block_counters: L::BLOCKED.then_some(Width::<BITS>::PER_BLOCK as u32),
-            num_hashes: self.num_hashes,
-            hasher: self.hasher,
-        }
+        CountingBloomConfig::of::<L, BITS>(self.num_counters, self.num_hashes, self.hasher)
     }
 
-    /// What the binary format needs of the filter.
-    pub(crate) fn parts(&self) -> (&Counters, SizedFor, u64) {
-        (&self.counters, self.sized_for, self.len)
+    /// What the binary format needs of the filter: its configuration,
+    /// counters, sized-for record and item counter.
+    pub(crate) fn parts(&self) -> (CountingBloomConfig, &Counters, SizedFor, u64) {
+        (self.config(), &self.counters, self.sized_for, self.len)
     }
 
     /// Combines `other`'s counters into `self`'s counter by counter, after
@@ -497,20 +492,6 @@ impl<L: Layout, const BITS: u32> CountingBloom<L, BITS> {
         }
         Ok(())
     }
-}
-
-/// m times the exact tail of one counter at its saturation value, at most 1
-/// (and 1 where the exact tail is not evaluated: a bound still).
-pub(crate) fn overflow_probability<L: Layout, const BITS: u32>(
-    num_counters: u64,
-    num_hashes: u32,
-    items: u64,
-) -> f64 {
-    saturation_threshold(BITS)
-        .and_then(|threshold| {
-            layout::counter_tail::<L, BITS>(num_counters, num_hashes, items, threshold)
-        })
-        .map_or(1.0, |tail| (num_counters as f64 * tail).min(1.0))
 }
 
 impl<L: Layout, const BITS: u32> Filter for CountingBloom<L, BITS> {
@@ -561,11 +542,11 @@ impl<L: Layout, const BITS: u32> Filter for CountingBloom<L, BITS> {
     }
 
     fn memory_usage(&self) -> usize {
-        self.counters.blocks.len() * crate::BLOCK_BYTES
+        self.counters.blocks.len() * BLOCK_BYTES
     }
 
     fn capacity(&self) -> Option<usize> {
-        usize::try_from(self.sized_for.items).ok()
+        self.sized_for.capacity()
     }
 
     /// (X/m)^k for the X nonzero counters now, or for the blocked layout its
@@ -668,11 +649,9 @@ impl<L: Layout, const BITS: u32> fmt::Debug for CountingBloom<L, BITS> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::CountingBloomBuilder;
 
-    /// Batches over an array large enough to prefetch (and under Miri, the
-    /// prefetch module's unsafe code) leave the filter exactly as single
-    /// operations do.
+    /// Batches over an array large enough to prefetch leave the filter
+    /// exactly as single operations do.
     fn batches_prefetch_and_agree<L: Layout>() {
         let counters = PREFETCH_MIN_BLOCKS as u64 * Width::<4>::PER_BLOCK;
         let mut batched = CountingBloomBuilder::<L, 4>::with_counters(counters)

@@ -3,32 +3,13 @@
 use std::io::{Read, Write};
 
 use filterlab_core::format::{FrameReader, FrameWriter, Header};
-use filterlab_core::sizing::{check_fpp, check_hashes};
-use filterlab_core::{Error, ErrorKind, FilterKind, KeyHasher, Persist};
+use filterlab_core::sizing::{SizedFor, hashes_from_header};
+use filterlab_core::{Error, ErrorKind, FilterKind, Persist};
 
-use crate::CountingBloom;
-use crate::builder::blocks_for;
-use crate::counters::{BLOCK_BYTES, Counters, Width};
-use crate::filter::SizedFor;
+use crate::builder::CountingBloomConfig;
+use crate::counters::{BLOCK_BYTES, Counters, Width, block_count, blocks_for};
+use crate::filter::CountingBloom;
 use crate::layout::Layout;
-
-/// Everything that decides which counters a key counts: two filters with
-/// equal configurations can be merged, and a file is only accepted by
-/// [`Persist::read_from_expecting`] when its configuration equals the caller's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct CountingBloomConfig {
-    /// Counters in the array.
-    pub num_counters: u64,
-    /// Bits per counter: 4, 8 or 16.
-    pub counter_bits: u32,
-    /// Counters per 64-byte block for the blocked layout; `None` for the
-    /// standard layout.
-    pub block_counters: Option<u32>,
-    /// Counters probed per key.
-    pub num_hashes: u32,
-    /// The key hasher and its seed.
-    pub hasher: KeyHasher,
-}
 
 /// Header parameters, in order.
 const PARAM_NAMES: [&str; 7] = [
@@ -45,19 +26,9 @@ fn invalid(detail: String) -> Error {
     Error::new(ErrorKind::InvalidHeader, detail)
 }
 
-/// Reads the sized-for record at parameters 4 and 5.
-fn sized_for(header: &Header) -> Result<SizedFor, Error> {
-    let items = header.param(4, PARAM_NAMES[4])?;
-    if items == 0 {
-        return Err(invalid("zero capacity".into()));
-    }
-    let target = header.param(5, PARAM_NAMES[5])?;
-    let fpp = (target != 0).then(|| f64::from_bits(target));
-    if let Some(fpp) = fpp.filter(|&fpp| check_fpp(fpp).is_err()) {
-        return Err(invalid(format!("target FPP {fpp}")));
-    }
-    Ok(SizedFor { items, fpp })
-}
+/// Where the sized-for record starts: parameters 4 (capacity) and 5
+/// (target_fpp).
+const SIZED_FOR: usize = 4;
 
 impl<L: Layout, const BITS: u32> Persist for CountingBloom<L, BITS> {
     type Config = CountingBloomConfig;
@@ -68,8 +39,7 @@ impl<L: Layout, const BITS: u32> Persist for CountingBloom<L, BITS> {
     }
 
     fn header(&self) -> Header {
-        let config = self.config();
-        let (counters, sized_for, len) = self.parts();
+        let (config, counters, sized_for, len) = self.parts();
         let [capacity, target_fpp] = sized_for.params();
         Header {
             kind: FilterKind::CountingBloom,
@@ -89,7 +59,7 @@ impl<L: Layout, const BITS: u32> Persist for CountingBloom<L, BITS> {
     }
 
     fn write_payload<W: Write>(&self, out: &mut FrameWriter<W>) -> Result<(), Error> {
-        self.parts().0.write(out)
+        self.parts().1.write(out)
     }
 
     fn config_from_header(header: &Header) -> Result<CountingBloomConfig, Error> {
@@ -126,12 +96,8 @@ impl<L: Layout, const BITS: u32> Persist for CountingBloom<L, BITS> {
                 "{num_counters} counters are not whole blocks of {block_counters}"
             )));
         }
-        let num_hashes = header.param(3, PARAM_NAMES[3])?;
-        let num_hashes = u32::try_from(num_hashes)
-            .ok()
-            .filter(|&k| check_hashes(k).is_ok())
-            .ok_or_else(|| invalid(format!("{num_hashes} hashes")))?;
-        sized_for(header)?;
+        let num_hashes = hashes_from_header(header, 3)?;
+        SizedFor::from_header(header, SIZED_FOR)?;
         let saturated = header.param(6, PARAM_NAMES[6])?;
         if saturated > num_counters {
             return Err(invalid(format!(
@@ -142,13 +108,11 @@ impl<L: Layout, const BITS: u32> Persist for CountingBloom<L, BITS> {
             .checked_mul(BLOCK_BYTES as u64)
             .ok_or_else(|| invalid(format!("{num_counters} counters")))?;
         header.expect_payload_len(payload)?;
-        Ok(CountingBloomConfig {
+        Ok(CountingBloomConfig::of::<L, BITS>(
             num_counters,
-            counter_bits: BITS,
-            block_counters: L::BLOCKED.then_some(Width::<BITS>::PER_BLOCK as u32),
             num_hashes,
-            hasher: header.hasher,
-        })
+            header.hasher,
+        ))
     }
 
     /// Reads the counters, then checks what they must satisfy: counters
@@ -161,16 +125,12 @@ impl<L: Layout, const BITS: u32> Persist for CountingBloom<L, BITS> {
         header: &Header,
         input: &mut FrameReader<R>,
     ) -> Result<Self, Error> {
-        let blocks = usize::try_from(blocks_for::<BITS>(config.num_counters)).map_err(|_| {
-            Error::new(
-                ErrorKind::TooLarge,
-                "counter array exceeds the address space",
-            )
-        })?;
+        let blocks = block_count::<BITS>(config.num_counters)?;
         let counters = Counters::read(input, blocks)?;
         let tail_start = config.num_counters;
         let total = blocks as u64 * Width::<BITS>::PER_BLOCK;
-        let filter = Self::from_parts(&config, sized_for(header)?, counters, header.items);
+        let sized_for = SizedFor::from_header(header, SIZED_FOR)?;
+        let filter = Self::from_parts(&config, sized_for, counters, header.items);
         if (tail_start..total).any(|index| filter.counter_at(index) != 0) {
             return Err(invalid("counters set beyond the end of the array".into()));
         }
@@ -196,18 +156,4 @@ impl<L: Layout, const BITS: u32> Persist for CountingBloom<L, BITS> {
     }
 }
 
-#[cfg(feature = "serde")]
-impl<L: Layout, const BITS: u32> serde::Serialize for CountingBloom<L, BITS> {
-    /// As the binary format (a byte string).
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        filterlab_core::serde_bytes::serialize(self, serializer)
-    }
-}
-
-#[cfg(feature = "serde")]
-impl<'de, L: Layout, const BITS: u32> serde::Deserialize<'de> for CountingBloom<L, BITS> {
-    /// From the binary format, validated like `Persist::from_bytes`.
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        filterlab_core::serde_bytes::deserialize(deserializer)
-    }
-}
+filterlab_core::serde_via_format!(impl[L: Layout, const BITS: u32] CountingBloom<L, BITS>);

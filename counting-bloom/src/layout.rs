@@ -4,7 +4,9 @@
 
 use std::fmt::Debug;
 
-use filterlab_core::theory::{self, blocked_bloom_fpp, blocked_counter_tail, bloom_fpp_exact};
+use filterlab_core::theory::{
+    blocked_bloom_fpp, blocked_counter_tail, bloom_fpp_exact, counter_tail, saturation_threshold,
+};
 use filterlab_core::{Error, Probes, reduce};
 
 use crate::counters::Width;
@@ -83,6 +85,21 @@ impl sealed::Sealed for Blocked {
     const PREFETCH_AHEAD: usize = 64;
 }
 
+/// A formula evaluated for layout `L`: `standard` over the whole array, or
+/// `blocked` over its blocks, given their number and counters each.
+fn per_layout<L: Layout, const BITS: u32, T>(
+    num_counters: u64,
+    standard: impl FnOnce() -> T,
+    blocked: impl FnOnce(u64, u32) -> T,
+) -> T {
+    let per_block = Width::<BITS>::PER_BLOCK;
+    if L::BLOCKED {
+        blocked(num_counters / per_block, per_block as u32)
+    } else {
+        standard()
+    }
+}
+
 /// The exact FPP of layout `L` after `items` distinct inserts: the Bloom
 /// filter's with the same counters as bits, or the blocked Bloom filter's
 /// with blocks of the block's counters.
@@ -91,32 +108,34 @@ pub(crate) fn exact_fpp<L: Layout, const BITS: u32>(
     num_hashes: u32,
     items: u64,
 ) -> Result<f64, Error> {
-    let per_block = Width::<BITS>::PER_BLOCK;
-    if L::BLOCKED {
-        blocked_bloom_fpp(
-            num_counters / per_block,
-            per_block as u32,
-            num_hashes,
-            items,
-        )
-    } else {
-        bloom_fpp_exact(num_counters, num_hashes, items)
-    }
+    per_layout::<L, BITS, _>(
+        num_counters,
+        || bloom_fpp_exact(num_counters, num_hashes, items),
+        |blocks, per_block| blocked_bloom_fpp(blocks, per_block, num_hashes, items),
+    )
 }
 
-/// The probability that one given counter of layout `L` received at least
-/// `threshold` increments after `items` inserts.
-pub(crate) fn counter_tail<L: Layout, const BITS: u32>(
+/// An upper bound on the probability that some counter of layout `L` has
+/// saturated after `items` distinct inserts: m times the exact tail of one
+/// counter at its saturation value (the probability that a given counter
+/// received that many increments: a binomial tail, or for the blocked
+/// layout its mixture over block loads), at most 1 (and 1 where the exact
+/// tail is not evaluated: a bound still).
+pub(crate) fn overflow_probability<L: Layout, const BITS: u32>(
     num_counters: u64,
     num_hashes: u32,
     items: u64,
-    threshold: u32,
-) -> Result<f64, Error> {
-    let per_block = Width::<BITS>::PER_BLOCK;
-    if L::BLOCKED {
-        let blocks = num_counters / per_block;
-        blocked_counter_tail(blocks, per_block as u32, num_hashes, items, threshold)
-    } else {
-        theory::counter_tail(num_counters, num_hashes, items, threshold)
-    }
+) -> f64 {
+    let tail = |threshold| {
+        per_layout::<L, BITS, _>(
+            num_counters,
+            || counter_tail(num_counters, num_hashes, items, threshold),
+            |blocks, per_block| {
+                blocked_counter_tail(blocks, per_block, num_hashes, items, threshold)
+            },
+        )
+    };
+    saturation_threshold(BITS)
+        .and_then(tail)
+        .map_or(1.0, |tail| (num_counters as f64 * tail).min(1.0))
 }

@@ -1,8 +1,5 @@
 #![doc = include_str!("../README.md")]
-// `unsafe` only in `prefetch`, the prefetch hint of batched operations
-// (measured: three to six times faster batches); its one block says why it
-// is sound, and its tests run under Miri.
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
 mod builder;
 mod convert;
@@ -11,17 +8,15 @@ mod filter;
 mod format;
 mod kernel;
 mod layout;
-mod prefetch;
 mod sizing;
 
-pub use builder::CountingBloomBuilder;
+pub use builder::{CountingBloomBuilder, CountingBloomConfig};
 pub use counters::BLOCK_BYTES;
 pub use filter::{BlockedCountingBloomFilter, CountingBloom, CountingBloomFilter};
-pub use filterlab_bloom::{BloomFilter, HashChoice};
-pub use filterlab_core::sizing::{MAX_HASHES, human_bytes};
+pub use filterlab_bloom::BloomFilter;
+pub use filterlab_core::sizing::{HashChoice, MAX_HASHES, human_bytes};
 pub use filterlab_core::{
     Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Merge, Persist, RemovableFilter, ViaHash,
 };
-pub use format::CountingBloomConfig;
 pub use layout::{Blocked, Layout, Standard};
 pub use sizing::CountingSizing;

@@ -4,14 +4,12 @@
 
 use std::fmt;
 
-use filterlab_bloom::HashChoice;
-use filterlab_core::sizing::human_bytes;
+use filterlab_core::sizing::{HashBits, HashChoice, SizedFor, human_bytes};
 
-use crate::BLOCK_BYTES;
+use crate::counters::BLOCK_BYTES;
 
 /// A counting filter's size for a workload, computed without allocating:
-/// what [`CountingBloomFilter::params`](crate::CountingBloomFilter::params)
-/// and [`CountingBloomBuilder::sizing`](crate::CountingBloomBuilder::sizing)
+/// what `CountingBloomFilter::params` and `CountingBloomBuilder::sizing`
 /// return.
 ///
 /// # Examples
@@ -85,7 +83,7 @@ impl CountingSizing {
 
     /// Whether a 64-bit key hash is too short for the target at this size.
     pub fn hash_limited(&self) -> bool {
-        self.hash_bits_needed > 64.0
+        HashBits::new(self.expected_items, self.hash_bits_needed).limited()
     }
 }
 
@@ -96,11 +94,7 @@ impl fmt::Display for CountingSizing {
             "{} sizing ({}-bit counters)",
             self.filter, self.counter_bits
         )?;
-        writeln!(f, "  expected items      {}", self.expected_items)?;
-        match self.target_fpp {
-            Some(p) => writeln!(f, "  target FPP          {p:.3e}")?,
-            None => writeln!(f, "  target FPP          (none: explicit size)")?,
-        }
+        SizedFor::new(self.expected_items, self.target_fpp).write_report_lines(f)?;
         writeln!(
             f,
             "  counters requested  {:.0}",
@@ -125,17 +119,11 @@ impl fmt::Display for CountingSizing {
             self.bits_per_item(),
             self.bloom_bits_per_item()
         )?;
-        let why = match self.hash_choice {
-            HashChoice::Optimal { optimum } => {
-                format!("nearest integer to (m/n)·ln 2 = {optimum:.2} with the lower exact FPP")
-            }
-            HashChoice::Blocked { approximate } => format!(
-                "lowest exact FPP for blocks, searched from the approximation's best k = {approximate}"
-            ),
-            HashChoice::Explicit => "given explicitly".to_owned(),
-            other => format!("{other:?}"),
-        };
-        writeln!(f, "  hashes (k)          {}: {why}", self.num_hashes)?;
+        writeln!(
+            f,
+            "  hashes (k)          {}: {}",
+            self.num_hashes, self.hash_choice
+        )?;
         writeln!(
             f,
             "  FPP at capacity     {:.4e} exact (the {}Bloom filter's with these counters as bits)",
@@ -164,19 +152,6 @@ impl fmt::Display for CountingSizing {
             )?;
         }
         writeln!(f)?;
-        write!(
-            f,
-            "  hash bits           64-bit key hash; the target needs {:.1}",
-            self.hash_bits_needed
-        )?;
-        if self.hash_limited() {
-            write!(
-                f,
-                "\n  WARNING             a 64-bit key hash cannot deliver this FPP at this many items: \
-                 distinct keys sharing a hash alone give about n/2^64 = {:.1e}",
-                self.expected_items as f64 / 2f64.powi(64)
-            )?;
-        }
-        Ok(())
+        HashBits::new(self.expected_items, self.hash_bits_needed).fmt(f)
     }
 }

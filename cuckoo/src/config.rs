@@ -1,14 +1,10 @@
-//! What a cuckoo filter is configured with, the rules for each setting, and
-//! the builder that sizes it.
+//! What a cuckoo filter is configured with and the rules for each setting,
+//! shared by the builder and the format reader.
 
-use filterlab_core::memory::{DEFAULT_MEMORY_LIMIT, check_memory};
-use filterlab_core::sizing::{check_fpp, check_items};
-use filterlab_core::theory::{cuckoo_fpp, hash_bits_needed};
+use filterlab_core::sizing::ensure;
 use filterlab_core::{Error, ErrorKind, KeyHasher};
 
-use crate::CuckooFilter;
-use crate::sizing::{CuckooSizing, FingerprintChoice};
-use crate::table::{Lanes, MAX_FINGERPRINT_BITS, MIN_FINGERPRINT_BITS, SLOTS, Table, table_bytes};
+use crate::table::{MAX_FINGERPRINT_BITS, MIN_FINGERPRINT_BITS};
 
 /// The load a filter sized by FPP is built for: 95% of its slots, which
 /// four-slot buckets reach before the first refusal (Fan et al. 2014).
@@ -58,373 +54,46 @@ pub struct CuckooConfig {
     pub hasher: KeyHasher,
 }
 
-/// The load and FPP target a filter was sized for: written in its header,
-/// part of its equality.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct SizedFor {
-    pub(crate) items: u64,
-    pub(crate) fpp: Option<f64>,
-}
-
-impl PartialEq for SizedFor {
-    /// Bitwise on the target, so a filter equals itself read back.
-    fn eq(&self, other: &Self) -> bool {
-        self.items == other.items && self.fpp.map(f64::to_bits) == other.fpp.map(f64::to_bits)
-    }
-}
-
-impl Eq for SizedFor {}
-
 /// Checks a fingerprint width: 4..=32.
 pub(crate) fn check_fingerprint_bits(bits: u32) -> Result<(), Error> {
-    if (MIN_FINGERPRINT_BITS..=MAX_FINGERPRINT_BITS).contains(&bits) {
-        Ok(())
-    } else {
-        Err(Error::invalid(format!(
+    let widths = MIN_FINGERPRINT_BITS..=MAX_FINGERPRINT_BITS;
+    ensure(widths.contains(&bits), || {
+        format!(
             "fingerprints must have {MIN_FINGERPRINT_BITS} to {MAX_FINGERPRINT_BITS} bits, got {bits}"
-        )))
-    }
+        )
+    })
 }
 
 /// Checks a kick limit: 1..=[`MAX_KICKS`].
 pub(crate) fn check_max_kicks(kicks: u32) -> Result<(), Error> {
-    if (1..=MAX_KICKS).contains(&kicks) {
-        Ok(())
-    } else {
-        Err(Error::invalid(format!(
-            "max kicks must be in 1..={MAX_KICKS}, got {kicks}"
-        )))
-    }
+    ensure((1..=MAX_KICKS).contains(&kicks), || {
+        format!("max kicks must be in 1..={MAX_KICKS}, got {kicks}")
+    })
 }
 
 /// Checks a growth policy: expansion 1..=[`MAX_EXPANSION`], 2..=[`MAX_TABLES`] tables.
 pub(crate) fn check_growth(growth: Growth) -> Result<(), Error> {
-    if !(1..=MAX_EXPANSION).contains(&growth.expansion) {
-        return Err(Error::invalid(format!(
-            "expansion must be in 1..={MAX_EXPANSION}, got {}",
-            growth.expansion
-        )));
-    }
-    if !(2..=MAX_TABLES).contains(&growth.max_tables) {
-        return Err(Error::invalid(format!(
-            "a growing filter may have 2..={MAX_TABLES} sub-tables, got {}",
-            growth.max_tables
-        )));
-    }
-    Ok(())
+    let Growth {
+        expansion,
+        max_tables,
+    } = growth;
+    ensure((1..=MAX_EXPANSION).contains(&expansion), || {
+        format!("expansion must be in 1..={MAX_EXPANSION}, got {expansion}")
+    })?;
+    ensure((2..=MAX_TABLES).contains(&max_tables), || {
+        format!("a growing filter may have 2..={MAX_TABLES} sub-tables, got {max_tables}")
+    })
 }
 
 /// Checks a memory limit: at most [`MAX_MEMORY_LIMIT`].
 pub(crate) fn check_memory_limit(bytes: u64) -> Result<(), Error> {
-    if bytes <= MAX_MEMORY_LIMIT {
-        Ok(())
-    } else {
-        Err(Error::invalid(format!(
-            "the memory limit must be at most 2^48 bytes, got {bytes}"
-        )))
-    }
+    ensure(bytes <= MAX_MEMORY_LIMIT, || {
+        format!("the memory limit must be at most 2^48 bytes, got {bytes}")
+    })
 }
 
 /// The same error as an [`ErrorKind::InvalidHeader`]: a rule broken by a file.
 #[allow(clippy::needless_pass_by_value)] // used as `map_err(in_header)`
 pub(crate) fn in_header(err: Error) -> Error {
     Error::new(ErrorKind::InvalidHeader, err.detail().to_owned())
-}
-
-/// How a builder sizes the first table.
-#[derive(Clone, Copy, Debug)]
-enum Target {
-    Fpp(f64),
-    Buckets(u64),
-}
-
-/// Configures a [`CuckooFilter`]; made by [`CuckooFilter::with_fpp`] or
-/// [`CuckooFilter::with_buckets`].
-#[derive(Clone, Debug)]
-#[must_use]
-pub struct CuckooBuilder {
-    target: Target,
-    expected_items: Option<u64>,
-    fingerprint_bits: Option<u32>,
-    max_kicks: u32,
-    expansion: Option<u32>,
-    max_tables: u32,
-    hasher: KeyHasher,
-    max_memory: u64,
-}
-
-impl CuckooFilter {
-    /// A builder that sizes the filter for a target FPP at
-    /// [`expected_items`](CuckooBuilder::expected_items) items.
-    pub fn with_fpp(fpp: f64) -> CuckooBuilder {
-        CuckooBuilder::new(Target::Fpp(fpp))
-    }
-
-    /// A builder for an explicit number of buckets (any positive number);
-    /// give it [`fingerprint_bits`](CuckooBuilder::fingerprint_bits).
-    pub fn with_buckets(buckets: u64) -> CuckooBuilder {
-        CuckooBuilder::new(Target::Buckets(buckets))
-    }
-
-    /// The sizing for `expected_items` items at `fpp`, without allocating.
-    ///
-    /// # Errors
-    ///
-    /// As [`CuckooBuilder::sizing`].
-    pub fn params(expected_items: u64, fpp: f64) -> Result<CuckooSizing, Error> {
-        Self::with_fpp(fpp).expected_items(expected_items).sizing()
-    }
-}
-
-impl CuckooBuilder {
-    fn new(target: Target) -> Self {
-        Self {
-            target,
-            expected_items: None,
-            fingerprint_bits: None,
-            max_kicks: DEFAULT_MAX_KICKS,
-            expansion: None,
-            max_tables: DEFAULT_MAX_TABLES,
-            hasher: KeyHasher::default(),
-            max_memory: DEFAULT_MEMORY_LIMIT,
-        }
-    }
-
-    /// The number of items the filter must hold at the target FPP (with an
-    /// explicit bucket count: the capacity it reports, at most 4 per bucket).
-    pub fn expected_items(mut self, items: u64) -> Self {
-        self.expected_items = Some(items);
-        self
-    }
-
-    /// An explicit fingerprint width (4..=32 bits), overriding the sizing's
-    /// choice; required with [`CuckooFilter::with_buckets`].
-    pub fn fingerprint_bits(mut self, bits: u32) -> Self {
-        self.fingerprint_bits = Some(bits);
-        self
-    }
-
-    /// Kicks an insert tries before it is refused or the filter grows
-    /// (default 500, at most 65535).
-    pub fn max_kicks(mut self, kicks: u32) -> Self {
-        self.max_kicks = kicks;
-        self
-    }
-
-    /// Grow instead of refusing when full: each new sub-table has
-    /// `expansion` times the buckets of the one before (1..=32768).
-    pub fn expansion(mut self, expansion: u32) -> Self {
-        self.expansion = Some(expansion);
-        self
-    }
-
-    /// The most sub-tables a growing filter may have, the first included
-    /// (default 32, at most 256).
-    pub fn max_tables(mut self, tables: u32) -> Self {
-        self.max_tables = tables;
-        self
-    }
-
-    /// The key hasher's seed (default 0).
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.hasher = KeyHasher::new(seed);
-        self
-    }
-
-    /// The key hasher.
-    pub fn hasher(mut self, hasher: KeyHasher) -> Self {
-        self.hasher = hasher;
-        self
-    }
-
-    /// The most bytes the filter may take, sub-tables included (default
-    /// 64 GiB, at most 2^48): building over it is an error, growing over it
-    /// is refused as full.
-    pub fn max_memory(mut self, bytes: u64) -> Self {
-        self.max_memory = bytes;
-        self
-    }
-
-    fn growth(&self) -> Result<Option<Growth>, Error> {
-        self.expansion
-            .map(|expansion| {
-                let growth = Growth {
-                    expansion,
-                    max_tables: self.max_tables,
-                };
-                check_growth(growth).map(|()| growth)
-            })
-            .transpose()
-    }
-
-    /// The sizing this builder would allocate, without allocating.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::InvalidParameter`] for an FPP outside (0, 1), zero items,
-    /// zero buckets, more items than slots, a fingerprint width outside
-    /// 4..=32, kicks outside 1..=65535, a bad growth policy or a memory
-    /// limit over 2^48; [`ErrorKind::TooLarge`] over the memory limit.
-    pub fn sizing(&self) -> Result<CuckooSizing, Error> {
-        check_max_kicks(self.max_kicks)?;
-        check_memory_limit(self.max_memory)?;
-        let growth = self.growth()?;
-        let explicit = self
-            .fingerprint_bits
-            .map(|bits| check_fingerprint_bits(bits).map(|()| bits))
-            .transpose()?;
-        let (items, fpp, bits, buckets, choice) = match self.target {
-            Target::Fpp(fpp) => {
-                check_fpp(fpp)?;
-                let items = self
-                    .expected_items
-                    .ok_or_else(|| Error::invalid("sizing by FPP needs expected_items(n)"))?;
-                check_items(items)?;
-                let (bits, buckets, choice) = smallest_table(items, fpp, explicit)?;
-                (items, Some(fpp), bits, buckets, choice)
-            }
-            Target::Buckets(buckets) => {
-                if buckets == 0 {
-                    return Err(Error::invalid("a cuckoo filter needs at least 1 bucket"));
-                }
-                let bits = explicit
-                    .ok_or_else(|| Error::invalid("with_buckets needs fingerprint_bits(f)"))?;
-                let slots = buckets.saturating_mul(u64::from(SLOTS));
-                let items = match self.expected_items {
-                    Some(items) => {
-                        check_items(items)?;
-                        if items > slots {
-                            return Err(Error::invalid(format!(
-                                "{items} items cannot fit in {slots} slots"
-                            )));
-                        }
-                        items
-                    }
-                    None => ((slots as f64 * LOAD_TARGET) as u64).max(1),
-                };
-                (items, None, bits, buckets, FingerprintChoice::Explicit)
-            }
-        };
-        let bytes = table_bytes(buckets, bits).unwrap_or(u64::MAX);
-        check_memory(bytes, self.max_memory, "the cuckoo table")?;
-        let load = items as f64 / (buckets as f64 * f64::from(SLOTS));
-        Ok(CuckooSizing {
-            expected_items: items,
-            target_fpp: fpp,
-            fingerprint_bits: bits,
-            fingerprint_choice: choice,
-            slots_per_bucket: SLOTS,
-            buckets,
-            load,
-            bytes,
-            fpp_at_capacity: cuckoo_fpp(bits, SLOTS, load),
-            fpp_full: cuckoo_fpp(bits, SLOTS, 1.0),
-            growth,
-            hash_bits_used: (buckets as f64).log2() + f64::from(bits),
-            hash_bits_needed: hash_bits_needed(
-                items,
-                fpp.unwrap_or_else(|| cuckoo_fpp(bits, SLOTS, load)),
-            ),
-        })
-    }
-
-    /// The configuration this builder would produce (for
-    /// [`read_from_expecting`](filterlab_core::Persist::read_from_expecting)),
-    /// without allocating.
-    ///
-    /// # Errors
-    ///
-    /// As [`sizing`](Self::sizing).
-    pub fn config(&self) -> Result<CuckooConfig, Error> {
-        let sizing = self.sizing()?;
-        Ok(CuckooConfig {
-            buckets: sizing.buckets,
-            fingerprint_bits: sizing.fingerprint_bits,
-            max_kicks: self.max_kicks,
-            growth: sizing.growth,
-            hasher: self.hasher,
-        })
-    }
-
-    /// Allocates the filter.
-    ///
-    /// # Errors
-    ///
-    /// As [`sizing`](Self::sizing); [`ErrorKind::TooLarge`] when the
-    /// allocator refuses the memory.
-    pub fn build(&self) -> Result<CuckooFilter, Error> {
-        let sizing = self.sizing()?;
-        let config = self.config()?;
-        let table = Table::new(sizing.buckets, Lanes::new(sizing.fingerprint_bits))?;
-        let sized_for = SizedFor {
-            items: sizing.expected_items,
-            fpp: sizing.target_fpp,
-        };
-        Ok(CuckooFilter::from_parts(
-            &config,
-            sized_for,
-            self.max_memory,
-            vec![table],
-            0,
-        ))
-    }
-}
-
-/// The load at which f-bit fingerprints give an a-priori FPP of `fpp`,
-/// at most [`LOAD_TARGET`].
-fn load_meeting(fpp: f64, bits: u32) -> f64 {
-    let miss = -1.0 / (2f64.powi(bits as i32) - 1.0);
-    let load = (-fpp).ln_1p() / (2.0 * f64::from(SLOTS) * miss.ln_1p());
-    load.min(LOAD_TARGET)
-}
-
-/// For `items` at `fpp`: the fingerprint width (the caller's, or the one
-/// giving the fewest bits) and the fewest buckets whose a-priori FPP at
-/// that load meets the target.
-fn smallest_table(
-    items: u64,
-    fpp: f64,
-    explicit: Option<u32>,
-) -> Result<(u32, u64, FingerprintChoice), Error> {
-    let widths = explicit.map_or(MIN_FINGERPRINT_BITS..=MAX_FINGERPRINT_BITS, |bits| {
-        bits..=bits
-    });
-    let mut best: Option<(u32, u64, f64)> = None;
-    for bits in widths {
-        let load = load_meeting(fpp, bits);
-        let slots_needed = (items as f64 / load).ceil();
-        let mut buckets = (slots_needed / f64::from(SLOTS)).ceil();
-        if buckets.is_nan() || buckets >= 2f64.powi(62) {
-            continue;
-        }
-        let meets = |buckets: f64| {
-            cuckoo_fpp(bits, SLOTS, items as f64 / (buckets * f64::from(SLOTS))) <= fpp
-        };
-        // Rounding can leave the FPP a hair over the target: a few more buckets.
-        for _ in 0..4 {
-            if meets(buckets) {
-                break;
-            }
-            buckets += (buckets * 1e-12).max(1.0);
-        }
-        if !meets(buckets) {
-            continue;
-        }
-        let total_bits = buckets * f64::from(SLOTS) * f64::from(bits);
-        if best.is_none_or(|(_, _, fewest)| total_bits < fewest) {
-            best = Some((bits, buckets as u64, total_bits));
-        }
-    }
-    let (bits, buckets, _) = best.ok_or_else(|| {
-        Error::new(
-            ErrorKind::TooLarge,
-            format!("{items} items at FPP {fpp:e} need more buckets than a table can have"),
-        )
-    })?;
-    let choice = if explicit.is_some() {
-        FingerprintChoice::Explicit
-    } else {
-        FingerprintChoice::FewestBits
-    };
-    Ok((bits, buckets.max(1), choice))
 }

@@ -3,13 +3,15 @@
 
 use std::fmt;
 
+use filterlab_core::sizing::{SizedFor, Target};
 use filterlab_core::theory::{cuckoo_compound_fpp, cuckoo_fpp, cuckoo_fpp_given_occupancy};
 use filterlab_core::{
-    Error, ErrorKind, Filter, Key, KeyHasher, RemovableFilter, for_each_batch, mix64,
+    Error, ErrorKind, Filter, Key, KeyHasher, RemovableFilter, for_each_batch, mix64, prefetch,
 };
 
-use crate::arch::prefetch;
-use crate::config::{CuckooConfig, Growth, LOAD_TARGET, SizedFor};
+use crate::builder::CuckooBuilder;
+use crate::config::{CuckooConfig, Growth, LOAD_TARGET};
+use crate::sizing::CuckooSizing;
 use crate::table::{Lanes, Place, SLOTS, Table, alternate, table_bytes};
 
 /// A cuckoo filter: each key stores an f-bit fingerprint in one of two
@@ -82,6 +84,27 @@ impl Kicks {
 }
 
 impl CuckooFilter {
+    /// A builder that sizes the filter for a target FPP at
+    /// [`expected_items`](CuckooBuilder::expected_items) items.
+    pub fn with_fpp(fpp: f64) -> CuckooBuilder {
+        CuckooBuilder::new(Target::Fpp(fpp))
+    }
+
+    /// A builder for an explicit number of buckets (any positive number);
+    /// give it [`fingerprint_bits`](CuckooBuilder::fingerprint_bits).
+    pub fn with_buckets(buckets: u64) -> CuckooBuilder {
+        CuckooBuilder::new(Target::Size(buckets))
+    }
+
+    /// The sizing for `expected_items` items at `fpp`, without allocating.
+    ///
+    /// # Errors
+    ///
+    /// As [`CuckooBuilder::sizing`].
+    pub fn params(expected_items: u64, fpp: f64) -> Result<CuckooSizing, Error> {
+        Self::with_fpp(fpp).expected_items(expected_items).sizing()
+    }
+
     pub(crate) fn from_parts(
         config: &CuckooConfig,
         sized_for: SizedFor,
@@ -425,6 +448,28 @@ impl CuckooFilter {
             buckets *= expansion;
         }
         loads
+    }
+}
+
+impl CuckooBuilder {
+    /// Allocates the filter.
+    ///
+    /// # Errors
+    ///
+    /// As [`sizing`](Self::sizing); [`ErrorKind::TooLarge`] when the
+    /// allocator refuses the memory.
+    pub fn build(&self) -> Result<CuckooFilter, Error> {
+        let sizing = self.sizing()?;
+        let config = self.config()?;
+        let table = Table::new(sizing.buckets, Lanes::new(sizing.fingerprint_bits))?;
+        let sized_for = SizedFor::new(sizing.expected_items, sizing.target_fpp);
+        Ok(CuckooFilter::from_parts(
+            &config,
+            sized_for,
+            self.base.max_memory,
+            vec![table],
+            0,
+        ))
     }
 }
 

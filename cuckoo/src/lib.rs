@@ -1,17 +1,17 @@
 #![doc = include_str!("../README.md")]
-// `unsafe` only in `arch`, for the prefetch hint; its block states why it is sound.
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
-mod arch;
+mod builder;
 mod config;
 mod filter;
 mod persist;
 mod sizing;
 mod table;
 
+pub use builder::CuckooBuilder;
 pub use config::{
-    CuckooBuilder, CuckooConfig, DEFAULT_MAX_KICKS, DEFAULT_MAX_TABLES, Growth, LOAD_TARGET,
-    MAX_EXPANSION, MAX_KICKS, MAX_MEMORY_LIMIT, MAX_TABLES,
+    CuckooConfig, DEFAULT_MAX_KICKS, DEFAULT_MAX_TABLES, Growth, LOAD_TARGET, MAX_EXPANSION,
+    MAX_KICKS, MAX_MEMORY_LIMIT, MAX_TABLES,
 };
 pub use filter::CuckooFilter;
 pub use filterlab_core::sizing::human_bytes;

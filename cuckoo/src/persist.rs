@@ -5,15 +5,15 @@
 use std::io::{Read, Write};
 
 use filterlab_core::format::{FrameReader, FrameWriter, Header};
-use filterlab_core::sizing::check_fpp;
-use filterlab_core::{Error, ErrorKind, FilterKind, Persist};
+use filterlab_core::sizing::SizedFor;
+use filterlab_core::{Error, ErrorKind, Filter, FilterKind, Persist};
 
 use crate::config::{
-    CuckooConfig, Growth, SizedFor, check_fingerprint_bits, check_growth, check_max_kicks,
+    CuckooConfig, Growth, check_fingerprint_bits, check_growth, check_max_kicks,
     check_memory_limit, in_header,
 };
+use crate::filter::CuckooFilter;
 use crate::table::{Lanes, SLOTS, Table, data_bytes, table_bytes};
-use crate::{CuckooFilter, Filter};
 
 /// Header parameters, in order.
 const PARAM_NAMES: [&str; 10] = [
@@ -107,16 +107,12 @@ impl Layout {
                 "{tables} tables from {buckets} buckets exceed the memory limit of {max_memory} bytes"
             )));
         }
-        let capacity = param(8)?;
-        if capacity == 0 || capacity > buckets.saturating_mul(u64::from(SLOTS)) {
+        let sized_for = SizedFor::from_header(header, 8)?;
+        if sized_for.items > buckets.saturating_mul(u64::from(SLOTS)) {
             return Err(invalid(format!(
-                "capacity {capacity} for {buckets} buckets"
+                "capacity {} for {buckets} buckets",
+                sized_for.items
             )));
-        }
-        let target = param(9)?;
-        let fpp = (target != 0).then(|| f64::from_bits(target));
-        if let Some(fpp) = fpp.filter(|&fpp| check_fpp(fpp).is_err()) {
-            return Err(invalid(format!("target FPP {fpp}")));
         }
         let payload: u64 = table_buckets
             .iter()
@@ -138,10 +134,7 @@ impl Layout {
                 growth,
                 hasher: header.hasher,
             },
-            sized_for: SizedFor {
-                items: capacity,
-                fpp,
-            },
+            sized_for,
             max_memory,
             table_buckets,
         })
@@ -174,7 +167,7 @@ impl Persist for CuckooFilter {
 
     fn header(&self) -> Header {
         let config = self.config();
-        let sized_for = self.sized_for();
+        let [capacity, target_fpp] = self.sized_for().params();
         let (expansion, max_tables) = config
             .growth
             .map_or((0, 1), |growth| (growth.expansion, growth.max_tables));
@@ -192,8 +185,8 @@ impl Persist for CuckooFilter {
                 u64::from(max_tables),
                 tables.len() as u64,
                 self.max_memory(),
-                sized_for.items,
-                sized_for.fpp.map_or(0, f64::to_bits),
+                capacity,
+                target_fpp,
             ],
             payload_len: tables.iter().map(|table| table.data().len() as u64).sum(),
         }
@@ -249,18 +242,4 @@ impl Persist for CuckooFilter {
     }
 }
 
-#[cfg(feature = "serde")]
-impl serde::Serialize for CuckooFilter {
-    /// As the binary format (a byte string).
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        filterlab_core::serde_bytes::serialize(self, serializer)
-    }
-}
-
-#[cfg(feature = "serde")]
-impl<'de> serde::Deserialize<'de> for CuckooFilter {
-    /// From the binary format, validated like `Persist::from_bytes`.
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        filterlab_core::serde_bytes::deserialize(deserializer)
-    }
-}
+filterlab_core::serde_via_format!(CuckooFilter);

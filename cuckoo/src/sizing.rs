@@ -3,9 +3,9 @@
 
 use std::fmt;
 
-use filterlab_core::sizing::human_bytes;
+use filterlab_core::sizing::{HashBits, SizedFor, memory_summary};
 
-use crate::Growth;
+use crate::config::Growth;
 
 /// Why a sizing chose its fingerprint width.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,8 +20,7 @@ pub enum FingerprintChoice {
 }
 
 /// A cuckoo filter's size for a workload, computed without allocating:
-/// what [`CuckooFilter::params`](crate::CuckooFilter::params) and
-/// [`CuckooBuilder::sizing`](crate::CuckooBuilder::sizing) return.
+/// what `CuckooFilter::params` and `CuckooBuilder::sizing` return.
 ///
 /// # Examples
 ///
@@ -78,18 +77,21 @@ impl CuckooSizing {
 
     /// Whether a 64-bit key hash is too short for the target at this size.
     pub fn hash_limited(&self) -> bool {
-        self.hash_bits_needed > 64.0 || self.hash_bits_used > 64.0
+        self.hash_bits().limited()
+    }
+
+    /// What this sizing says of the key hash: a cuckoo filter takes the
+    /// bucket index and the fingerprint from it.
+    fn hash_bits(&self) -> HashBits {
+        HashBits::new(self.expected_items, self.hash_bits_needed)
+            .using(self.hash_bits_used, "the bucket index and fingerprint")
     }
 }
 
 impl fmt::Display for CuckooSizing {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "CuckooFilter sizing")?;
-        writeln!(f, "  expected items      {}", self.expected_items)?;
-        match self.target_fpp {
-            Some(p) => writeln!(f, "  target FPP          {p:.3e}")?,
-            None => writeln!(f, "  target FPP          (none: explicit size)")?,
-        }
+        SizedFor::new(self.expected_items, self.target_fpp).write_report_lines(f)?;
         let why = match self.fingerprint_choice {
             FingerprintChoice::FewestBits => "the width meeting the target with the fewest bits",
             FingerprintChoice::Explicit => "given explicitly",
@@ -101,12 +103,8 @@ impl fmt::Display for CuckooSizing {
             self.buckets, self.slots_per_bucket
         )?;
         writeln!(f, "  load at capacity    {:.2}%", self.load * 100.0)?;
-        writeln!(
-            f,
-            "  memory              {} ({:.2} bits per item)",
-            human_bytes(self.bytes),
-            self.bits_per_item()
-        )?;
+        let memory = memory_summary(self.bytes, self.bits_per_item());
+        writeln!(f, "  memory              {memory}")?;
         writeln!(
             f,
             "  FPP at capacity     {:.4e} (a table full to the last slot: {:.4e})",
@@ -119,20 +117,6 @@ impl fmt::Display for CuckooSizing {
                 growth.expansion, growth.max_tables
             )?;
         }
-        write!(
-            f,
-            "  hash bits           uses {:.1} of the 64-bit key hash; the target needs {:.1}",
-            self.hash_bits_used, self.hash_bits_needed
-        )?;
-        if self.hash_limited() {
-            write!(
-                f,
-                "\n  WARNING             a 64-bit key hash is too short for this size and target: \
-                 the bucket index and fingerprint share bits, or distinct keys sharing a hash \
-                 alone give about n/2^64 = {:.1e}",
-                self.expected_items as f64 / 2f64.powi(64)
-            )?;
-        }
-        Ok(())
+        self.hash_bits().fmt(f)
     }
 }

@@ -9,8 +9,9 @@ use std::io::{self, Read, Write};
 use filterlab_core::{Error, ErrorKind, FilterKind, Persist};
 use xxhash_rust::xxh3::{Xxh3, xxh3_64};
 
+use crate::filter::ScalableBloomFilter;
+use crate::layer::Layer;
 use crate::stash::Stash;
-use crate::{Layer, ScalableBloomFilter};
 
 /// The first eight bytes of every chunk.
 pub const CHUNK_MAGIC: [u8; 8] = *b"FLTRCHNK";

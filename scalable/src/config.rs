@@ -4,13 +4,13 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use filterlab_bloom::{BloomSizing, human_bytes};
+use filterlab_bloom::BloomSizing;
 use filterlab_core::memory::DEFAULT_MEMORY_LIMIT;
-use filterlab_core::sizing::{check_fpp, check_items};
+use filterlab_core::sizing::{check_fpp, check_items, ensure, memory_summary};
 use filterlab_core::theory::{scalable_bloom_fpp, scalable_bloom_loads, scalable_layer_fpp};
 use filterlab_core::{Error, ErrorKind, FilterKind, KeyHasher};
 
-use crate::{DefaultLayer, Layer, ScalableBloomFilter};
+use crate::layer::{DefaultLayer, Layer};
 
 /// The growth factor s unless set: each layer holds twice the keys of the
 /// one before (RedisBloom's default EXPANSION).
@@ -66,40 +66,39 @@ pub struct ScalableConfig {
 impl ScalableConfig {
     /// Checks every rule a builder applies.
     pub(crate) fn validate(&self) -> Result<(), Error> {
+        let Self {
+            tightening,
+            growth,
+            non_scaling,
+            max_layers,
+            max_memory,
+            ..
+        } = *self;
         check_fpp(self.target_fpp)?;
         check_items(self.initial_capacity)?;
-        if !(self.tightening > 0.0 && self.tightening < 1.0) {
-            return Err(Error::invalid(format!(
-                "the tightening ratio must be in (0, 1), got {}",
-                self.tightening
-            )));
-        }
-        let least = if self.non_scaling { 1 } else { 2 };
-        if !(least..=MAX_GROWTH).contains(&self.growth) {
-            return Err(Error::invalid(format!(
-                "the growth factor must be in {least}..={MAX_GROWTH}{}, got {}",
-                if self.non_scaling {
-                    ""
-                } else {
-                    " (below 2 only for a non-scaling filter)"
-                },
-                self.growth
-            )));
-        }
-        if !(1..=MAX_LAYERS).contains(&self.max_layers) || self.non_scaling && self.max_layers != 1
-        {
-            return Err(Error::invalid(format!(
-                "the layer cap must be in 1..={MAX_LAYERS} (1 for a non-scaling filter), got {}",
-                self.max_layers
-            )));
-        }
-        if !(1..=MAX_MEMORY_CAP).contains(&self.max_memory) {
-            return Err(Error::invalid(format!(
-                "the memory cap must be in 1..={MAX_MEMORY_CAP} bytes, got {}",
-                self.max_memory
-            )));
-        }
-        Ok(())
+        ensure(tightening > 0.0 && tightening < 1.0, || {
+            format!("the tightening ratio must be in (0, 1), got {tightening}")
+        })?;
+        let least = if non_scaling { 1 } else { 2 };
+        ensure((least..=MAX_GROWTH).contains(&growth), || {
+            let why = if non_scaling {
+                ""
+            } else {
+                " (below 2 only for a non-scaling filter)"
+            };
+            format!("the growth factor must be in {least}..={MAX_GROWTH}{why}, got {growth}")
+        })?;
+        ensure(
+            (1..=MAX_LAYERS).contains(&max_layers) && !(non_scaling && max_layers != 1),
+            || {
+                format!(
+                    "the layer cap must be in 1..={MAX_LAYERS} (1 for a non-scaling filter), got {max_layers}"
+                )
+            },
+        )?;
+        ensure((1..=MAX_MEMORY_CAP).contains(&max_memory), || {
+            format!("the memory cap must be in 1..={MAX_MEMORY_CAP} bytes, got {max_memory}")
+        })
     }
 
     /// The capacity of layer `index`, n0·s^i; `None` when it overflows `u64`.
@@ -125,8 +124,8 @@ impl ScalableConfig {
     }
 }
 
-/// Configures a [`ScalableBloomFilter`] with layers of type `L`; made by
-/// [`ScalableBloomFilter::with_fpp`] (default layers) or [`Self::new`].
+/// Configures a `ScalableBloomFilter` with layers of type `L`; made by
+/// `ScalableBloomFilter::with_fpp` (default layers) or [`Self::new`].
 #[derive(Clone, Debug)]
 #[must_use]
 pub struct ScalableBloomBuilder<L = DefaultLayer> {
@@ -176,54 +175,28 @@ impl<L: Layer> ScalableBloomBuilder<L> {
         self
     }
 
-    /// The growth factor s (default [`DEFAULT_GROWTH`]): layer i holds
-    /// n0·s^i keys. At least 2 unless the filter is non-scaling.
-    pub fn growth(mut self, factor: u64) -> Self {
-        self.config.growth = factor;
-        self
+    filterlab_core::builder_setters! {
+        /// The growth factor s (default [`DEFAULT_GROWTH`]): layer i holds
+        /// n0·s^i keys. At least 2 unless the filter is non-scaling.
+        growth(factor: u64) => config.growth = factor;
+        /// The tightening ratio r in (0, 1) (default
+        /// [`DEFAULT_TIGHTENING`]): layer i is sized for P·(1 − r)·r^i.
+        tightening(ratio: f64) => config.tightening = ratio;
+        /// Refuse keys past the first layer with [`ErrorKind::Full`]
+        /// instead of growing (RedisBloom's NONSCALING); the one layer is
+        /// then sized for P itself.
+        non_scaling(enabled: bool) => config.non_scaling = enabled;
+        /// The most layers (default and maximum [`MAX_LAYERS`]); a key
+        /// that would need another is refused with [`ErrorKind::Full`].
+        max_layers(layers: u32) => config.max_layers = layers;
+        /// The most bytes all layers together may take (default 64 GiB); a
+        /// key whose layer would not fit is refused with
+        /// [`ErrorKind::Full`]. Values above [`MAX_MEMORY_CAP`] are lowered
+        /// to it.
+        max_memory(bytes: u64) => config.max_memory = bytes.min(MAX_MEMORY_CAP);
     }
 
-    /// The tightening ratio r in (0, 1) (default [`DEFAULT_TIGHTENING`]):
-    /// layer i is sized for P·(1 − r)·r^i.
-    pub fn tightening(mut self, ratio: f64) -> Self {
-        self.config.tightening = ratio;
-        self
-    }
-
-    /// Refuse keys past the first layer with [`ErrorKind::Full`] instead of
-    /// growing (RedisBloom's NONSCALING); the one layer is then sized for P
-    /// itself.
-    pub fn non_scaling(mut self, enabled: bool) -> Self {
-        self.config.non_scaling = enabled;
-        self
-    }
-
-    /// The most layers (default and maximum [`MAX_LAYERS`]); a key that
-    /// would need another is refused with [`ErrorKind::Full`].
-    pub fn max_layers(mut self, layers: u32) -> Self {
-        self.config.max_layers = layers;
-        self
-    }
-
-    /// The most bytes all layers together may take (default 64 GiB); a key
-    /// whose layer would not fit is refused with [`ErrorKind::Full`]. Values
-    /// above [`MAX_MEMORY_CAP`] are lowered to it.
-    pub fn max_memory(mut self, bytes: u64) -> Self {
-        self.config.max_memory = bytes.min(MAX_MEMORY_CAP);
-        self
-    }
-
-    /// The key hasher's seed (default 0).
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.config.hasher = KeyHasher::new(seed);
-        self
-    }
-
-    /// The key hasher.
-    pub fn hasher(mut self, hasher: KeyHasher) -> Self {
-        self.config.hasher = hasher;
-        self
-    }
+    filterlab_core::builder_setters!(config => seed, hasher);
 
     /// The configuration this builder would produce (for
     /// [`Persist::read_from_expecting`](filterlab_core::Persist::read_from_expecting)), without allocating.
@@ -273,16 +246,6 @@ impl<L: Layer> ScalableBloomBuilder<L> {
     pub fn sizing(&self) -> Result<ScalableSizing, Error> {
         self.sizing_for(self.config.initial_capacity)
     }
-
-    /// Allocates the filter with its first layer.
-    ///
-    /// # Errors
-    ///
-    /// As [`config`](Self::config); [`ErrorKind::TooLarge`] when the first
-    /// layer exceeds the memory cap or the allocator refuses it.
-    pub fn build(&self) -> Result<ScalableBloomFilter<L>, Error> {
-        ScalableBloomFilter::from_config(self.config()?)
-    }
 }
 
 /// The sizing of one layer in a [`ScalableSizing`].
@@ -302,7 +265,7 @@ pub struct LayerSizing {
 }
 
 /// The layers a scalable filter needs for a number of items, computed
-/// without allocating: what [`ScalableBloomFilter::params`] and
+/// without allocating: what `ScalableBloomFilter::params` and
 /// [`ScalableBloomBuilder::sizing_for`] return.
 ///
 /// # Examples
@@ -417,12 +380,8 @@ impl fmt::Display for ScalableSizing {
             )?;
         }
         writeln!(f, "  items planned for   {}", self.items)?;
-        writeln!(
-            f,
-            "  memory              {} ({:.2} bits per item)",
-            human_bytes(self.bytes),
-            self.bits_per_item()
-        )?;
+        let memory = memory_summary(self.bytes, self.bits_per_item());
+        writeln!(f, "  memory              {memory}")?;
         writeln!(
             f,
             "  FPP                 {:.4e} exact at {} items; bound {:.4e} over {} layers",

@@ -7,7 +7,7 @@ use filterlab_core::{BATCH, Error, ErrorKind, Filter, Key, KeyHasher, for_each_b
 
 use crate::config::{ScalableBloomBuilder, ScalableConfig, ScalableSizing, plan};
 use crate::info::{LayerInfo, ScalableInfo};
-use crate::{DefaultLayer, Layer};
+use crate::layer::{DefaultLayer, Layer};
 
 /// A scalable Bloom filter (Almeida, Baquero, Preguiça and Hutchison 2007):
 /// a stack of Bloom filter layers that grows while keys arrive, keeping its
@@ -66,6 +66,18 @@ impl ScalableBloomFilter {
         Self::with_fpp(fpp)
             .initial_capacity(initial_capacity)
             .sizing()
+    }
+}
+
+impl<L: Layer> ScalableBloomBuilder<L> {
+    /// Allocates the filter with its first layer.
+    ///
+    /// # Errors
+    ///
+    /// As [`config`](Self::config); [`ErrorKind::TooLarge`] when the first
+    /// layer exceeds the memory cap or the allocator refuses it.
+    pub fn build(&self) -> Result<ScalableBloomFilter<L>, Error> {
+        ScalableBloomFilter::from_config(self.config()?)
     }
 }
 

@@ -8,8 +8,9 @@ use filterlab_core::format::{FrameReader, FrameWriter, Header};
 use filterlab_core::{Error, ErrorKind, FilterKind, Persist};
 
 use crate::config::{MAX_GROWTH, MAX_LAYERS, MAX_MEMORY_CAP, ScalableConfig};
+use crate::filter::ScalableBloomFilter;
+use crate::layer::Layer;
 use crate::stash::{PayloadReader, PayloadWriter, Stash};
-use crate::{Layer, ScalableBloomFilter};
 
 /// Header parameters, in order.
 const PARAM_NAMES: [&str; 9] = [
@@ -245,18 +246,4 @@ fn check_layer<L: Layer>(
     Ok(())
 }
 
-#[cfg(feature = "serde")]
-impl<L: Layer> serde::Serialize for ScalableBloomFilter<L> {
-    /// As the binary format (a byte string).
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        filterlab_core::serde_bytes::serialize(self, serializer)
-    }
-}
-
-#[cfg(feature = "serde")]
-impl<'de, L: Layer> serde::Deserialize<'de> for ScalableBloomFilter<L> {
-    /// From the binary format, validated like `Persist::from_bytes`.
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        filterlab_core::serde_bytes::deserialize(deserializer)
-    }
-}
+filterlab_core::serde_via_format!(impl[L: Layer] ScalableBloomFilter<L>);

@@ -4,7 +4,7 @@ use std::fmt;
 
 use filterlab_bloom::human_bytes;
 
-/// What a [`ScalableBloomFilter`](crate::ScalableBloomFilter) holds and how
+/// What a `ScalableBloomFilter` holds and how
 /// accurate it is now; `Display` prints it as a report.
 ///
 /// The first five fields are BF.INFO's (Capacity, Size, Number of filters,

@@ -7,13 +7,20 @@ use filterlab_bloom::{BlockedBloomFilter, BloomFilter, BloomSizing};
 use filterlab_core::theory::{blocked_bloom_fpp, bloom_fpp_exact};
 use filterlab_core::{Error, Filter, KeyHasher, Persist};
 
+/// The layer type of `ScalableBloomFilter` unless chosen otherwise.
+///
+/// `BlockedBloomFilter`: measured by `examples/scalable_speed.rs` after growing
+/// 100× at P = 1e-2 (see the crate README), it answers lookups 2.2× to 2.8×
+/// faster than standard layers for 9% more memory, at the same measured FPP.
+pub type DefaultLayer = BlockedBloomFilter;
+
 mod sealed {
     pub trait Sealed {}
     impl Sealed for filterlab_bloom::BloomFilter {}
     impl Sealed for filterlab_bloom::BlockedBloomFilter {}
 }
 
-/// A Bloom filter a [`ScalableBloomFilter`](crate::ScalableBloomFilter) can
+/// A Bloom filter a `ScalableBloomFilter` can
 /// stack: [`BloomFilter`] (fewest bits) or [`BlockedBloomFilter`] (one cache
 /// line per lookup).
 ///

@@ -9,8 +9,8 @@
 //! Both are pure functions of a block, a key's block seed and the probe
 //! multipliers, and import nothing from here. This module holds what the
 //! filter sees: the public [`Kernel`] choice and its runtime selection
-//! ([`Select`]), the probe [`MULTIPLIERS`] (part of the format), and
-//! [`prefetch`], the cache hint of every batched operation.
+//! ([`Select`]) and the probe [`MULTIPLIERS`] (part of the format). (The
+//! cache hint of batched operations is core's [`filterlab_core::prefetch`].)
 //!
 //! # Where dispatch happens
 //!
@@ -46,24 +46,6 @@ const fn multipliers() -> [u32; MAX_HASHES as usize] {
         j += 1;
     }
     table
-}
-
-/// Asks the CPU to start loading the cache line that holds `value`, so that a
-/// later access finds it in cache. Never faults and changes nothing the
-/// program can observe.
-#[inline]
-pub(crate) fn prefetch<T>(value: &T) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use core::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        // SAFETY: `_mm_prefetch` requires SSE, which is part of the x86_64
-        // baseline (every x86_64 CPU has it). PREFETCHT0 is only a hint: it
-        // does not dereference in the language sense, cannot fault, and the
-        // address comes from a live reference anyway.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(core::ptr::from_ref(value).cast()) }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = value;
 }
 
 /// Sets the key's `num_hashes` probe bits in the block. Every kernel's
@@ -217,17 +199,6 @@ mod tests {
         }
         let empty = [0u64; BLOCK_WORDS];
         assert!(!Select::Scalar.contains(&empty, 7, 1));
-    }
-
-    #[test]
-    fn prefetch_accepts_any_reference() {
-        let words = vec![7u64; 1000];
-        for word in &words {
-            prefetch(word);
-        }
-        prefetch(&words);
-        prefetch(&());
-        assert_eq!(words[999], 7);
     }
 
     /// Checks a kernel against a bit-by-bit reference on random dense

@@ -8,11 +8,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use filterlab_bloom::{AtomicBloomFilter, BloomFilter, Filter, Persist};
 use filterlab_core::Probes;
 use filterlab_core::keys::{insert_key, query_key};
-use filterlab_core::testing::Conformance;
+use filterlab_core::testing::{Conformance, check_fpp_against_theory};
 
-use crate::{
-    check_counter_bound, check_fpp_against_theory, check_merges_keep_len_within_the_bits_set,
-};
+use crate::{check_counter_bound, check_merges_keep_len_within_the_bits_set};
 
 fn sized(items: u64, fpp: f64, seed: u64) -> AtomicBloomFilter {
     BloomFilter::with_fpp(fpp)
@@ -156,11 +154,7 @@ fn threads_inserting_the_same_keys_stay_within_the_bound() {
 
 #[test]
 fn conversions_keep_bits_counter_and_format() {
-    let mut plain = BloomFilter::with_fpp(0.01)
-        .expected_items(10_000)
-        .seed(3)
-        .build()
-        .unwrap();
+    let mut plain = crate::standard::sized(10_000, 0.01, 3);
     plain.extend(0..5_000u64);
     let bytes = plain.to_bytes();
     let atomic = plain.clone().into_atomic();

@@ -6,12 +6,14 @@ use filterlab_bloom::{
     BLOCK_BITS, BlockedBloomFilter, BloomFilter, ErrorKind, Filter, Kernel, Merge, Persist,
 };
 use filterlab_core::keys::{insert_key, query_key};
-use filterlab_core::testing::Conformance;
+use filterlab_core::testing::{
+    Conformance, check_config_drift, check_fpp_against_theory, check_merges_refuse, fill,
+    mean_fpp_over_instances,
+};
 use filterlab_core::theory::{blocked_bloom_fpp, bloom_fpp_exact, bloom_optimal_bits};
 
 use crate::{
-    GOLDEN_KEYS, check_config_drift, check_counter_bound, check_fpp_against_theory, check_golden,
-    check_merges_keep_len_within_the_bits_set, check_merges_refuse, fill, mean_fpp_over_instances,
+    GOLDEN_KEYS, check_counter_bound, check_golden, check_merges_keep_len_within_the_bits_set,
 };
 
 /// The kernels this CPU runs; the scalar one always.
@@ -45,20 +47,21 @@ fn conformance_every_kernel() {
     }
 }
 
+/// A filter of `bits` bits (rounded up to whole blocks) with many probes per
+/// key.
+fn explicit(bits: u64) -> BlockedBloomFilter {
+    BlockedBloomFilter::with_bits(bits)
+        .hashes(13)
+        .seed(9)
+        .build()
+        .unwrap()
+}
+
 #[test]
 fn conformance_explicit_sizes() {
-    // 1000 bits round up to two blocks; many probes per key.
-    let make = |bits: u64| {
-        move || {
-            BlockedBloomFilter::with_bits(bits)
-                .hashes(13)
-                .seed(9)
-                .build()
-                .unwrap()
-        }
-    };
-    Conformance::new("BlockedBloomFilter(1000 bits)", make(1000))
-        .with_variant(make(1025))
+    // 1000 bits round up to two blocks.
+    Conformance::new("BlockedBloomFilter(1000 bits)", || explicit(1000))
+        .with_variant(|| explicit(1025))
         .check_mergeable();
 }
 
@@ -305,7 +308,7 @@ fn config_drift_is_rejected_before_the_payload() {
     let filter = builder.build().unwrap();
     let same = builder.config().unwrap();
     let other_seed = builder.clone().seed(6).config().unwrap();
-    check_config_drift(&filter, &same, &other_seed, 100);
+    check_config_drift(&filter, &same, &[other_seed], 100);
     // A standard Bloom file is not a blocked one.
     let standard = BloomFilter::with_bits(1024).hashes(3).build().unwrap();
     let err = BlockedBloomFilter::from_bytes(&standard.to_bytes()).unwrap_err();
@@ -354,5 +357,7 @@ fn memory_and_estimates() {
 #[cfg(feature = "serde")]
 #[test]
 fn serde_round_trip_validates() {
-    crate::check_serde_round_trip(sized(1000, 0.01, 8, Kernel::detect()));
+    let mut filter = sized(1000, 0.01, 8, Kernel::detect());
+    fill(&mut filter, 8, 500);
+    filterlab_core::testing::check_serde_round_trip(&filter);
 }

@@ -7,7 +7,10 @@
 
 use std::time::{Duration, Instant};
 
-use filterlab_bloom::{BlockedBloomFilter, BloomFilter, BloomSizing, Error, ErrorKind};
+use filterlab_bloom::{
+    BlockedBloomBuilder, BlockedBloomFilter, BloomBuilder, BloomFilter, BloomSizing, Error,
+    ErrorKind,
+};
 use filterlab_core::sizing::MIN_FPP;
 use filterlab_core::theory::{
     blocked_bloom_fpp, blocked_bloom_fpp_classic, bloom_fpp_classic, bloom_fpp_exact,
@@ -283,6 +286,35 @@ fn reported_calls() -> Vec<Call> {
     ]
 }
 
+/// A builder whose sizing a call times, with k chosen or given.
+trait Sizes: Clone + 'static {
+    fn sizing_with(&self, hashes: Option<u32>) -> Result<BloomSizing, Error>;
+}
+
+macro_rules! sizes {
+    ($($builder:ty),+) => {$(
+        impl Sizes for $builder {
+            fn sizing_with(&self, hashes: Option<u32>) -> Result<BloomSizing, Error> {
+                hashes.map_or(self.clone(), |k| self.clone().hashes(k)).sizing()
+            }
+        }
+    )+};
+}
+sizes!(BloomBuilder, BlockedBloomBuilder);
+
+/// The calls sizing `builder` with k chosen, and given as 1 and as 64.
+fn with_any_hashes(name: &str, builder: impl Sizes) -> impl Iterator<Item = Call> {
+    [None, Some(1), Some(64)]
+        .map(move |k| -> Call {
+            let builder = builder.clone();
+            (
+                format!("{name}, k={k:?}"),
+                Box::new(move || builder.sizing_with(k)),
+            )
+        })
+        .into_iter()
+}
+
 /// Explicit sizes from 1 bit to 2^64 − 1 bits (memory cap lifted, sizing
 /// only), with k chosen or given as 1 or 64.
 fn explicit_size_calls(items: u64) -> Vec<Call> {
@@ -298,27 +330,15 @@ fn explicit_size_calls(items: u64) -> Vec<Call> {
         u64::MAX,
     ];
     for m in bits {
-        for k in [None, Some(1u32), Some(64)] {
-            calls.push((
-                format!("standard with_bits({m}), {items} items, k={k:?}"),
-                Box::new(move || {
-                    let builder = BloomFilter::with_bits(m)
-                        .expected_items(items)
-                        .power_of_two(m < u64::MAX / 2)
-                        .max_memory(u64::MAX);
-                    k.map_or(builder.clone(), |k| builder.hashes(k)).sizing()
-                }),
-            ));
-            calls.push((
-                format!("blocked with_bits({m}), {items} items, k={k:?}"),
-                Box::new(move || {
-                    let builder = BlockedBloomFilter::with_bits(m)
-                        .expected_items(items)
-                        .max_memory(u64::MAX);
-                    k.map_or(builder.clone(), |k| builder.hashes(k)).sizing()
-                }),
-            ));
-        }
+        let standard = BloomFilter::with_bits(m)
+            .expected_items(items)
+            .power_of_two(m < u64::MAX / 2)
+            .max_memory(u64::MAX);
+        let name = format!("standard with_bits({m}), {items} items");
+        calls.extend(with_any_hashes(&name, standard));
+        let blocked = BlockedBloomFilter::with_bits(m).expected_items(items);
+        let name = format!("blocked with_bits({m}), {items} items");
+        calls.extend(with_any_hashes(&name, blocked.max_memory(u64::MAX)));
     }
     calls
 }
@@ -328,34 +348,22 @@ fn explicit_size_calls(items: u64) -> Vec<Call> {
 fn target_calls(items: u64) -> Vec<Call> {
     let mut calls: Vec<Call> = Vec::new();
     for fpp in [0.5, 1e-2, 1e-20, 1e-100, MIN_FPP, 1e-320] {
-        for k in [None, Some(1u32), Some(64)] {
-            calls.push((
-                format!("standard ({items}, {fpp:e}), k={k:?}"),
-                Box::new(move || {
-                    let builder = BloomFilter::with_fpp(fpp).expected_items(items);
-                    k.map_or(builder.clone(), |k| builder.hashes(k)).sizing()
-                }),
-            ));
-            calls.push((
-                format!("power of two ({items}, {fpp:e}), k={k:?}"),
-                Box::new(move || {
-                    let builder = BloomFilter::with_fpp(fpp)
-                        .expected_items(items)
-                        .power_of_two(true)
-                        .max_memory(u64::MAX);
-                    k.map_or(builder.clone(), |k| builder.hashes(k)).sizing()
-                }),
-            ));
-            calls.push((
-                format!("blocked ({items}, {fpp:e}), k={k:?}"),
-                Box::new(move || {
-                    let builder = BlockedBloomFilter::with_fpp(fpp)
-                        .expected_items(items)
-                        .max_memory(u64::MAX);
-                    k.map_or(builder.clone(), |k| builder.hashes(k)).sizing()
-                }),
-            ));
-        }
+        let standard = BloomFilter::with_fpp(fpp).expected_items(items);
+        let name = format!("({items}, {fpp:e})");
+        calls.extend(with_any_hashes(
+            &format!("standard {name}"),
+            standard.clone(),
+        ));
+        let power_of_two = standard.power_of_two(true).max_memory(u64::MAX);
+        calls.extend(with_any_hashes(
+            &format!("power of two {name}"),
+            power_of_two,
+        ));
+        let blocked = BlockedBloomFilter::with_fpp(fpp).expected_items(items);
+        calls.extend(with_any_hashes(
+            &format!("blocked {name}"),
+            blocked.max_memory(u64::MAX),
+        ));
     }
     calls
 }

@@ -12,6 +12,7 @@ use super::bloom::ExactBloom;
 use super::stats::{ln_binomial_pmf, ln_poisson_pmf};
 use super::support::{MAX_EXACT_BLOCK_BITS, check_exact_hashes, pow_hashes};
 use crate::Error;
+use crate::sizing::{MAX_HASHES, ensure};
 
 /// Relative size of the tail a mixture may leave out.
 const TAIL: f64 = 1e-17;
@@ -67,11 +68,11 @@ impl BlockFppTable {
     /// more than [`MAX_EXACT_BLOCK_BITS`] bits.
     pub fn new(block_bits: u32, num_hashes: u32) -> Result<Self, Error> {
         check_exact_hashes(num_hashes)?;
-        if block_bits > MAX_EXACT_BLOCK_BITS {
-            return Err(Error::invalid(format!(
+        ensure(block_bits <= MAX_EXACT_BLOCK_BITS, || {
+            format!(
                 "the exact blocked FPP is evaluated for blocks of at most {MAX_EXACT_BLOCK_BITS} bits, got {block_bits}"
-            )));
-        }
+            )
+        })?;
         if block_bits == 0 || num_hashes == 0 {
             return Ok(Self {
                 hashes: num_hashes,
@@ -414,6 +415,35 @@ pub fn blocked_bloom_fpp_classic(
     mixture(Poisson { mean }, saturated_from, &mut values)
 }
 
+/// The k up to [`MAX_HASHES`] with the lowest [`blocked_bloom_fpp_classic`]:
+/// cheap (no occupancy chain), and where the sizing of a blocked filter
+/// starts its search for the best k under the exact formula, which lies
+/// well below the standard filter's (m/n)·ln 2 at many bits per item. The
+/// approximation's FPP falls and then rises with k.
+///
+/// # Examples
+///
+/// ```
+/// use filterlab_core::theory::blocked_bloom_classic_best_hashes;
+///
+/// // 20 bits per key in 512-bit blocks: fewer probes than a standard
+/// // filter's 14 (= 20 · ln 2).
+/// let k = blocked_bloom_classic_best_hashes(10_000, 512, 256_000);
+/// assert!(k < 14);
+/// ```
+pub fn blocked_bloom_classic_best_hashes(num_blocks: u64, block_bits: u32, items: u64) -> u32 {
+    let fpp = |k: u32| blocked_bloom_fpp_classic(num_blocks, block_bits, k, items);
+    let mut best = (1, fpp(1));
+    for k in 2..=MAX_HASHES {
+        let candidate = fpp(k);
+        if candidate >= best.1 {
+            break;
+        }
+        best = (k, candidate);
+    }
+    best.0
+}
+
 /// The classic per-block FPP (1 − c^i)^k at load i, c = (1 − 1/B)^k.
 ///
 /// The fill 1 − c^i comes without an `exp` per load: walking up,
@@ -486,34 +516,25 @@ impl Values for ClassicValues {
 mod tests {
     use super::*;
     use crate::theory::bloom_fpp_exact;
+    use crate::theory::support::for_each_assignment;
 
     /// The blocked FPP by brute force: every assignment of `items` keys to a
     /// block and k probes (with replacement), then a query's FPP given the
     /// resulting fill, averaged over the blocks it may land in.
     fn blocked_by_enumeration(blocks: usize, bits: usize, k: u32, items: u32) -> f64 {
-        let choices = blocks * bits.pow(k);
-        let configurations = choices.pow(items);
         // Counted in integers: summing millions of small floats would round.
         let mut total = 0u128;
-        for configuration in 0..configurations {
+        let assignments = for_each_assignment(blocks, bits, k, items, |probes| {
             let mut filled = vec![vec![false; bits]; blocks];
-            let mut rest = configuration;
-            for _ in 0..items {
-                let mut choice = rest % choices;
-                rest /= choices;
-                let block = choice % blocks;
-                choice /= blocks;
-                for _ in 0..k {
-                    filled[block][choice % bits] = true;
-                    choice /= bits;
-                }
+            for &(block, bit) in probes {
+                filled[block][bit] = true;
             }
             for block in &filled {
                 let set = block.iter().filter(|&&b| b).count();
                 total += (set as u128).pow(k);
             }
-        }
-        total as f64 / (configurations as f64 * blocks as f64 * (bits as f64).powi(k as i32))
+        });
+        total as f64 / (assignments as f64 * blocks as f64 * (bits as f64).powi(k as i32))
     }
 
     #[test]

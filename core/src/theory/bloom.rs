@@ -386,9 +386,19 @@ mod tests {
             .sum()
     }
 
+    /// The exact formula against the chain at each (m, k, n).
+    fn check_against_occupancy_chain(cases: &[(u64, u32, u64)]) {
+        for &(m, k, n) in cases {
+            let by_chain = exact_by_occupancy_chain(m as usize, k, n);
+            let exact = bloom_fpp_exact(m, k, n).unwrap();
+            let rel = (exact / by_chain - 1.0).abs();
+            assert!(rel < 1e-9, "m={m} k={k} n={n}: {exact:e} vs {by_chain:e}");
+        }
+    }
+
     #[test]
     fn exact_matches_occupancy_chain() {
-        for &(m, k, n) in &[
+        check_against_occupancy_chain(&[
             (64, 3, 10),
             (64, 6, 8),
             (100, 1, 50),
@@ -396,12 +406,7 @@ mod tests {
             (1000, 7, 100),
             (500, 2, 2000),
             (8, 3, 40),
-        ] {
-            let by_chain = exact_by_occupancy_chain(m as usize, k, n);
-            let exact = bloom_fpp_exact(m, k, n).unwrap();
-            let rel = (exact / by_chain - 1.0).abs();
-            assert!(rel < 1e-9, "m={m} k={k} n={n}: {exact} vs {by_chain}");
-        }
+        ]);
     }
 
     #[test]
@@ -502,18 +507,13 @@ mod tests {
     fn exact_matches_occupancy_chain_with_many_probes() {
         // k probes on sparse small arrays: the regime where coverage needs at
         // least k throws, far in the binomial's tail.
-        for &(m, k, n) in &[
+        check_against_occupancy_chain(&[
             (200, 64, 1),
             (300, 40, 2),
             (1000, 64, 1),
             (128, 128, 1),
             (90, 30, 3),
-        ] {
-            let by_chain = exact_by_occupancy_chain(m as usize, k, n);
-            let exact = bloom_fpp_exact(m, k, n).unwrap();
-            let rel = (exact / by_chain - 1.0).abs();
-            assert!(rel < 1e-9, "m={m} k={k} n={n}: {exact:e} vs {by_chain:e}");
-        }
+        ]);
     }
 
     /// Every (m, k, n) of a grid from one bit to 2^64 − 1 bits, one probe to

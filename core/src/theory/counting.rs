@@ -18,6 +18,7 @@
 use std::f64::consts::E;
 
 use crate::Error;
+use crate::sizing::ensure;
 
 /// The highest threshold the tails evaluate: the largest value of a 16-bit
 /// counter. Their cost grows linearly with it.
@@ -42,23 +43,16 @@ pub const MAX_COUNTER_THRESHOLD: u32 = u16::MAX as u32;
 /// # Ok::<(), filterlab_core::Error>(())
 /// ```
 pub fn saturation_threshold(counter_bits: u32) -> Result<u32, Error> {
-    if (1..=16).contains(&counter_bits) {
-        Ok((1 << counter_bits) - 1)
-    } else {
-        Err(Error::invalid(format!(
-            "counters are 1 to 16 bits wide, got {counter_bits}"
-        )))
-    }
+    ensure((1..=16).contains(&counter_bits), || {
+        format!("counters are 1 to 16 bits wide, got {counter_bits}")
+    })?;
+    Ok((1 << counter_bits) - 1)
 }
 
 fn check_threshold(threshold: u32) -> Result<(), Error> {
-    if threshold <= MAX_COUNTER_THRESHOLD {
-        Ok(())
-    } else {
-        Err(Error::invalid(format!(
-            "counter tails are evaluated up to {MAX_COUNTER_THRESHOLD}, got {threshold}"
-        )))
-    }
+    ensure(threshold <= MAX_COUNTER_THRESHOLD, || {
+        format!("counter tails are evaluated up to {MAX_COUNTER_THRESHOLD}, got {threshold}")
+    })
 }
 
 /// P(X ≥ threshold) for X ~ Binomial(trials, p), for real-valued `trials`
@@ -288,6 +282,7 @@ pub fn counter_overflow_bound_fan(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::theory::support::for_each_assignment;
     use std::f64::consts::LN_2;
 
     /// Every way `throws` throws land in `bins` bins, each configuration
@@ -329,25 +324,13 @@ mod tests {
     /// The blocked tail by brute force: every assignment of keys to a block
     /// and of their k probes to counters of it.
     fn enumerate_blocked(blocks: u32, cells: u32, k: u32, items: u32, t: u32) -> f64 {
-        let choices = blocks * cells.pow(k);
-        let configurations = choices.pow(items);
         let mut hits = 0u64;
-        for configuration in 0..configurations {
-            let mut first = 0;
-            let mut rest = configuration;
-            for _ in 0..items {
-                let mut choice = rest % choices;
-                rest /= choices;
-                let block = choice % blocks;
-                choice /= blocks;
-                for _ in 0..k {
-                    first += u32::from(block == 0 && choice % cells == 0);
-                    choice /= cells;
-                }
-            }
-            hits += u64::from(first >= t);
-        }
-        hits as f64 / f64::from(configurations)
+        let assignments =
+            for_each_assignment(blocks as usize, cells as usize, k, items, |probes| {
+                let first = probes.iter().filter(|&&probe| probe == (0, 0)).count();
+                hits += u64::from(first >= t as usize);
+            });
+        hits as f64 / assignments as f64
     }
 
     #[test]

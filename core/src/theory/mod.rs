@@ -21,7 +21,8 @@ mod stats;
 mod support;
 
 pub use blocked::{
-    BlockFppTable, blocked_bloom_fpp, blocked_bloom_fpp_classic, blocked_bloom_fpp_with,
+    BlockFppTable, blocked_bloom_classic_best_hashes, blocked_bloom_fpp, blocked_bloom_fpp_classic,
+    blocked_bloom_fpp_with,
 };
 pub use bloom::{
     bloom_estimate_items, bloom_fpp_classic, bloom_fpp_exact, bloom_fpp_given_fill,

@@ -2,7 +2,10 @@
 //! removing half the keys, probes inside a block, and counter saturation
 //! against simulation.
 
-use filterlab_core::keys::{insert_key, query_key};
+use filterlab_core::keys::query_key;
+use filterlab_core::testing::{
+    check_fpp_against_theory, check_fpp_against_theory_after, fill, mean_fpp_over_instances,
+};
 use filterlab_core::theory::{
     blocked_bloom_fpp, blocked_counter_tail, bloom_fpp_exact, counter_tail, wilson_interval,
 };
@@ -11,8 +14,8 @@ use filterlab_counting_bloom::{
     Standard,
 };
 
-use crate::conformance::sized;
-use crate::{check_fpp_against_theory, fill, fill_then_remove, mean_and_half_width};
+use crate::conformance::{filled, sized};
+use crate::{fill_then_remove, mean_and_half_width};
 
 /// The FPP at n ∈ {1e3, 1e5, 1e6} and p ∈ {1e-1..1e-4} matches the exact
 /// theory and never exceeds the target beyond the interval; after removing
@@ -23,15 +26,19 @@ fn fpp_grid<L: Layout>(base_seed: u64) {
         for (jndex, &target) in [1e-1, 1e-2, 1e-3, 1e-4].iter().enumerate() {
             let seed = base_seed + 10 * index as u64 + jndex as u64;
             let mut filter = sized::<L, 4>(items, target, seed);
-            check_fpp_against_theory(&mut filter, items, Some(target), seed, 1000.0, |f, s| {
-                fill(f, s, items);
-            });
+            check_fpp_against_theory(&mut filter, items, Some(target), seed);
             if target >= 1e-3 {
                 let removed = items / 2;
                 let hits = if target >= 1e-2 { 1000.0 } else { 100.0 };
-                check_fpp_against_theory(&mut filter, items - removed, None, seed, hits, |f, s| {
-                    fill_then_remove(f, s, items, removed);
-                });
+                let load = |f: &mut _, s| fill_then_remove(f, s, items, removed);
+                check_fpp_against_theory_after(
+                    &mut filter,
+                    load,
+                    items - removed,
+                    None,
+                    seed,
+                    hits,
+                );
             }
         }
     }
@@ -47,27 +54,14 @@ fn fpp_matches_exact_theory_blocked() {
     fpp_grid::<Blocked>(2000);
 }
 
-/// The mean FPP of `instances` independently keyed filters holding `items`
-/// keys, 64 queries each, and its 99.9% half-width: for small filters,
-/// whose FPP varies between instances more than one instance's queries
-/// can resolve.
+/// Core's mean FPP over `instances` keyed fillings of the filter `make`
+/// builds with `items` keys, and its 99.9% half-width.
 fn mean_fpp<L: Layout, const BITS: u32>(
     make: impl Fn() -> filterlab_counting_bloom::CountingBloom<L, BITS>,
     items: u64,
     instances: u64,
 ) -> (f64, f64) {
-    let mut filter = make();
-    let rates: Vec<f64> = (0..instances)
-        .map(|instance| {
-            let seed = 0xc0de_0000 + instance;
-            fill(&mut filter, seed, items);
-            let hits = (0..64)
-                .filter(|&i| filter.contains(&query_key(seed, i)))
-                .count();
-            hits as f64 / 64.0
-        })
-        .collect();
-    mean_and_half_width(&rates)
+    mean_fpp_over_instances(&mut make(), 0xc0de_0000, items, instances)
 }
 
 /// Probes inside one block (core's `Probes` over its counters, seeded with
@@ -190,10 +184,7 @@ fn overflow_bound_at_capacity_is_tiny() {
 /// documented hazard, measured here so that it stays visible.
 #[test]
 fn removing_false_positives_is_the_one_hazard() {
-    let items = 100_000;
-    let mut filter = sized::<Standard, 4>(items, 0.01, 21);
-    let inserted: Vec<u64> = (0..items).map(|i| insert_key(21, i)).collect();
-    filter.extend(&inserted);
+    let (mut filter, inserted) = filled(100_000, 21);
     let mut removed = 0;
     for i in 0..200_000 {
         let key = query_key(21, i);

@@ -2,22 +2,21 @@
 //! `count`, removals that cannot succeed, sizing, and bad parameters.
 
 use filterlab_core::keys::{insert_key, query_key};
+use filterlab_core::testing::{check_invalid_fpps, check_merges_refuse, expect_error};
 use filterlab_core::theory::{bloom_fpp_exact, bloom_optimal_bits};
 use filterlab_counting_bloom::{
     Blocked, BlockedCountingBloomFilter, CountingBloomBuilder, CountingBloomFilter, ErrorKind,
     Filter, HashChoice, Layout, Merge, RemovableFilter, Standard,
 };
 
-use crate::conformance::sized;
+use crate::conformance::{filled, sized};
 
 /// `to_bloom` answers exactly as the counting filter, on 1e6 keys (members
 /// and non-members), after inserts and removals, one by one and batched.
 #[test]
 fn to_bloom_answers_identically() {
     let items = 500_000;
-    let mut counting = sized::<Standard, 4>(items, 0.01, 31);
-    let inserted: Vec<u64> = (0..items).map(|i| insert_key(31, i)).collect();
-    counting.extend(&inserted);
+    let (mut counting, inserted) = filled(items, 31);
     assert_eq!(counting.remove_many(&inserted[..100_000]), 100_000);
     let bloom = counting.to_bloom().unwrap();
     assert_eq!(bloom.num_bits(), counting.num_counters());
@@ -112,24 +111,18 @@ fn union_is_a_multiset_sum_and_intersect_keeps_common_keys() {
 fn merges_refuse_other_configurations_unchanged() {
     let mut a = sized::<Standard, 4>(1000, 0.01, 1);
     a.insert("x");
-    let before = a.clone();
-    for other in [
+    let other_hashes = CountingBloomFilter::with_counters(a.num_counters())
+        .hashes(a.num_hashes() + 1)
+        .seed(1)
+        .build()
+        .unwrap();
+    let others = [
         sized::<Standard, 4>(1000, 0.01, 2),
         sized::<Standard, 4>(1000, 0.001, 1),
         sized::<Standard, 4>(2000, 0.01, 1),
-        CountingBloomFilter::with_counters(a.num_counters())
-            .hashes(a.num_hashes() + 1)
-            .seed(1)
-            .build()
-            .unwrap(),
-    ] {
-        assert_eq!(a.union(&other).unwrap_err().kind(), ErrorKind::Incompatible);
-        assert_eq!(
-            a.intersect(&other).unwrap_err().kind(),
-            ErrorKind::Incompatible
-        );
-    }
-    assert_eq!(a, before);
+        other_hashes,
+    ];
+    check_merges_refuse(&a, &others);
 }
 
 /// `count` bounds a key's multiplicity from above; saturated counters
@@ -304,18 +297,7 @@ fn bad_parameters_are_typed_errors() {
     fn check<L: Layout>() {
         let invalid = ErrorKind::InvalidParameter;
         let builder = CountingBloomBuilder::<L, 4>::with_fpp;
-        for fpp in [
-            0.0,
-            -0.1,
-            1.0,
-            1.5,
-            f64::NAN,
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-        ] {
-            let err = builder(fpp).expected_items(1000).build().unwrap_err();
-            assert_eq!(err.kind(), invalid, "fpp {fpp}");
-        }
+        check_invalid_fpps(|fpp| builder(fpp).expected_items(1000).build());
         let counters = CountingBloomBuilder::<L, 4>::with_counters;
         for case in [
             builder(0.01),
@@ -328,7 +310,7 @@ fn bad_parameters_are_typed_errors() {
             counters(100).hashes(65),
             counters(100).expected_items(0),
         ] {
-            assert_eq!(case.build().unwrap_err().kind(), invalid, "{case:?}");
+            expect_error(case.build(), invalid, &case);
         }
         let too_large = ErrorKind::TooLarge;
         for case in [
@@ -338,7 +320,7 @@ fn bad_parameters_are_typed_errors() {
             counters(u64::MAX).hashes(3),
             counters(1 << 24).hashes(3).max_memory((1 << 23) - 1),
         ] {
-            assert_eq!(case.build().unwrap_err().kind(), too_large, "{case:?}");
+            expect_error(case.build(), too_large, &case);
         }
         assert!(
             counters(1 << 24)

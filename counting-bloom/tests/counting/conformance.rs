@@ -2,9 +2,13 @@
 //! counter width: no false negatives after inserts, removals, merges, clear
 //! and round trips; `len` semantics; typed errors for every damaged file.
 
+use filterlab_core::keys::insert_key;
 use filterlab_core::testing::Conformance;
-use filterlab_counting_bloom::{Blocked, CountingBloom, CountingBloomBuilder, Layout, Standard};
+use filterlab_counting_bloom::{
+    Blocked, CountingBloom, CountingBloomBuilder, CountingBloomFilter, Layout, Standard,
+};
 
+/// A filter sized for `items` keys at `fpp`, seeded with `seed`.
 pub(crate) fn sized<L: Layout, const BITS: u32>(
     items: u64,
     fpp: f64,
@@ -15,6 +19,15 @@ pub(crate) fn sized<L: Layout, const BITS: u32>(
         .seed(seed)
         .build()
         .unwrap()
+}
+
+/// A 4-bit standard filter sized for `items` keys at 1e-2 holding the first
+/// `items` keys of the `seed`-th stream, and those keys.
+pub(crate) fn filled(items: u64, seed: u64) -> (CountingBloomFilter, Vec<u64>) {
+    let mut filter = sized::<Standard, 4>(items, 0.01, seed);
+    let keys: Vec<u64> = (0..items).map(|i| insert_key(seed, i)).collect();
+    filter.extend(&keys);
+    (filter, keys)
 }
 
 fn conformance<L: Layout, const BITS: u32>(name: &'static str) {
@@ -31,34 +44,23 @@ fn conformance<L: Layout, const BITS: u32>(name: &'static str) {
         .check_mergeable();
 }
 
-#[test]
-fn standard_4_bit() {
-    conformance::<Standard, 4>("CountingBloomFilter<4>");
+/// One test per layout and width, each running the three suites.
+macro_rules! conformance_tests {
+    ($($test:ident: $layout:ident, $bits:literal, $name:literal;)+) => {$(
+        #[test]
+        fn $test() {
+            conformance::<$layout, $bits>($name);
+        }
+    )+};
 }
 
-#[test]
-fn standard_8_bit() {
-    conformance::<Standard, 8>("CountingBloomFilter<8>");
-}
-
-#[test]
-fn standard_16_bit() {
-    conformance::<Standard, 16>("CountingBloomFilter<16>");
-}
-
-#[test]
-fn blocked_4_bit() {
-    conformance::<Blocked, 4>("BlockedCountingBloomFilter<4>");
-}
-
-#[test]
-fn blocked_8_bit() {
-    conformance::<Blocked, 8>("BlockedCountingBloomFilter<8>");
-}
-
-#[test]
-fn blocked_16_bit() {
-    conformance::<Blocked, 16>("BlockedCountingBloomFilter<16>");
+conformance_tests! {
+    standard_4_bit: Standard, 4, "CountingBloomFilter<4>";
+    standard_8_bit: Standard, 8, "CountingBloomFilter<8>";
+    standard_16_bit: Standard, 16, "CountingBloomFilter<16>";
+    blocked_4_bit: Blocked, 4, "BlockedCountingBloomFilter<4>";
+    blocked_8_bit: Blocked, 8, "BlockedCountingBloomFilter<8>";
+    blocked_16_bit: Blocked, 16, "BlockedCountingBloomFilter<16>";
 }
 
 /// 1000 counters: the last block is partly outside the array; many probes.

@@ -3,6 +3,7 @@
 //! contradict their header.
 
 use filterlab_core::format::{FrameReader, FrameWriter, Header};
+use filterlab_core::testing::check_config_drift;
 use filterlab_counting_bloom::{
     Blocked, BlockedCountingBloomFilter, BloomFilter, CountingBloom, CountingBloomFilter,
     ErrorKind, Filter, Layout, Persist, Standard,
@@ -13,22 +14,13 @@ use crate::conformance::sized;
 /// Keys the golden files hold ("alpha" twice).
 const GOLDEN_KEYS: [&str; 4] = ["alpha", "beta", "gamma", "alpha"];
 
-/// Fills `filter` with [`GOLDEN_KEYS`] and checks its bytes against the file
-/// `name` in `tests/golden/` (rewritten first under `FILTERLAB_BLESS`, only
-/// for a deliberate, versioned format change); returns the file's bytes.
-fn check_golden<L: Layout>(mut filter: CountingBloom<L, 4>, name: &str) -> Vec<u8> {
-    for key in GOLDEN_KEYS {
-        filter.insert(key);
-    }
+/// Core's golden-file check ([`filterlab_core::testing::check_golden`])
+/// with [`GOLDEN_KEYS`] and the file `name` in `tests/golden/`; a second
+/// copy of "alpha" is counted.
+fn check_golden<L: Layout>(filter: CountingBloom<L, 4>, name: &str) -> Vec<u8> {
     let path = format!("{}/tests/golden/{name}", env!("CARGO_MANIFEST_DIR"));
-    if std::env::var_os("FILTERLAB_BLESS").is_some() {
-        std::fs::write(&path, filter.to_bytes()).unwrap();
-    }
-    let golden = std::fs::read(&path).unwrap();
-    assert_eq!(filter.to_bytes(), golden, "the format of {name} changed");
+    let golden = filterlab_core::testing::check_golden(filter, &GOLDEN_KEYS, path);
     let read = CountingBloom::<L, 4>::from_bytes(&golden).unwrap();
-    assert_eq!(read, filter);
-    assert!(GOLDEN_KEYS.iter().all(|key| read.contains(*key)));
     assert!(read.count("alpha") >= 2);
     assert_eq!(read.len(), 4);
     golden
@@ -62,27 +54,13 @@ fn config_drift_is_rejected_before_the_payload() {
         .expected_items(1000)
         .seed(5);
     let filter = builder.build().unwrap();
-    let bytes = filter.to_bytes();
     let same = builder.config().unwrap();
-    assert_eq!(filter.config(), same);
-    assert_eq!(
-        CountingBloomFilter::read_from_expecting(&bytes[..], &same).unwrap(),
-        filter
-    );
-    for other in [
+    let others = [
         builder.clone().seed(6).config().unwrap(),
         builder.clone().hashes(6).config().unwrap(),
-        CountingBloomFilter::with_fpp(0.01)
-            .expected_items(1001)
-            .seed(5)
-            .config()
-            .unwrap(),
-    ] {
-        let err = CountingBloomFilter::read_from_expecting(&bytes[..], &other).unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::ConfigMismatch);
-        let err = CountingBloomFilter::read_from_expecting(&bytes[..120], &other).unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::ConfigMismatch);
-    }
+        builder.clone().expected_items(1001).config().unwrap(),
+    ];
+    check_config_drift(&filter, &same, &others, 120);
 }
 
 fn kind<T>(result: Result<T, filterlab_counting_bloom::Error>) -> Option<ErrorKind> {
@@ -272,13 +250,5 @@ fn streams_and_round_trips_every_width() {
 fn serde_round_trip_validates() {
     let mut filter = sized::<Blocked, 8>(1000, 0.01, 8);
     filter.extend(0..500u64);
-    let json = serde_json::to_string(&filter).unwrap();
-    let back: CountingBloom<Blocked, 8> = serde_json::from_str(&json).unwrap();
-    assert_eq!(back, filter);
-    let mut bytes = filter.to_bytes();
-    let last = bytes.len() - 20;
-    bytes[last] ^= 1;
-    let damaged = serde_json::to_string(&bytes).unwrap();
-    let err = serde_json::from_str::<CountingBloom<Blocked, 8>>(&damaged).unwrap_err();
-    assert!(err.to_string().contains("checksum"), "{err}");
+    filterlab_core::testing::check_serde_round_trip(&filter);
 }

@@ -1,6 +1,7 @@
 //! Parameters, sizing, bad input and the on-disk format.
 
-use filterlab_core::format::{FrameReader, MAX_PARAMS};
+use filterlab_core::format::FrameReader;
+use filterlab_core::testing::{check_config_drift, check_golden, check_invalid_fpps, reseal};
 use filterlab_cuckoo::{
     CuckooFilter, ErrorKind, Filter, FingerprintChoice, Persist, RemovableFilter,
 };
@@ -10,21 +11,7 @@ use crate::explicit;
 #[test]
 fn bad_parameters_are_typed_errors() {
     let invalid = ErrorKind::InvalidParameter;
-    for fpp in [
-        0.0,
-        -0.1,
-        1.0,
-        1.5,
-        f64::NAN,
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-    ] {
-        assert_eq!(
-            CuckooFilter::params(1000, fpp).unwrap_err().kind(),
-            invalid,
-            "{fpp}"
-        );
-    }
+    check_invalid_fpps(|fpp| CuckooFilter::params(1000, fpp));
     let kind = |builder: filterlab_cuckoo::CuckooBuilder| builder.build().unwrap_err().kind();
     assert_eq!(CuckooFilter::params(0, 0.01).unwrap_err().kind(), invalid);
     assert_eq!(kind(CuckooFilter::with_fpp(0.01)), invalid);
@@ -153,24 +140,14 @@ fn sizing_picks_the_fewest_bits() {
 fn config_drift_is_rejected_before_the_payload() {
     let builder = || CuckooFilter::with_fpp(0.01).expected_items(1000).seed(5);
     let filter = builder().build().unwrap();
-    let bytes = filter.to_bytes();
-    let same = builder().config().unwrap();
-    assert_eq!(
-        CuckooFilter::read_from_expecting(&bytes[..], &same).unwrap(),
-        filter
-    );
-    for other in [
+    let others = [
         builder().seed(6).config().unwrap(),
         builder().fingerprint_bits(12).config().unwrap(),
         builder().max_kicks(100).config().unwrap(),
         builder().expansion(2).config().unwrap(),
-    ] {
-        let err = CuckooFilter::read_from_expecting(&bytes[..], &other).unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::ConfigMismatch);
-        // The header alone is enough to refuse.
-        let err = CuckooFilter::read_from_expecting(&bytes[..140], &other).unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::ConfigMismatch);
-    }
+    ];
+    // The header alone (140 bytes) is enough to refuse.
+    check_config_drift(&filter, &builder().config().unwrap(), &others, 140);
 }
 
 /// Headers whose fields contradict each other, resealed with valid
@@ -186,11 +163,15 @@ fn contradicting_headers_are_refused() {
     filter.insert("x").unwrap();
     let bytes = filter.to_bytes();
     let param = |index: usize| 40 + 8 * index;
-    let edit = |index: usize, value: u64| {
+    // The error reading the file after `change`, with both checksums resealed.
+    let refused = |change: &dyn Fn(&mut [u8])| {
         let mut edited = bytes.clone();
-        edited[param(index)..param(index) + 8].copy_from_slice(&value.to_le_bytes());
+        change(&mut edited);
         reseal(&mut edited);
         CuckooFilter::from_bytes(&edited).unwrap_err().kind()
+    };
+    let set = |at: usize, value: u64| {
+        move |bytes: &mut [u8]| bytes[at..at + 8].copy_from_slice(&value.to_le_bytes())
     };
     let header = ErrorKind::InvalidHeader;
     let length = ErrorKind::LengthMismatch;
@@ -209,42 +190,15 @@ fn contradicting_headers_are_refused() {
         (8, 41, header, "capacity over the slots"),
         (9, 2f64.to_bits(), header, "target FPP"),
     ] {
-        assert_eq!(edit(index, value), kind, "{why}");
+        assert_eq!(refused(&set(param(index), value)), kind, "{why}");
     }
     // The item counter must equal the fingerprints held.
     for items in [0u64, 2, 41, u64::MAX] {
-        let mut edited = bytes.clone();
-        edited[24..32].copy_from_slice(&items.to_le_bytes());
-        reseal(&mut edited);
-        let err = CuckooFilter::from_bytes(&edited).unwrap_err();
-        assert_eq!(err.kind(), header, "counter {items}: {err}");
+        assert_eq!(refused(&set(24, items)), header, "counter {items}");
     }
     // A fingerprint in a slot of the payload, not counted.
-    let mut edited = bytes.clone();
     let payload = param(10) + 8;
-    edited[payload] ^= 0x01;
-    reseal(&mut edited);
-    assert_eq!(
-        CuckooFilter::from_bytes(&edited).unwrap_err().kind(),
-        header
-    );
-}
-
-/// Seals an edited file: the header checksum, then the final one.
-fn reseal(bytes: &mut [u8]) {
-    let params = usize::from(u16::from_le_bytes([bytes[14], bytes[15]])).min(MAX_PARAMS);
-    let end = 40 + 8 * params;
-    let checksum = xxh3(&bytes[..end]);
-    bytes[end..end + 8].copy_from_slice(&checksum.to_le_bytes());
-    let last = bytes.len() - 8;
-    let checksum = xxh3(&bytes[..last]);
-    bytes[last..].copy_from_slice(&checksum.to_le_bytes());
-}
-
-/// XXH3-64 with seed 0, as the format's checksums use: through a hasher
-/// with seed 0, which is exactly that.
-fn xxh3(bytes: &[u8]) -> u64 {
-    filterlab_cuckoo::KeyHasher::new(0).hash_bytes(bytes)
+    assert_eq!(refused(&|bytes| bytes[payload] ^= 0x01), header);
 }
 
 /// The format must not change by accident: a small filter's bytes are
@@ -252,22 +206,15 @@ fn xxh3(bytes: &[u8]) -> u64 {
 /// golden` only for a deliberate, versioned format change.
 #[test]
 fn golden_file() {
-    let mut filter = CuckooFilter::with_buckets(7)
+    let filter = CuckooFilter::with_buckets(7)
         .fingerprint_bits(13)
         .expansion(2)
         .max_tables(4)
         .seed(42)
         .build()
         .unwrap();
-    for key in ["alpha", "beta", "gamma", "alpha"] {
-        filter.insert(key).unwrap();
-    }
     let path = format!("{}/tests/golden/cuckoo-v1.bin", env!("CARGO_MANIFEST_DIR"));
-    if std::env::var_os("FILTERLAB_BLESS").is_some() {
-        std::fs::write(&path, filter.to_bytes()).unwrap();
-    }
-    let golden = std::fs::read(&path).unwrap();
-    assert_eq!(filter.to_bytes(), golden, "the cuckoo format changed");
+    let golden = check_golden(filter, &["alpha", "beta", "gamma", "alpha"], path);
     let read = CuckooFilter::from_bytes(&golden).unwrap();
     assert_eq!(read.count("alpha"), 2);
     assert!(read.contains("beta") && read.contains("gamma"));
@@ -284,13 +231,5 @@ fn golden_file() {
 fn serde_round_trip_validates() {
     let mut filter = explicit(500, 12, 8);
     filter.insert_many(0..1000u64).unwrap();
-    let json = serde_json::to_string(&filter).unwrap();
-    let back: CuckooFilter = serde_json::from_str(&json).unwrap();
-    assert_eq!(back, filter);
-    let mut bytes = filter.to_bytes();
-    let last = bytes.len() - 20;
-    bytes[last] ^= 1;
-    let damaged = serde_json::to_string(&bytes).unwrap();
-    let err = serde_json::from_str::<CuckooFilter>(&damaged).unwrap_err();
-    assert!(err.to_string().contains("checksum"), "{err}");
+    filterlab_core::testing::check_serde_round_trip(&filter);
 }

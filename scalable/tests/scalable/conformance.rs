@@ -1,77 +1,61 @@
 //! The shared conformance suite, across growth boundaries and at the caps.
 
 use filterlab_core::testing::Conformance;
-use filterlab_scalable::{BloomFilter, Filter, ScalableBloomFilter};
+use filterlab_scalable::{BloomFilter, Filter, ScalableBloomBuilder, ScalableBloomFilter};
 
+/// The builder at P = 1e-2 with `initial` keys in the first layer.
+fn builder(initial: u64) -> ScalableBloomBuilder {
+    ScalableBloomFilter::with_fpp(0.01).initial_capacity(initial)
+}
+
+/// 16 keys in the first layer: the suite's 2,000 keys cross 7 layers.
 fn growing(seed: u64) -> ScalableBloomFilter {
-    // 16 keys in the first layer: the suite's 2,000 keys cross 7 layers.
-    ScalableBloomFilter::with_fpp(0.01)
-        .initial_capacity(16)
-        .seed(seed)
-        .build()
-        .unwrap()
-}
-
-#[test]
-fn conformance_across_growth() {
-    Conformance::new("ScalableBloomFilter", || growing(1))
-        .with_variant(|| growing(2))
-        .check();
-}
-
-#[test]
-fn conformance_standard_layers_growth_4() {
-    let make = |fpp| {
-        move || {
-            ScalableBloomFilter::with_fpp(fpp)
-                .layers::<BloomFilter>()
-                .initial_capacity(10)
-                .growth(4)
-                .tightening(0.5)
-                .build()
-                .unwrap()
-        }
-    };
-    Conformance::new("ScalableBloomFilter<BloomFilter>", make(0.01))
-        .with_variant(make(0.02))
-        .check();
+    builder(16).seed(seed).build().unwrap()
 }
 
 /// A non-scaling filter: the suite checks that a refused key is `Full` and
 /// leaves the filter unchanged (reached only through duplicates and false
 /// positives, as the suite inserts at most the capacity).
-#[test]
-fn conformance_non_scaling() {
-    let make = |capacity| {
-        move || {
-            ScalableBloomFilter::with_fpp(0.01)
-                .initial_capacity(capacity)
-                .non_scaling(true)
-                .build()
-                .unwrap()
-        }
-    };
-    Conformance::new("ScalableBloomFilter(non-scaling)", make(300))
-        .with_variant(make(301))
-        .check();
+fn non_scaling(capacity: u64) -> ScalableBloomFilter {
+    builder(capacity).non_scaling(true).build().unwrap()
 }
 
 /// Capped at about 4 layers by memory: the suite's 2,000 keys hit the cap,
 /// so refusals (`Full`, filter unchanged; batched inserts stopping at the
 /// first refusal) are exercised in every case that inserts enough keys.
+fn capped(layers: u64) -> ScalableBloomFilter {
+    let layers = u32::try_from(layers).unwrap();
+    builder(16)
+        .max_memory(600)
+        .max_layers(layers)
+        .build()
+        .unwrap()
+}
+
+/// A suite: its name, the filters it builds from a number, that number and
+/// the variant's.
+type Suite = (&'static str, fn(u64) -> ScalableBloomFilter, u64, u64);
+
+/// The suite across growth, for a non-scaling filter and at the memory cap,
+/// each with a variant of another seed, capacity or layer cap.
 #[test]
-fn conformance_at_the_memory_cap() {
-    let make = |layers| {
-        move || {
-            ScalableBloomFilter::with_fpp(0.01)
-                .initial_capacity(16)
-                .max_memory(600)
-                .max_layers(layers)
-                .build()
-                .unwrap()
-        }
-    };
-    let mut filter = make(64)();
+fn conformance_default_layers() {
+    let suites: [Suite; 3] = [
+        ("ScalableBloomFilter", growing, 1, 2),
+        ("ScalableBloomFilter(non-scaling)", non_scaling, 300, 301),
+        ("ScalableBloomFilter(memory cap)", capped, 64, 63),
+    ];
+    for (name, make, config, variant) in suites {
+        Conformance::new(name, move || make(config))
+            .with_variant(move || make(variant))
+            .check();
+    }
+}
+
+/// The memory cap of [`capped`] is reached within the suite's keys.
+#[test]
+fn the_memory_cap_is_reached() {
+    let mut filter = capped(64);
     assert!(filter.layers()[0].memory_usage() < 600);
     let refused = (0..2000u64)
         .filter(|key| filter.insert(key).is_err())
@@ -81,7 +65,22 @@ fn conformance_at_the_memory_cap() {
         "{}",
         filter.info()
     );
-    Conformance::new("ScalableBloomFilter(memory cap)", make(64))
-        .with_variant(make(63))
+}
+
+/// Standard layers from 10 keys, growing ×4 and tightening ×0.5, at `fpp`.
+fn standard_layers(fpp: f64) -> ScalableBloomFilter<BloomFilter> {
+    ScalableBloomFilter::with_fpp(fpp)
+        .layers::<BloomFilter>()
+        .initial_capacity(10)
+        .growth(4)
+        .tightening(0.5)
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn conformance_standard_layers_growth_4() {
+    Conformance::new("ScalableBloomFilter<BloomFilter>", || standard_layers(0.01))
+        .with_variant(|| standard_layers(0.02))
         .check();
 }

@@ -5,7 +5,7 @@ use filterlab_scalable::{
     CHUNK_OVERHEAD, DEFAULT_CHUNK_BYTES, Error, ErrorKind, Filter, ScalableBloomFilter,
 };
 
-use crate::insert_range;
+use crate::{grown, insert_range};
 
 type Chunks = Vec<(u64, Vec<u8>)>;
 
@@ -84,12 +84,7 @@ fn check_damage(chunks: &Chunks) {
 /// every kind of damage to them is refused.
 #[test]
 fn ten_million_items_round_trip_in_chunks() {
-    let mut filter = ScalableBloomFilter::with_fpp(0.01)
-        .initial_capacity(100_000)
-        .seed(10)
-        .build()
-        .unwrap();
-    insert_range(&mut filter, 10, 0, 10_000_000);
+    let filter = grown(100_000, 10, 10_000_000);
     let bytes = filter.memory_usage();
     let chunks = dump(&filter, DEFAULT_CHUNK_BYTES);
     println!(
@@ -107,12 +102,7 @@ fn ten_million_items_round_trip_in_chunks() {
 
 #[test]
 fn small_dumps_and_their_damage() {
-    let mut filter = ScalableBloomFilter::with_fpp(0.01)
-        .initial_capacity(100)
-        .seed(3)
-        .build()
-        .unwrap();
-    insert_range(&mut filter, 3, 0, 2000);
+    let filter = grown(100, 3, 2000);
     for chunk_bytes in [64, 100, 1000, 4096] {
         let chunks = dump(&filter, chunk_bytes);
         let restored = ScalableBloomFilter::restore_chunks(chunks.clone()).unwrap();

@@ -7,92 +7,59 @@ use filterlab_scalable::{
     ScalableBloomFilter,
 };
 
-use crate::{GOLDEN_KEYS, check_golden, insert_range};
+use filterlab_core::testing::{check_config_drift, check_invalid_fpps, expect_error};
+
+use crate::{GOLDEN_KEYS, check_golden, grown, insert_range};
 
 #[test]
 fn bad_parameters_are_typed_errors() {
-    let invalid = ErrorKind::InvalidParameter;
+    let (invalid, too_large) = (ErrorKind::InvalidParameter, ErrorKind::TooLarge);
     let builder = |fpp| ScalableBloomFilter::with_fpp(fpp).initial_capacity(1000);
-    for fpp in [0.0, -0.1, 1.0, 1.5, f64::NAN, f64::INFINITY] {
-        assert_eq!(
-            builder(fpp).build().unwrap_err().kind(),
-            invalid,
-            "P = {fpp}"
-        );
-        assert_eq!(
-            ScalableBloomFilter::params(1000, fpp).unwrap_err().kind(),
-            invalid
-        );
-    }
+    check_invalid_fpps(|fpp| builder(fpp).build());
+    check_invalid_fpps(|fpp| ScalableBloomFilter::params(1000, fpp));
     for r in [0.0, 1.0, -0.5, 1.5, f64::NAN] {
-        let err = builder(0.01).tightening(r).build().unwrap_err();
-        assert_eq!(err.kind(), invalid, "r = {r}");
+        expect_error(builder(0.01).tightening(r).build(), invalid, ("r", r));
     }
     for s in [0, 1, MAX_GROWTH + 1] {
-        let err = builder(0.01).growth(s).build().unwrap_err();
-        assert_eq!(err.kind(), invalid, "s = {s}");
+        expect_error(builder(0.01).growth(s).build(), invalid, ("s", s));
+    }
+    for layers in [0, MAX_LAYERS + 1] {
+        expect_error(builder(0.01).max_layers(layers).build(), invalid, layers);
     }
     // Below 2 only without growth.
     assert!(builder(0.01).growth(1).non_scaling(true).build().is_ok());
-    assert_eq!(
-        builder(0.01)
-            .growth(0)
-            .non_scaling(true)
-            .build()
-            .unwrap_err()
-            .kind(),
-        invalid
-    );
-    assert_eq!(
-        ScalableBloomFilter::with_fpp(0.01)
-            .build()
-            .unwrap_err()
-            .kind(),
-        invalid,
-        "no initial capacity"
-    );
-    assert_eq!(
-        builder(0.01)
-            .initial_capacity(0)
-            .build()
-            .unwrap_err()
-            .kind(),
-        invalid
-    );
-    for layers in [0, MAX_LAYERS + 1] {
-        assert_eq!(
-            builder(0.01).max_layers(layers).build().unwrap_err().kind(),
-            invalid
-        );
+    for (case, kind, what) in [
+        (builder(0.01).growth(0).non_scaling(true), invalid, "s = 0"),
+        (
+            ScalableBloomFilter::with_fpp(0.01),
+            invalid,
+            "no initial capacity",
+        ),
+        (
+            builder(0.01).initial_capacity(0),
+            invalid,
+            "zero initial capacity",
+        ),
+        (builder(0.01).max_memory(0), invalid, "no memory"),
+        // A first layer over the memory cap, or beyond any memory.
+        (
+            builder(0.01)
+                .max_memory(1 << 20)
+                .initial_capacity(1_000_000),
+            too_large,
+            "over the cap",
+        ),
+        (
+            builder(1e-290).initial_capacity(u64::MAX),
+            too_large,
+            "beyond any memory",
+        ),
+        // Layer targets P·(1 − r)·r^i below the smallest FPP the exact
+        // formulas size for (1e-300) are refused as parameters, not sizes.
+        (builder(1e-300), invalid, "layer targets below 1e-300"),
+    ] {
+        expect_error(case.build(), kind, what);
     }
-    assert_eq!(
-        builder(0.01).max_memory(0).build().unwrap_err().kind(),
-        invalid
-    );
-    // A first layer over the memory cap, or beyond any memory.
-    assert_eq!(
-        builder(0.01)
-            .initial_capacity(1_000_000)
-            .max_memory(1 << 20)
-            .build()
-            .unwrap_err()
-            .kind(),
-        ErrorKind::TooLarge
-    );
-    assert_eq!(
-        builder(1e-290)
-            .initial_capacity(u64::MAX)
-            .build()
-            .unwrap_err()
-            .kind(),
-        ErrorKind::TooLarge
-    );
-    // Layer targets P·(1 − r)·r^i below the smallest FPP the exact formulas
-    // size for (1e-300) are refused as parameters, not as sizes.
-    assert_eq!(
-        builder(1e-300).build().unwrap_err().kind(),
-        ErrorKind::InvalidParameter
-    );
 }
 
 /// A refused insert leaves the filter exactly as it was, one by one and in
@@ -196,12 +163,7 @@ fn read_err(bytes: &[u8]) -> ErrorKind {
 
 #[test]
 fn crafted_counters_and_parameters_are_refused() {
-    let mut filter = ScalableBloomFilter::with_fpp(0.01)
-        .initial_capacity(100)
-        .seed(5)
-        .build()
-        .unwrap();
-    insert_range(&mut filter, 5, 0, 350);
+    let filter = grown(100, 5, 350);
     assert_eq!(filter.layers().len(), 3);
     let len = filter.len() as u64;
     let bytes = filter.to_bytes();
@@ -256,38 +218,24 @@ fn crafted_counters_and_parameters_are_refused() {
 
 #[test]
 fn config_drift_is_rejected() {
-    let filter = ScalableBloomFilter::with_fpp(0.01)
-        .initial_capacity(100)
-        .seed(1)
-        .build()
-        .unwrap();
-    let bytes = filter.to_bytes();
-    let same = ScalableBloomFilter::with_fpp(0.01)
-        .initial_capacity(100)
-        .seed(1)
-        .config()
-        .unwrap();
-    assert_eq!(
-        ScalableBloomFilter::read_from_expecting(&bytes[..], &same).unwrap(),
-        filter
+    let builder = |seed| {
+        ScalableBloomFilter::with_fpp(0.01)
+            .initial_capacity(100)
+            .seed(seed)
+    };
+    let filter = builder(1).build().unwrap();
+    let others = [
+        builder(2).config().unwrap(),
+        builder(1).growth(4).config().unwrap(),
+        builder(1).tightening(0.5).config().unwrap(),
+    ];
+    // The header alone (9 parameters) is enough to refuse.
+    check_config_drift(
+        &filter,
+        &builder(1).config().unwrap(),
+        &others,
+        48 + 9 * 8 + 8,
     );
-    for other in [
-        ScalableBloomFilter::with_fpp(0.01)
-            .initial_capacity(100)
-            .seed(2),
-        ScalableBloomFilter::with_fpp(0.01)
-            .initial_capacity(100)
-            .seed(1)
-            .growth(4),
-        ScalableBloomFilter::with_fpp(0.01)
-            .initial_capacity(100)
-            .seed(1)
-            .tightening(0.5),
-    ] {
-        let err = <ScalableBloomFilter>::read_from_expecting(&bytes[..], &other.config().unwrap())
-            .unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::ConfigMismatch);
-    }
     // Reading standard layers as blocked ones (or back) is a wrong kind.
     let standard = ScalableBloomFilter::with_fpp(0.01)
         .layers::<BloomFilter>()
@@ -364,17 +312,5 @@ fn reports() {
 #[cfg(feature = "serde")]
 #[test]
 fn serde_round_trip_validates() {
-    let mut filter = ScalableBloomFilter::with_fpp(0.01)
-        .initial_capacity(100)
-        .build()
-        .unwrap();
-    insert_range(&mut filter, 8, 0, 500);
-    let json = serde_json::to_string(&filter).unwrap();
-    let back: ScalableBloomFilter = serde_json::from_str(&json).unwrap();
-    assert_eq!(back, filter);
-    let mut bytes = filter.to_bytes();
-    let last = bytes.len() - 20;
-    bytes[last] ^= 1;
-    let damaged = serde_json::to_string(&bytes).unwrap();
-    assert!(serde_json::from_str::<ScalableBloomFilter>(&damaged).is_err());
+    filterlab_core::testing::check_serde_round_trip(&grown(100, 8, 500));
 }

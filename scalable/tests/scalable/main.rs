@@ -103,21 +103,27 @@ pub(crate) fn measure<L: Layer>(
 /// Keys the golden file holds.
 pub(crate) const GOLDEN_KEYS: [&str; 5] = ["alpha", "beta", "gamma", "delta", "epsilon"];
 
-/// Fills `filter` with [`GOLDEN_KEYS`] and checks its bytes against the file
-/// `name` in `tests/golden/` (rewritten first under `FILTERLAB_BLESS`, only
-/// for a deliberate, versioned format change); returns the file's bytes.
-pub(crate) fn check_golden<F: Filter + Persist>(mut filter: F, name: &str) -> Vec<u8> {
-    let hasher = *filter.hasher();
-    for key in GOLDEN_KEYS {
-        filter.insert_hash(hasher.hash(key)).unwrap();
-    }
+/// Core's golden-file check ([`filterlab_core::testing::check_golden`])
+/// with [`GOLDEN_KEYS`] and the file `name` in `tests/golden/`.
+pub(crate) fn check_golden<F>(filter: F, name: &str) -> Vec<u8>
+where
+    F: Filter + Persist + PartialEq + std::fmt::Debug,
+{
     let path = format!("{}/tests/golden/{name}", env!("CARGO_MANIFEST_DIR"));
-    if std::env::var_os("FILTERLAB_BLESS").is_some() {
-        std::fs::write(&path, filter.to_bytes()).unwrap();
-    }
-    let golden = std::fs::read(&path).unwrap();
-    assert_eq!(filter.to_bytes(), golden, "the format of {name} changed");
-    golden
+    filterlab_core::testing::check_golden(filter, &GOLDEN_KEYS, path)
+}
+
+/// A filter at P = 1e-2 with the default layers, `initial` keys in the first
+/// layer and the hasher seeded with `seed`, holding the first `items` keys
+/// of the `seed`-th stream.
+pub(crate) fn grown(initial: u64, seed: u64, items: u64) -> ScalableBloomFilter {
+    let mut filter = ScalableBloomFilter::with_fpp(0.01)
+        .initial_capacity(initial)
+        .seed(seed)
+        .build()
+        .unwrap();
+    insert_range(&mut filter, seed, 0, items);
+    filter
 }
 
 /// Lookups of never-inserted keys, one by one and batched, agree, and

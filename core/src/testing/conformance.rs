@@ -1,70 +1,5 @@
-//! The conformance suite every filter runs, and helpers for statistical tests.
-//!
-//! Enabled by the `testing` feature. A filter crate checks the whole contract
-//! in one line from its integration tests, e.g.
-//! `Conformance::new("BloomFilter", || small(1)).with_variant(|| small(2)).check()`.
-//! Here it is run on a toy filter that stores its key hashes exactly:
-//!
-//! ```
-//! use filterlab_core::format::{FrameReader, FrameWriter, Header};
-//! use filterlab_core::testing::Conformance;
-//! use filterlab_core::{Error, ErrorKind, Filter, FilterKind, KeyHasher, Persist};
-//! use std::collections::BTreeSet;
-//!
-//! /// Remembers every key hash: no false positives, no capacity.
-//! #[derive(Clone, Debug, PartialEq)]
-//! struct ExactSet { hashes: BTreeSet<u64>, hasher: KeyHasher }
-//!
-//! impl Filter for ExactSet {
-//!     fn hasher(&self) -> &KeyHasher { &self.hasher }
-//!     fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> { Ok(self.hashes.insert(hash)) }
-//!     fn contains_hash(&self, hash: u64) -> bool { self.hashes.contains(&hash) }
-//!     fn len(&self) -> usize { self.hashes.len() }
-//!     fn clear(&mut self) { self.hashes.clear() }
-//!     fn memory_usage(&self) -> usize { 8 * self.hashes.len().max(1) }
-//!     fn capacity(&self) -> Option<usize> { None }
-//!     fn expected_fpp(&self) -> f64 { 0.0 }
-//!     fn theoretical_fpp(&self, _items: u64) -> Option<f64> { Some(0.0) }
-//! }
-//!
-//! impl Persist for ExactSet {
-//!     type Config = KeyHasher;
-//!     const KIND: FilterKind = FilterKind::Bloom; // a real filter has a kind of its own
-//!     fn config(&self) -> KeyHasher { self.hasher }
-//!     fn header(&self) -> Header {
-//!         let items = self.hashes.len() as u64;
-//!         Header { kind: Self::KIND, hasher: self.hasher, items, params: vec![], payload_len: 8 * items }
-//!     }
-//!     fn write_payload<W: std::io::Write>(&self, out: &mut FrameWriter<W>) -> Result<(), Error> {
-//!         out.write_words(&self.hashes.iter().copied().collect::<Vec<_>>())
-//!     }
-//!     fn config_from_header(header: &Header) -> Result<KeyHasher, Error> {
-//!         header.expect_params(0)?;
-//!         header.expect_payload_len(header.items.checked_mul(8).ok_or_else(|| {
-//!             Error::new(ErrorKind::InvalidHeader, "too many items")
-//!         })?)?;
-//!         Ok(header.hasher)
-//!     }
-//!     fn read_payload<R: std::io::Read>(
-//!         hasher: KeyHasher, header: &Header, input: &mut FrameReader<R>,
-//!     ) -> Result<Self, Error> {
-//!         let words = input.read_words(header.items as usize)?;
-//!         let hashes: BTreeSet<u64> = words.iter().copied().collect();
-//!         if hashes.len() != words.len() || !words.is_sorted() {
-//!             return Err(Error::new(ErrorKind::InvalidHeader, "hashes not strictly increasing"));
-//!         }
-//!         Ok(Self { hashes, hasher })
-//!     }
-//! }
-//!
-//! let make = |seed| move || ExactSet { hashes: BTreeSet::new(), hasher: KeyHasher::new(seed) };
-//! Conformance::new("ExactSet", make(1)).with_variant(make(2)).cases(8).check();
-//! ```
-//!
-//! The properties are proptest properties against a `HashSet` oracle:
-//! no false negatives (ever: after inserts, clear, a serialization round
-//! trip, a merge, removals of inserted keys only), exact `len` semantics,
-//! typed errors for corrupted, truncated and crafted bytes.
+//! The conformance suite: the contract every filter keeps, as proptest
+//! properties against a `HashSet` oracle.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Debug;
@@ -74,28 +9,8 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 
 use crate::format::{FilterKind, MAX_PARAMS, Persist};
-use crate::keys::query_key;
+use crate::testing::checks::reseal_header;
 use crate::{ErrorKind, Filter, Merge, RemovableFilter};
-
-/// Counts the false positives of `filter` over `queries` never-inserted keys
-/// of the seeded stream [`query_key`], hashed with
-/// the filter's hasher.
-pub fn count_false_positives<F: Filter + ?Sized>(filter: &F, seed: u64, queries: u64) -> u64 {
-    let hasher = *filter.hasher();
-    let mut hashes = Vec::with_capacity(1024);
-    let mut found = vec![false; 1024];
-    let mut positives = 0;
-    let mut next = 0;
-    while next < queries {
-        let batch = (queries - next).min(1024);
-        hashes.clear();
-        hashes.extend((next..next + batch).map(|i| hasher.hash(&query_key(seed, i))));
-        filter.contains_hashes(&hashes, &mut found[..batch as usize]);
-        positives += found[..batch as usize].iter().filter(|&&hit| hit).count() as u64;
-        next += batch;
-    }
-    positives
-}
 
 /// The conformance suite for one filter type.
 ///
@@ -564,17 +479,6 @@ where
                 Ok(())
             })
             .unwrap_or_else(|err| fail(name, "merge", err));
-    }
-}
-
-/// Recomputes the header checksum of a file after a deliberate edit, so the
-/// edit reaches the checks behind the checksum.
-fn reseal_header(bytes: &mut [u8]) {
-    let params = usize::from(u16::from_le_bytes([bytes[14], bytes[15]])).min(MAX_PARAMS);
-    let end = 40 + 8 * params;
-    if bytes.len() >= end + 8 {
-        let checksum = xxhash_rust::xxh3::xxh3_64(&bytes[..end]);
-        bytes[end..end + 8].copy_from_slice(&checksum.to_le_bytes());
     }
 }
 

@@ -1,0 +1,92 @@
+//! `dedup`: flags each input line unique or duplicate in bounded memory.
+//! See `dedup --help` and the crate README.
+
+#![forbid(unsafe_code)]
+
+mod cli;
+mod input;
+mod report;
+mod run;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use filterlab_dedup::ErrorKind;
+
+use crate::cli::Args;
+use crate::input::{open_sources, spawn_reader};
+use crate::run::{Run, Signals, Stop};
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match dedup(&args) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("dedup: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs the command: an `Err` is an error before any input was checked (the
+/// state, if any, is then left as it was).
+fn dedup(args: &Args) -> Result<ExitCode, String> {
+    // First, so that no signal sent once the sizing is printed finds the
+    // default handlers (SIGUSR1's would end the process).
+    let signals = Signals::register().map_err(|err| format!("cannot handle signals: {err}"))?;
+    let builder = args.builder();
+    let sizing = builder
+        .sizing()
+        .map_err(|err| format!("--expected {} --fpp {}: {err}", args.expected, args.fpp))?;
+    eprintln!("{sizing}");
+    let mut dedup = builder
+        .build()
+        .map_err(|err| format!("cannot build the filters: {err}"))?;
+    if let Some(path) = &args.state {
+        match dedup.read_checkpoint(path) {
+            Ok(()) => {
+                let metrics = dedup.metrics();
+                eprintln!(
+                    "dedup: state restored from {}: {} checks, {} uniques stored, {} partition(s)",
+                    path.display(),
+                    metrics.checks,
+                    metrics.uniques_stored,
+                    metrics.partitions
+                );
+            }
+            Err(err) if err.kind() == ErrorKind::CheckpointMissing => {
+                eprintln!("dedup: no state at {} yet: starting empty", path.display());
+            }
+            Err(err) => {
+                return Err(format!(
+                    "--state: {err} (the file is left as it is; move it away to start empty)"
+                ));
+            }
+        }
+    }
+    let sources = open_sources(&args.files)?;
+    let names = sources.iter().map(|source| source.name.clone()).collect();
+    let blocks = spawn_reader(sources);
+    let mut run = Run::new(args, dedup, names, signals);
+    let stopped = run.process(&blocks);
+    let saved = run.checkpoint();
+    run.progress.finish();
+    eprintln!("{}", run.summary());
+    if let (Ok(()), Some(path)) = (&saved, run.state()) {
+        eprintln!("dedup: state written to {}", path.display());
+    }
+    let mut code = ExitCode::SUCCESS;
+    for stop in [stopped.err(), saved.err()].into_iter().flatten() {
+        code = match stop {
+            Stop::Signal(signal) => {
+                eprintln!("dedup: stopped by signal {signal}");
+                ExitCode::from(128 + signal as u8)
+            }
+            Stop::Error(message) => {
+                eprintln!("dedup: {message}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    Ok(code)
+}

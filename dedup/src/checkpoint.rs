@@ -1,0 +1,507 @@
+//! Checkpoints: a de-duplicator's partitions and counters in core's framing
+//! (kind [`FilterKind::DedupCheckpoint`]), written atomically and read into
+//! a new value that replaces the running one only when all of it is valid.
+
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+use filterlab_bloom::{BloomConfig, BloomFilter};
+use filterlab_core::format::{DEFAULT_PAYLOAD_LIMIT, FrameReader, FrameWriter, Header};
+use filterlab_core::{ErrorKind as CoreKind, Filter, FilterKind, Persist};
+
+use crate::dedup::{Counters, Deduplicator};
+use crate::error::{Error, ErrorKind};
+use crate::partition::PartitionKey;
+use crate::settings::SizingMode;
+
+/// The layout version of the checkpoint (header parameter 0).
+pub const CHECKPOINT_VERSION: u64 = 1;
+
+/// The header parameters, in order.
+const PARAMS: [&str; 14] = [
+    "checkpoint version",
+    "expected items (N)",
+    "target FPP (P, f64 bits)",
+    "sizing mode",
+    "bits per partition",
+    "hashes per key",
+    "partition count (0: unpartitioned)",
+    "live partitions",
+    "checks",
+    "unique",
+    "duplicate",
+    "dropped",
+    "faults",
+    "evicted",
+];
+
+/// The header parameter of the first counter.
+const FIRST_COUNTER: usize = 8;
+
+/// The longest partition key a checkpoint may hold.
+const MAX_KEY_BYTES: u64 = 1 << 20;
+
+/// Bytes before each partition's key: its tag and its length.
+const KEY_PREFIX_BYTES: u64 = 1 + 8;
+
+/// Bytes of a framed filter with this header: the fixed header fields and
+/// their checksum (48 bytes), 8 per parameter, the payload, and the trailing
+/// checksum, as core's format documents them.
+fn framed_len(header: &Header) -> u64 {
+    48 + 8 * header.params.len() as u64 + header.payload_len + 8
+}
+
+impl Deduplicator {
+    /// The checkpoint's header.
+    fn checkpoint_header(&self) -> Header {
+        let settings = &self.settings;
+        let config = &self.sizing.config;
+        let payload_len = self
+            .partitions
+            .iter()
+            .map(|(key, filter)| {
+                KEY_PREFIX_BYTES + key.to_bytes().len() as u64 + framed_len(&filter.header())
+            })
+            .sum();
+        let mut params = vec![
+            CHECKPOINT_VERSION,
+            self.expected_items(),
+            settings.fpp.to_bits(),
+            settings.sizing_mode.id(),
+            config.num_bits,
+            u64::from(config.num_hashes),
+            settings.partition_count.unwrap_or(0),
+            self.partitions.len() as u64,
+        ];
+        params.extend(self.counters.to_array());
+        Header {
+            kind: FilterKind::DedupCheckpoint,
+            hasher: settings.hasher(),
+            items: self.partitions.values().map(|f| f.len() as u64).sum(),
+            params,
+            payload_len,
+        }
+    }
+
+    /// Writes a checkpoint to `writer`: the header (version, N, P, sizing,
+    /// bits, k, partition count, counters), then each partition's key and
+    /// filter, lowest key first, then the checksum. See the crate README
+    /// for the layout.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Filter`]`(Io)` when the writer fails.
+    pub fn write_checkpoint_to<W: Write>(&self, writer: W) -> Result<(), Error> {
+        let mut frame = FrameWriter::new(writer, &self.checkpoint_header())?;
+        for (key, filter) in &self.partitions {
+            let bytes = key.to_bytes();
+            frame.write_bytes(&[key.tag()])?;
+            frame.write_bytes(&(bytes.len() as u64).to_le_bytes())?;
+            frame.write_bytes(&bytes)?;
+            filter.write_to(PayloadWriter { frame: &mut frame })?;
+        }
+        frame.finish()?;
+        Ok(())
+    }
+
+    /// Writes a checkpoint to `path` atomically: into a temporary file in
+    /// the same directory, synced, then renamed over `path`, and the
+    /// directory synced. A crash at any point leaves either the previous
+    /// checkpoint or the new one, never a mix.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Filter`]`(Io)` when a file operation fails; the
+    /// temporary file is then removed and `path` left as it was.
+    pub fn write_checkpoint(&self, path: impl AsRef<Path>) -> Result<(), Error> {
+        let path = path.as_ref();
+        let mut file = AtomicFile::create(path)?;
+        let mut buffered = BufWriter::with_capacity(1 << 20, &mut file);
+        self.write_checkpoint_to(&mut buffered)
+            .map_err(|err| err.context(path.display()))?;
+        buffered
+            .flush()
+            .map_err(|err| Error::from(err).context(path.display()))?;
+        drop(buffered);
+        file.commit()
+    }
+
+    /// Reads a checkpoint from `reader` and, only if all of it is valid and
+    /// made for this configuration, replaces the stored keys and counters
+    /// with it. On any error the running state is untouched.
+    ///
+    /// The configuration that must match: N, P, the sizing mode (and so the
+    /// bits and k), the hasher's seed and the partition count. Search-all
+    /// and the alarm thresholds are behaviour, not state: they stay as
+    /// configured here.
+    ///
+    /// # Errors
+    ///
+    /// As [`ErrorKind::Filter`]: `BadMagic`, `UnsupportedVersion` (another
+    /// framing or checkpoint version), `WrongKind`, `InvalidHeader`,
+    /// `LengthMismatch`, `Truncated`, `ChecksumMismatch`, `ConfigMismatch`
+    /// (another N, P, sizing, seed or partition count), `Io`, or `TooLarge`
+    /// when the memory for the restored filters cannot be had.
+    pub fn read_checkpoint_from<R: Read>(&mut self, reader: R) -> Result<(), Error> {
+        let restored = self.restore(reader)?;
+        self.adopt(restored);
+        Ok(())
+    }
+
+    /// Reads the checkpoint at `path`, as
+    /// [`read_checkpoint_from`](Self::read_checkpoint_from).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::CheckpointMissing`] when there is no file at `path`;
+    /// otherwise as [`read_checkpoint_from`](Self::read_checkpoint_from).
+    pub fn read_checkpoint(&mut self, path: impl AsRef<Path>) -> Result<(), Error> {
+        let path = path.as_ref();
+        let file = File::open(path).map_err(|err| {
+            if err.kind() == io::ErrorKind::NotFound {
+                Error::new(
+                    ErrorKind::CheckpointMissing,
+                    format!("{}: no such file", path.display()),
+                )
+            } else {
+                Error::from(err).context(path.display())
+            }
+        })?;
+        self.read_checkpoint_from(BufReader::with_capacity(1 << 20, file))
+            .map_err(|err| err.context(path.display()))
+    }
+
+    /// A new de-duplicator of this configuration holding the checkpoint.
+    fn restore<R: Read>(&self, reader: R) -> Result<Self, Error> {
+        let mut frame =
+            FrameReader::open(reader, FilterKind::DedupCheckpoint, DEFAULT_PAYLOAD_LIMIT)?;
+        let header = frame.header().clone();
+        self.check_checkpoint_header(&header)?;
+        let live = header.param(7, PARAMS[7])?;
+        let mut restored = self.empty_like()?;
+        restored.partitions.clear();
+        let mut payload = PayloadReader {
+            frame: &mut frame,
+            remaining: header.payload_len,
+        };
+        let mut previous: Option<PartitionKey> = None;
+        for _ in 0..live {
+            let key = payload.read_key()?;
+            let in_order = previous.as_ref().is_none_or(|before| *before < key);
+            let expected_unpartitioned =
+                self.settings.partition_count.is_some() || key == Self::unpartitioned_key();
+            if !in_order || !expected_unpartitioned {
+                return Err(bad_header(format!(
+                    "partition key {key} out of order or out of place"
+                )));
+            }
+            let filter = BloomFilter::read_from_expecting(&mut payload, &self.sizing.config)?;
+            restored.partitions.insert(key.clone(), filter);
+            previous = Some(key);
+        }
+        if payload.remaining != 0 {
+            return Err(filterlab_core::Error::new(
+                CoreKind::LengthMismatch,
+                format!(
+                    "{} payload bytes follow the last partition",
+                    payload.remaining
+                ),
+            )
+            .into());
+        }
+        frame.finish()?;
+        restored.counters = counters_from(&header)?;
+        let stored: u64 = restored.partitions.values().map(|f| f.len() as u64).sum();
+        if stored != header.items {
+            return Err(bad_header(format!(
+                "the header says {} uniques stored, the partitions hold {stored}",
+                header.items
+            )));
+        }
+        Ok(restored)
+    }
+
+    /// Checks the header's version and that its configuration is this one's.
+    fn check_checkpoint_header(&self, header: &Header) -> Result<(), Error> {
+        header.expect_params(PARAMS.len())?;
+        let version = header.param(0, PARAMS[0])?;
+        if version != CHECKPOINT_VERSION {
+            return Err(filterlab_core::Error::new(
+                CoreKind::UnsupportedVersion,
+                format!("checkpoint version {version}, this build reads {CHECKPOINT_VERSION}"),
+            )
+            .into());
+        }
+        let settings = &self.settings;
+        let stored_mode = header.param(3, PARAMS[3])?;
+        let Some(mode) = SizingMode::from_id(stored_mode) else {
+            return Err(bad_header(format!("unknown sizing mode {stored_mode}")));
+        };
+        let stored_config = BloomConfig {
+            num_bits: header.param(4, PARAMS[4])?,
+            num_hashes: u32::try_from(header.param(5, PARAMS[5])?).unwrap_or(u32::MAX),
+            hasher: header.hasher,
+        };
+        let stored_partitions = header.param(6, PARAMS[6])?;
+        let stored = (
+            header.param(1, PARAMS[1])?,
+            f64::from_bits(header.param(2, PARAMS[2])?),
+            mode,
+            stored_partitions,
+            stored_config,
+        );
+        let expected = (
+            self.expected_items(),
+            settings.fpp,
+            settings.sizing_mode,
+            settings.partition_count.unwrap_or(0),
+            self.sizing.config,
+        );
+        if stored != expected {
+            let describe = |(items, fpp, mode, partitions, config): (
+                u64,
+                f64,
+                SizingMode,
+                u64,
+                BloomConfig,
+            )| {
+                format!(
+                    "N = {items}, P = {fpp:e}, {mode} sizing, {partitions} partitions, \
+                     {} bits, k = {}, seed {}",
+                    config.num_bits,
+                    config.num_hashes,
+                    config.hasher.seed()
+                )
+            };
+            return Err(filterlab_core::Error::new(
+                CoreKind::ConfigMismatch,
+                format!(
+                    "the checkpoint was made for {}; this run is configured for {}",
+                    describe(stored),
+                    describe(expected)
+                ),
+            )
+            .into());
+        }
+        let live = header.param(7, PARAMS[7])?;
+        if live > stored_partitions.max(1) || (stored_partitions == 0 && live != 1) {
+            return Err(bad_header(format!(
+                "{live} live partitions for a partition count of {stored_partitions}"
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The counters of a checkpoint's header, which must add up.
+fn counters_from(header: &Header) -> Result<Counters, Error> {
+    let mut counts = [0u64; 6];
+    for (offset, count) in counts.iter_mut().enumerate() {
+        let index = FIRST_COUNTER + offset;
+        *count = header.param(index, PARAMS[index])?;
+    }
+    Counters::from_array(counts).ok_or_else(|| {
+        bad_header(format!(
+            "counters (checks, unique, duplicate, dropped, faults, evicted) {counts:?} do not add up"
+        ))
+    })
+}
+
+fn bad_header(detail: String) -> Error {
+    filterlab_core::Error::new(CoreKind::InvalidHeader, detail).into()
+}
+
+/// The checkpoint's payload as a writer, for each partition's framed filter.
+struct PayloadWriter<'a, W: Write> {
+    frame: &'a mut FrameWriter<W>,
+}
+
+impl<W: Write> Write for PayloadWriter<'_, W> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.frame
+            .write_bytes(bytes)
+            .map(|()| bytes.len())
+            .map_err(io::Error::other)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The checkpoint's payload as a reader that never reads past its end.
+struct PayloadReader<'a, R: Read> {
+    frame: &'a mut FrameReader<R>,
+    remaining: u64,
+}
+
+impl<R: Read> PayloadReader<'_, R> {
+    /// Reads a partition's tag, length and key.
+    fn read_key(&mut self) -> Result<PartitionKey, Error> {
+        let mut prefix = [0u8; KEY_PREFIX_BYTES as usize];
+        self.read_exact(&mut prefix)?;
+        let len = u64::from_le_bytes(prefix[1..].try_into().unwrap_or([0xff; 8]));
+        if len > MAX_KEY_BYTES {
+            return Err(bad_header(format!("a partition key of {len} bytes")));
+        }
+        let mut bytes = vec![0u8; len as usize];
+        self.read_exact(&mut bytes)?;
+        PartitionKey::from_tagged(prefix[0], &bytes)
+            .ok_or_else(|| bad_header(format!("partition key with tag {}", prefix[0])))
+    }
+}
+
+impl<R: Read> Read for PayloadReader<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let take = buf
+            .len()
+            .min(usize::try_from(self.remaining).unwrap_or(usize::MAX));
+        self.frame
+            .read_bytes_into(&mut buf[..take])
+            .map_err(|err| match err.kind() {
+                CoreKind::Truncated => io::Error::new(io::ErrorKind::UnexpectedEof, err),
+                _ => io::Error::other(err),
+            })?;
+        self.remaining -= take as u64;
+        Ok(take)
+    }
+}
+
+/// A file written in full or not at all: bytes go to a temporary file in
+/// the destination's directory, which [`commit`](Self::commit) syncs and
+/// renames over the destination (then syncs the directory). Dropped without
+/// a commit, it removes the temporary file; a crash leaves at worst that
+/// temporary file, never a damaged destination.
+///
+/// # Examples
+///
+/// ```
+/// use std::io::Write;
+/// use filterlab_dedup::AtomicFile;
+///
+/// let dir = std::env::temp_dir().join(format!("atomic-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?;
+/// let path = dir.join("state");
+/// let mut file = AtomicFile::create(&path)?;
+/// file.write_all(b"complete")?;
+/// file.commit()?;
+/// assert_eq!(std::fs::read(&path)?, b"complete");
+///
+/// let mut file = AtomicFile::create(&path)?;
+/// file.write_all(b"half")?;
+/// drop(file); // no commit: the old content stays
+/// assert_eq!(std::fs::read(&path)?, b"complete");
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct AtomicFile {
+    destination: PathBuf,
+    temporary: PathBuf,
+    file: Option<File>,
+}
+
+impl AtomicFile {
+    /// Opens a temporary file beside `destination` (`.NAME.tmp-PID`).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Filter`]`(Io)` naming the file when it cannot be created.
+    pub fn create(destination: impl AsRef<Path>) -> Result<Self, Error> {
+        let destination = destination.as_ref().to_path_buf();
+        let name = destination
+            .file_name()
+            .ok_or_else(|| {
+                crate::error::invalid(format!("{} names no file", destination.display()))
+            })?
+            .to_string_lossy();
+        let temporary = destination.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+        let file = File::create(&temporary)
+            .map_err(|err| Error::from(err).context(temporary.display()))?;
+        Ok(Self {
+            destination,
+            temporary,
+            file: Some(file),
+        })
+    }
+
+    /// The temporary file's path.
+    pub fn temporary_path(&self) -> &Path {
+        &self.temporary
+    }
+
+    /// Syncs the temporary file, renames it over the destination and syncs
+    /// the directory.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Filter`]`(Io)` naming the file; the temporary file is
+    /// then removed and the destination left as it was.
+    pub fn commit(mut self) -> Result<(), Error> {
+        let named = |err: io::Error, path: &Path| Error::from(err).context(path.display());
+        if let Some(file) = self.file.take() {
+            file.sync_all().map_err(|err| named(err, &self.temporary))?;
+        }
+        std::fs::rename(&self.temporary, &self.destination)
+            .map_err(|err| named(err, &self.destination))?;
+        sync_directory(&self.destination).map_err(|err| named(err, &self.destination))?;
+        Ok(())
+    }
+}
+
+/// Makes a rename in the directory of `path` durable (Unix; elsewhere the
+/// rename itself is all there is).
+fn sync_directory(path: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        let directory = match path.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent,
+            _ => Path::new("."),
+        };
+        File::open(directory)?.sync_all()?;
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        match &mut self.file {
+            Some(file) => file.write(bytes),
+            None => Err(io::Error::other("the file was committed")),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match &mut self.file {
+            Some(file) => file.flush(),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for AtomicFile {
+    /// Removes the temporary file unless it was renamed.
+    fn drop(&mut self) {
+        if self.temporary.exists() {
+            let _ = std::fs::remove_file(&self.temporary);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn framed_len_matches_the_format() {
+        let mut filter = BloomFilter::with_fpp(0.01)
+            .expected_items(100)
+            .build()
+            .unwrap();
+        filter.insert("x");
+        assert_eq!(framed_len(&filter.header()), filter.to_bytes().len() as u64);
+    }
+}

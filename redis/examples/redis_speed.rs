@@ -16,11 +16,7 @@ use std::time::Instant;
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_redis::{DEFAULT_BITS_PER_CALL, RedisBloomFilter};
 
-#[path = "../tests/redis/server.rs"]
-#[allow(dead_code)]
-mod server;
-
-use server::{Server, unique};
+use filterlab_redis::testing::{Server, URL_VARIABLE, unique};
 
 /// One measured operation.
 struct Row {
@@ -38,11 +34,11 @@ fn measure(
     keys: u64,
     step: impl FnOnce() -> Result<(), filterlab_redis::Error>,
 ) -> Result<Row, Box<dyn Error>> {
-    let before = server.command_calls("evalsha");
+    let before = server.command_calls("evalsha")?;
     let start = Instant::now();
     step()?;
     let seconds = start.elapsed().as_secs_f64();
-    let calls = server.command_calls("evalsha") - before;
+    let calls = server.command_calls("evalsha")? - before;
     Ok(Row {
         operation,
         shape,
@@ -134,7 +130,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         }
     }
     let per_key = per_key.unwrap_or(keys).min(keys) as usize;
-    let server = Server::start();
+    let server = Server::discover()?;
     let inserted: Vec<u64> = (0..keys).map(|i| insert_key(1, i)).collect();
     let absent: Vec<u64> = (0..keys).map(|i| query_key(1, i)).collect();
     let (mut rows, false_positives) =
@@ -152,7 +148,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     println!(
         "filterlab-redis over loopback: {keys} keys, p = 0.01, server {} ({})",
         server.url(),
-        std::env::var(server::URL_VARIABLE).map_or("private, started by this example", |_| {
+        std::env::var(URL_VARIABLE).map_or("private, started by this example", |_| {
             "yours, from FILTERLAB_REDIS_URL: script calls counted include other clients'"
         })
     );

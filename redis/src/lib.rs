@@ -8,6 +8,8 @@ mod info;
 mod layout;
 mod link;
 mod scripts;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod transfer;
 
 pub use builder::RedisBloomBuilder;

@@ -7,9 +7,9 @@ use crate::{Server, assert_all_contained, create, private_server};
 
 /// Server-side EVALSHA calls made by `step`.
 fn script_calls(server: &Server, step: impl FnOnce()) -> u64 {
-    let before = server.command_calls("evalsha");
+    let before = server.command_calls("evalsha").unwrap();
     step();
-    server.command_calls("evalsha") - before
+    server.command_calls("evalsha").unwrap() - before
 }
 
 #[test]

@@ -11,12 +11,11 @@ mod concurrency;
 mod faults;
 mod lifecycle;
 mod properties;
-mod server;
 
 use filterlab_redis::{BloomFilter, ErrorKind, Key, RedisBloomBuilder, RedisBloomFilter};
 use redis::Connection;
 
-pub(crate) use server::{Server, unique};
+pub(crate) use filterlab_redis::testing::{Server, unique};
 
 /// Every key of filter `name` on the server (SCAN over its hash tag), sorted.
 pub(crate) fn keys_of(con: &mut Connection, name: &str) -> Vec<String> {
@@ -89,7 +88,7 @@ pub(crate) fn private_server(why: &str, persistent: bool) -> Option<Server> {
     if server.is_none() {
         eprintln!(
             "skipped: {why} needs a private server ({} is set)",
-            server::URL_VARIABLE
+            filterlab_redis::testing::URL_VARIABLE
         );
     }
     server

@@ -72,17 +72,18 @@ pub enum ErrorKind {
 
 impl fmt::Display for ErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Filter(kind) => write!(f, "{kind}"),
-            Self::Connection => f.write_str("Redis connection error"),
-            Self::NotFound => f.write_str("no such filter"),
-            Self::ConfigDrift => f.write_str("stored configuration drifted"),
-            Self::Damaged => f.write_str("filter keys damaged"),
-            Self::WrongType => f.write_str("key holds the wrong kind of value"),
-            Self::AlreadyExists => f.write_str("already exists"),
-            Self::Script => f.write_str("script error"),
-            Self::Server => f.write_str("Redis server error"),
-        }
+        let text = match self {
+            Self::Filter(kind) => return write!(f, "{kind}"),
+            Self::Connection => "Redis connection error",
+            Self::NotFound => "no such filter",
+            Self::ConfigDrift => "stored configuration drifted",
+            Self::Damaged => "filter keys damaged",
+            Self::WrongType => "key holds the wrong kind of value",
+            Self::AlreadyExists => "already exists",
+            Self::Script => "script error",
+            Self::Server => "Redis server error",
+        };
+        f.write_str(text)
     }
 }
 

@@ -71,39 +71,43 @@ pub struct Fill {
 }
 
 impl fmt::Display for Info {
+    /// BF.INFO's lines, then the layout's, one `label value` line each.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "Capacity                 {}", self.capacity)?;
-        writeln!(f, "Size                     {}", self.size)?;
-        writeln!(f, "Number of filters        {}", self.filters())?;
-        writeln!(f, "Number of items inserted {}", self.items)?;
-        writeln!(f, "Expansion rate           none (fixed size)")?;
         let BloomConfig {
             num_bits,
             num_hashes,
             hasher,
         } = self.config;
-        writeln!(
-            f,
-            "Bits, hashes, seed       {num_bits}, {num_hashes}, {}",
-            hasher.seed()
-        )?;
-        if let Some(fpp) = self.target_fpp {
-            writeln!(f, "Target FPP               {fpp:e}")?;
-        }
-        write!(
-            f,
-            "Parts                    {} of {} bits",
-            self.parts, self.part_bits
-        )?;
-        if let Some(fill) = self.fill {
-            write!(
-                f,
-                "\nBits set                 {} (FPP given the fill {:.3e})",
-                fill.set_bits, fill.expected_fpp
-            )?;
-        }
-        if let Some(ttl) = self.ttl {
-            write!(f, "\nTime to live             {ttl:?}")?;
+        let mut lines = vec![
+            ("Capacity", self.capacity.to_string()),
+            ("Size", self.size.to_string()),
+            ("Number of filters", self.filters().to_string()),
+            ("Number of items inserted", self.items.to_string()),
+            ("Expansion rate", "none (fixed size)".to_owned()),
+            (
+                "Bits, hashes, seed",
+                format!("{num_bits}, {num_hashes}, {}", hasher.seed()),
+            ),
+        ];
+        lines.extend(
+            self.target_fpp
+                .map(|fpp| ("Target FPP", format!("{fpp:e}"))),
+        );
+        lines.push((
+            "Parts",
+            format!("{} of {} bits", self.parts, self.part_bits),
+        ));
+        lines.extend(self.fill.map(|fill| {
+            let fpp = fill.expected_fpp;
+            (
+                "Bits set",
+                format!("{} (FPP given the fill {fpp:.3e})", fill.set_bits),
+            )
+        }));
+        lines.extend(self.ttl.map(|ttl| ("Time to live", format!("{ttl:?}"))));
+        for (i, (label, value)) in lines.iter().enumerate() {
+            let separator = if i == 0 { "" } else { "\n" };
+            write!(f, "{separator}{label:<24} {value}")?;
         }
         Ok(())
     }

@@ -123,7 +123,9 @@ impl Server {
             }
             private.stop();
         }
-        Err(io::Error::other("redis-server did not start on any of 20 ports"))
+        Err(io::Error::other(
+            "redis-server did not start on any of 20 ports",
+        ))
     }
 
     /// The server's URL.
@@ -269,7 +271,9 @@ impl Private {
 
 /// `FILTERLAB_REDIS_URL`, when set and not empty.
 fn user_url() -> Option<String> {
-    std::env::var(URL_VARIABLE).ok().filter(|url| !url.is_empty())
+    std::env::var(URL_VARIABLE)
+        .ok()
+        .filter(|url| !url.is_empty())
 }
 
 /// Starts `redis-server` on 127.0.0.1:`port` with its files in `dir`.

@@ -10,6 +10,7 @@ use crate::experiments::accuracy::{self, AccuracyRow};
 use crate::experiments::capacity::{self, CapacityResults};
 use crate::experiments::churn::{self, ChurnResults};
 use crate::experiments::growth::{self, GrowthResults};
+use crate::experiments::redis::{self, RedisResults};
 use crate::experiments::space::{self, SpaceRow};
 use crate::experiments::speed::{self, SpeedResults};
 use crate::registry::Entry;
@@ -32,6 +33,8 @@ pub struct Measurements {
     pub churn: Option<ChurnResults>,
     /// Growth results, when run.
     pub growth: Option<GrowthResults>,
+    /// Redis results (perhaps only a note saying why it was skipped), when run.
+    pub redis: Option<RedisResults>,
     /// Wall time per experiment, in seconds.
     pub seconds: Vec<(Experiment, f64)>,
 }
@@ -64,7 +67,8 @@ pub fn measure(
         accuracy = accuracy::run(&entries, config, quiet)?;
         Ok(())
     })?;
-    let (mut speed, mut capacity, mut churn, mut growth) = (None, None, None, None);
+    let (mut speed, mut capacity, mut churn, mut growth, mut redis) =
+        (None, None, None, None, None);
     timed(
         Experiment::Speed,
         config.runs(Experiment::Speed),
@@ -97,6 +101,14 @@ pub fn measure(
             Ok(())
         },
     )?;
+    timed(
+        Experiment::Redis,
+        config.runs(Experiment::Redis),
+        &mut || {
+            redis = Some(redis::run(&entries, config, quiet));
+            Ok(())
+        },
+    )?;
     let space = if config.runs(Experiment::Space) {
         space::from_accuracy(&entries, &accuracy)
     } else {
@@ -111,13 +123,14 @@ pub fn measure(
         capacity,
         churn,
         growth,
+        redis,
         seconds,
     })
 }
 
 impl Measurements {
     /// Why the gate fails, one line per failing row (accuracy, churn,
-    /// growth); empty when it passes.
+    /// growth, redis); empty when it passes.
     pub fn gate(&self) -> Vec<String> {
         let mut failures = accuracy::gate(&self.accuracy);
         if let Some(churned) = &self.churn {
@@ -125,6 +138,9 @@ impl Measurements {
         }
         if let Some(grown) = &self.growth {
             failures.extend(growth::gate(&grown.rows));
+        }
+        if let Some(shared) = &self.redis {
+            failures.extend(redis::gate(&shared.rows));
         }
         failures
     }

@@ -51,22 +51,24 @@ impl Shape {
     }
 }
 
-/// One row of `redis.csv`: one operation in one shape.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct RedisRow {
+/// Where one Redis row was measured: the shape, the operation, the sizing.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct RedisPoint {
     /// How the keys reached the filter.
     pub shape: Shape,
     /// Insert, lookup of inserted keys, or lookup of never-inserted keys.
     pub op: Operation,
-    /// The filter's capacity: after the batched insert it holds this many
-    /// keys, for which it was sized at `target_fpp`.
-    pub n: u64,
+    /// Keys sent: all n of the run batched (the filters are sized for n
+    /// at `target_fpp`), a prefix of them one call per key.
+    pub keys: u64,
     /// The target FPP.
     pub target_fpp: f64,
-    /// Keys timed: all n batched, a prefix of them one call per key (see
-    /// [`keys_per_second`](Self::keys_per_second)).
-    pub keys: u64,
-    /// Wall time for all of them.
+}
+
+/// What one operation took and answered.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct RedisOutcome {
+    /// Wall time for all of the keys.
     pub seconds: f64,
     /// Script calls the server ran meanwhile (none for the local filter;
     /// every client's on a server this run did not start).
@@ -78,17 +80,34 @@ pub struct RedisRow {
     pub disagreements: Option<u64>,
 }
 
+/// One row of `redis.csv`: one operation in one shape, written flat (the
+/// point's columns, then the outcome's).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RedisRow {
+    /// Where it was measured.
+    pub at: RedisPoint,
+    /// What it took and answered.
+    pub outcome: RedisOutcome,
+}
+
 impl RedisRow {
     /// Keys per second.
     pub fn keys_per_second(&self) -> f64 {
-        self.keys as f64 / self.seconds
+        self.at.keys as f64 / self.outcome.seconds
     }
 
     /// Keys per round trip, when counted.
     pub fn keys_per_round_trip(&self) -> Option<f64> {
-        self.round_trips
+        self.outcome
+            .round_trips
             .filter(|&trips| trips > 0)
-            .map(|trips| self.keys as f64 / trips as f64)
+            .map(|trips| self.at.keys as f64 / trips as f64)
+    }
+}
+
+impl Serialize for RedisRow {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        (&self.at, &self.outcome).serialize(serializer)
     }
 }
 
@@ -110,16 +129,15 @@ pub struct RedisResults {
 /// includes every false negative); empty when it passes.
 pub fn gate(rows: &[RedisRow]) -> Vec<String> {
     rows.iter()
-        .filter(|row| row.disagreements.is_some_and(|wrong| wrong > 0))
-        .map(|row| {
-            format!(
-                "{} ({:?}, n = {}): {} of {} answers differ from the local BloomFilter's",
-                row.shape.describe(),
-                row.op,
-                row.n,
-                row.disagreements.unwrap_or_default(),
-                row.keys
-            )
+        .filter_map(|row| {
+            let at = &row.at;
+            let wrong = row.outcome.disagreements.filter(|&wrong| wrong > 0)?;
+            Some(format!(
+                "{} ({:?}): {wrong} of {} answers differ from the local BloomFilter's",
+                at.shape.describe(),
+                at.op,
+                at.keys
+            ))
         })
         .collect()
 }
@@ -196,16 +214,19 @@ fn compare(
         .seed(seed);
     let inserted: Vec<u64> = (0..items).map(|i| insert_key(seed, i)).collect();
     let absent: Vec<u64> = (0..items).map(|i| query_key(seed, i)).collect();
-    let row = |shape, op, keys: &[u64], seconds: f64, round_trips, positives| RedisRow {
-        shape,
-        op,
-        n: items,
-        target_fpp: config.redis_fpp,
-        keys: keys.len() as u64,
-        seconds,
-        round_trips,
-        positives: positives as u64,
-        disagreements: None,
+    let row = |shape, op, keys: &[u64], seconds, round_trips, positives: usize| RedisRow {
+        at: RedisPoint {
+            shape,
+            op,
+            keys: keys.len() as u64,
+            target_fpp: config.redis_fpp,
+        },
+        outcome: RedisOutcome {
+            seconds,
+            round_trips,
+            positives: positives as u64,
+            disagreements: None,
+        },
     };
 
     let mut local = sizing.build()?;
@@ -262,7 +283,7 @@ fn compare(
             }
         })?;
         let mut insert = row(shape, Operation::Insert, keys, seconds, trips, new);
-        insert.disagreements = Some(new.abs_diff(expected.new) as u64);
+        insert.outcome.disagreements = Some(new.abs_diff(expected.new) as u64);
         rows.push(insert);
         for (op, keys) in [
             (Operation::LookupPositive, &inserted[..len]),
@@ -276,7 +297,7 @@ fn compare(
                 }
             })?;
             let mut lookup = row(shape, op, keys, seconds, trips, count(&found));
-            lookup.disagreements = Some(differences(&found, expected.answers(op)));
+            lookup.outcome.disagreements = Some(differences(&found, expected.answers(op)));
             rows.push(lookup);
         }
         shared.delete()?;
@@ -360,15 +381,18 @@ mod tests {
     #[test]
     fn the_gate_fails_on_any_disagreement_only() {
         let row = |shape, disagreements| RedisRow {
-            shape,
-            op: Operation::LookupNegative,
-            n: 10,
-            target_fpp: 0.01,
-            keys: 10,
-            seconds: 1.0,
-            round_trips: Some(2),
-            positives: 0,
-            disagreements,
+            at: RedisPoint {
+                shape,
+                op: Operation::LookupNegative,
+                keys: 10,
+                target_fpp: 0.01,
+            },
+            outcome: RedisOutcome {
+                seconds: 1.0,
+                round_trips: Some(2),
+                positives: 0,
+                disagreements,
+            },
         };
         let rows = [
             row(Shape::Local, None),

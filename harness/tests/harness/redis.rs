@@ -31,10 +31,12 @@ fn shared_filter_answers_as_the_local_one_in_the_batches_it_should() {
         results
             .rows
             .iter()
-            .find(|row| row.shape == shape && row.op == op)
+            .find(|row| row.at.shape == shape && row.at.op == op)
             .unwrap()
     };
-    let local_absent = row(Shape::Local, Operation::LookupNegative).positives;
+    let local_absent = row(Shape::Local, Operation::LookupNegative)
+        .outcome
+        .positives;
     assert!(local_absent > 0, "no false positive among 10^4 keys at 1%");
     for shape in [Shape::RedisBatched, Shape::RedisPerKey] {
         let keys = if shape == Shape::RedisBatched {
@@ -48,7 +50,10 @@ fn shared_filter_answers_as_the_local_one_in_the_batches_it_should() {
             Operation::LookupNegative,
         ] {
             let measured = row(shape, op);
-            assert_eq!((measured.keys, measured.disagreements), (keys, Some(0)));
+            assert_eq!(
+                (measured.at.keys, measured.outcome.disagreements),
+                (keys, Some(0))
+            );
             if !private {
                 continue;
             }
@@ -59,16 +64,19 @@ fn shared_filter_answers_as_the_local_one_in_the_batches_it_should() {
                 1
             };
             assert_eq!(
-                measured.round_trips,
+                measured.outcome.round_trips,
                 Some(keys.div_ceil(per_call)),
                 "{shape:?} {op:?}"
             );
         }
-        assert_eq!(row(shape, Operation::LookupPositive).positives, keys);
+        let present = row(shape, Operation::LookupPositive);
+        assert_eq!(present.outcome.positives, keys);
     }
     // The same keys, the same hashing: the same false positives.
     assert_eq!(
-        row(Shape::RedisBatched, Operation::LookupNegative).positives,
+        row(Shape::RedisBatched, Operation::LookupNegative)
+            .outcome
+            .positives,
         local_absent
     );
     assert!(config.runs(Experiment::Redis));

@@ -24,13 +24,13 @@ pub fn redis_section(measured: &Measurements, redis: &RedisResults) -> String {
             redis
                 .rows
                 .iter()
-                .find(|row| row.shape == Shape::Local && row.op == op)
+                .find(|row| row.at.shape == Shape::Local && row.at.op == op)
                 .map(RedisRow::keys_per_second)
         };
         let body: Vec<Vec<String>> = redis
             .rows
             .iter()
-            .map(|row| cells(row, local(row.op)))
+            .map(|row| cells(row, local(row.at.op)))
             .collect();
         out.push_str(&table(
             &header(&[
@@ -71,26 +71,22 @@ fn introduction(config: &RunConfig, bits_per_call: usize) -> String {
 
 /// One table line: `row`, and the local filter's keys/s for its operation.
 fn cells(row: &RedisRow, local: Option<f64>) -> Vec<String> {
-    let operation = match row.op {
+    let (at, outcome) = (&row.at, &row.outcome);
+    let operation = match at.op {
         Operation::Insert => "insert",
         Operation::LookupPositive => "contains, present keys",
         Operation::LookupNegative => "contains, absent keys",
         _ => "other",
     };
+    let or_dash = |value: Option<String>| value.unwrap_or_else(|| "-".to_owned());
     vec![
-        row.shape.describe().to_owned(),
+        at.shape.describe().to_owned(),
         operation.to_owned(),
-        format_count(row.keys),
+        format_count(at.keys),
         format!("{:.0}", row.keys_per_second()),
-        local.map_or_else(
-            || "n/a".to_owned(),
-            |local| format!("{:.1}×", local / row.keys_per_second()),
-        ),
-        row.round_trips
-            .map_or_else(|| "-".to_owned(), |trips| trips.to_string()),
-        row.keys_per_round_trip()
-            .map_or_else(|| "-".to_owned(), |keys| format!("{keys:.0}")),
-        row.disagreements
-            .map_or_else(|| "-".to_owned(), |wrong| wrong.to_string()),
+        or_dash(local.map(|local| format!("{:.1}×", local / row.keys_per_second()))),
+        or_dash(outcome.round_trips.map(|trips| trips.to_string())),
+        or_dash(row.keys_per_round_trip().map(|keys| format!("{keys:.0}"))),
+        or_dash(outcome.disagreements.map(|wrong| wrong.to_string())),
     ]
 }

@@ -29,7 +29,8 @@ pub fn check_workload(items: u64, fpp: f64) -> Result<(), Error> {
 pub enum Preset {
     /// The default: about 10 minutes on 2 cores.
     Full,
-    /// `--quick`: about a minute on 2 cores (63 s with every filter), for CI.
+    /// `--quick`: about a minute on 2 cores (63 s with every filter, and
+    /// about 4 s more for the Redis experiment when a server is found), for CI.
     Quick,
     /// Seconds; for tests.
     Tiny,

@@ -213,7 +213,9 @@ fn arrays_beyond_2_32_bits_span_parts() {
     }
     assert_eq!(
         shared.set_bits().unwrap(),
-        keys.iter().map(|&key| probes(key).len() as u64).sum::<u64>()
+        keys.iter()
+            .map(|&key| probes(key).len() as u64)
+            .sum::<u64>()
     );
     shared.delete().unwrap();
 }

@@ -602,33 +602,45 @@ class SelfTest(unittest.TestCase):
         code = check(self.tree(files), out=out)
         return code, out.getvalue()
 
+    def assert_no_cycle(self, files: dict[str, str]) -> None:
+        code, out = self.run_check(files)
+        self.assertEqual(code, 0, out)
+
+    def assert_cycle(self, files: dict[str, str], *expected: str) -> None:
+        """The check fails, and its report holds every `expected` line part."""
+        code, out = self.run_check(files)
+        self.assertEqual(code, 1, out)
+        for text in expected:
+            self.assertIn(text, out)
+
     def test_facade_reexports_and_mod_declarations_are_no_cycle(self):
-        code, out = self.run_check({
+        self.assert_no_cycle({
             "k/src/lib.rs": "mod a;\nmod b;\npub use a::A;\npub use b::B;\npub use other::Error;\n",
             "k/src/a.rs": "use crate::{B, Error};\npub struct A(B);\n",
             "k/src/b.rs": "use crate::Error;\npub struct B;\n",
         })
-        self.assertEqual(code, 0, out)
 
     def test_two_file_cycle_through_use(self):
-        code, out = self.run_check({
-            "k/src/lib.rs": "mod a;\nmod b;\n",
-            "k/src/a.rs": "use crate::b::B;\npub struct A;\n",
-            "k/src/b.rs": "use crate::a::A;\npub struct B;\n",
-        })
-        self.assertEqual(code, 1)
-        self.assertIn("k/src/a.rs -> k/src/b.rs -> k/src/a.rs", out)
-        self.assertIn("k/src/b.rs:1 use crate::a::A", out)
+        self.assert_cycle(
+            {
+                "k/src/lib.rs": "mod a;\nmod b;\n",
+                "k/src/a.rs": "use crate::b::B;\npub struct A;\n",
+                "k/src/b.rs": "use crate::a::A;\npub struct B;\n",
+            },
+            "k/src/a.rs -> k/src/b.rs -> k/src/a.rs",
+            "k/src/b.rs:1 use crate::a::A",
+        )
 
     def test_cycle_through_a_root_reexport_and_a_code_path(self):
-        code, out = self.run_check({
-            "k/src/lib.rs": "mod a;\nmod b;\nmod c;\npub use b::B;\n",
-            "k/src/a.rs": "use crate::B;\n",
-            "k/src/b.rs": "pub struct B;\nfn f() { crate::c::g(); }\n",
-            "k/src/c.rs": "pub fn g() { let _ = crate::a::X; }\n",
-        })
-        self.assertEqual(code, 1)
-        self.assertIn("k/src/a.rs -> k/src/b.rs -> k/src/c.rs -> k/src/a.rs", out)
+        self.assert_cycle(
+            {
+                "k/src/lib.rs": "mod a;\nmod b;\nmod c;\npub use b::B;\n",
+                "k/src/a.rs": "use crate::B;\n",
+                "k/src/b.rs": "pub struct B;\nfn f() { crate::c::g(); }\n",
+                "k/src/c.rs": "pub fn g() { let _ = crate::a::X; }\n",
+            },
+            "k/src/a.rs -> k/src/b.rs -> k/src/c.rs -> k/src/a.rs",
+        )
 
     def test_super_self_mod_rs_and_nested_groups(self):
         files = {
@@ -637,14 +649,12 @@ class SelfTest(unittest.TestCase):
             "k/src/kernel/avx2.rs": "use super::{scalar::{self, g as h}};\n",
             "k/src/kernel/scalar.rs": "pub fn f() {}\npub fn g() {}\n",
         }
-        self.assertEqual(self.run_check(files)[0], 0)
+        self.assert_no_cycle(files)
         files["k/src/kernel/scalar.rs"] += "fn x() { super::avx2::y(); }\n"
-        code, out = self.run_check(files)
-        self.assertEqual(code, 1)
-        self.assertIn("k/src/kernel/avx2.rs -> k/src/kernel/scalar.rs -> k/src/kernel/avx2.rs", out)
+        self.assert_cycle(files, "k/src/kernel/avx2.rs -> k/src/kernel/scalar.rs -> k/src/kernel/avx2.rs")
 
     def test_comments_strings_and_same_file_paths_are_no_edges(self):
-        code, out = self.run_check({
+        self.assert_no_cycle({
             "k/src/lib.rs": "mod a;\nmod b;\n",
             "k/src/a.rs": (
                 "// use crate::b::B;\n/* crate::b::B /* nested */ crate::b */\n"
@@ -655,38 +665,40 @@ class SelfTest(unittest.TestCase):
             ),
             "k/src/b.rs": "pub struct B;\n",
         })
-        self.assertEqual(code, 0, out)
 
     def test_imported_module_alias_and_inline_module_paths(self):
-        code, out = self.run_check({
-            "k/src/lib.rs": "mod a;\nmod b;\n",
-            "k/src/a.rs": "use crate::b;\nfn f() { b::inner::g(); }\npub fn h() {}\n",
-            "k/src/b.rs": "pub mod inner { pub fn g() { crate::a::h(); } }\n",
-        })
-        self.assertEqual(code, 1)
-        self.assertIn("k/src/a.rs -> k/src/b.rs -> k/src/a.rs", out)
+        self.assert_cycle(
+            {
+                "k/src/lib.rs": "mod a;\nmod b;\n",
+                "k/src/a.rs": "use crate::b;\nfn f() { b::inner::g(); }\npub fn h() {}\n",
+                "k/src/b.rs": "pub mod inner { pub fn g() { crate::a::h(); } }\n",
+            },
+            "k/src/a.rs -> k/src/b.rs -> k/src/a.rs",
+        )
 
     def test_an_item_defined_in_lib_rs_is_an_edge_to_lib_rs(self):
-        code, out = self.run_check({
-            "k/src/lib.rs": "mod a;\npub use a::A;\npub const HELPER: u8 = 1;\n",
-            "k/src/a.rs": "use crate::HELPER;\npub struct A;\n",
-        })
-        self.assertEqual(code, 1)
-        self.assertIn("k/src/a.rs -> k/src/lib.rs -> k/src/a.rs", out)
+        self.assert_cycle(
+            {
+                "k/src/lib.rs": "mod a;\npub use a::A;\npub const HELPER: u8 = 1;\n",
+                "k/src/a.rs": "use crate::HELPER;\npub struct A;\n",
+            },
+            "k/src/a.rs -> k/src/lib.rs -> k/src/a.rs",
+        )
 
     def test_path_attribute_and_separate_crate_roots(self):
-        code, out = self.run_check({
-            "k/src/lib.rs": '#[path = "impls/x.rs"]\nmod x;\nmod y;\n',
-            "k/src/impls/x.rs": "use crate::y::Y;\n",
-            "k/src/y.rs": "use crate::x::X;\n",
-            "k/src/main.rs": "mod y;\nfn main() {}\n",
-            "k/tests/t/main.rs": "mod helpers;\n",
-            "k/tests/t/helpers.rs": "use super::helpers;\n",
-        })
-        self.assertEqual(code, 1)
-        self.assertIn("import cycle in the crate rooted at k/src/lib.rs", out)
-        self.assertIn("k/src/impls/x.rs -> k/src/y.rs -> k/src/impls/x.rs", out)
-        self.assertIn("1 group(s) of files in a cycle, in 3 crate target(s)", out)
+        self.assert_cycle(
+            {
+                "k/src/lib.rs": '#[path = "impls/x.rs"]\nmod x;\nmod y;\n',
+                "k/src/impls/x.rs": "use crate::y::Y;\n",
+                "k/src/y.rs": "use crate::x::X;\n",
+                "k/src/main.rs": "mod y;\nfn main() {}\n",
+                "k/tests/t/main.rs": "mod helpers;\n",
+                "k/tests/t/helpers.rs": "use super::helpers;\n",
+            },
+            "import cycle in the crate rooted at k/src/lib.rs",
+            "k/src/impls/x.rs -> k/src/y.rs -> k/src/impls/x.rs",
+            "1 group(s) of files in a cycle, in 3 crate target(s)",
+        )
 
 
 def main() -> int:

@@ -263,11 +263,12 @@ impl<L: Layout, const BITS: u32> CountingBloomBuilder<L, BITS> {
         } else {
             requested
         };
-        check_memory(
-            blocks_for::<BITS>(counters).saturating_mul(BLOCK_BYTES as u64),
-            self.base.max_memory,
-            "the counter array",
-        )?;
+        // Bytes past `u64` are too large under any cap (saturated, they
+        // would pass a cap of `u64::MAX`).
+        let bytes = blocks_for::<BITS>(counters)
+            .checked_mul(BLOCK_BYTES as u64)
+            .ok_or_else(|| Error::new(ErrorKind::TooLarge, "too many counters"))?;
+        check_memory(bytes, self.base.max_memory, "the counter array")?;
         let (k, choice, items) = self
             .base
             .hashes_for_size(counters, "with_counters", |items| {
@@ -325,5 +326,36 @@ impl<L: Layout, const BITS: u32> CountingBloomBuilder<L, BITS> {
 
     pub(crate) fn config_of(&self, sizing: &CountingSizing) -> CountingBloomConfig {
         CountingBloomConfig::of::<L, BITS>(sizing.num_counters, sizing.num_hashes, self.base.hasher)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::Standard;
+
+    /// Regression `build_counting/counters-2e62-cap-u64max-bits-per-item-overflows`:
+    /// a sizing of 2^61 bytes, whose bits (2^64) do not fit a `u64`.
+    #[test]
+    fn bits_per_item_of_a_2e61_byte_sizing() {
+        let sizing = CountingBloomBuilder::<Standard, 4>::with_counters(1 << 62)
+            .hashes(1)
+            .max_memory(u64::MAX)
+            .sizing()
+            .unwrap();
+        assert_eq!(sizing.bytes(), 1 << 61);
+        let per_item = 2f64.powi(64) / sizing.expected_items as f64;
+        assert_eq!(sizing.bits_per_item(), per_item);
+        assert!(sizing.to_string().contains("bits per item"));
+    }
+
+    /// Counters whose bytes exceed `u64` are too large under any cap.
+    #[test]
+    fn bytes_past_u64_are_too_large() {
+        let sizing = CountingBloomBuilder::<Standard, 16>::with_counters(u64::MAX)
+            .hashes(1)
+            .max_memory(u64::MAX)
+            .sizing();
+        assert_eq!(sizing.err().map(|e| e.kind()), Some(ErrorKind::TooLarge));
     }
 }

@@ -15,7 +15,7 @@ impl<const BITS: u32> CountingBloom<Standard, BITS> {
     /// answers every query as this filter does, in a quarter of the memory
     /// (4-bit counters) and without deletes: build with deletes, ship
     /// read-only. Its `len` is the Swamidass–Baldi estimate of the distinct
-    /// keys from its set bits, at most this filter's `len`.
+    /// keys from its set bits, at most this filter's `len` and the bits set.
     ///
     /// Built through the Bloom filter's binary format (filterlab-bloom has
     /// no constructor from raw bits), so it is validated like any file.
@@ -57,11 +57,16 @@ impl<const BITS: u32> CountingBloom<Standard, BITS> {
         }
         let set: u64 = bits.iter().map(|w| u64::from(w.count_ones())).sum();
         let estimate = bloom_estimate_items(set, config.num_counters, config.num_hashes);
+        // At most the bits set too: every insert a Bloom filter counts sets
+        // a bit, and its reader refuses a counter above them. A multiset's
+        // `len` counts copies, and the estimate may exceed the bits set (at
+        // k = 1, or when nearly every bit is set).
         let distinct = if estimate.is_finite() {
-            (estimate.round() as u64).min(len)
+            estimate.round() as u64
         } else {
             len
         };
+        let distinct = distinct.min(len).min(set);
         let [capacity, target_fpp] = sized_for.params();
         // `BloomFilter`'s format, kind 1: num_bits, num_hashes, capacity, target_fpp.
         let header = Header {
@@ -87,5 +92,23 @@ impl<const BITS: u32> CountingBloom<Standard, BITS> {
         frame.write_words(&bits)?;
         drop(bits);
         BloomFilter::from_bytes(&frame.finish()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{CountingBloomFilter, Error, Filter};
+
+    /// Regression `decode_counting/to-bloom-64counters-k1-63keys-invalid-header`:
+    /// at k = 1, 63 distinct keys set 41 of 64 counters; the estimate and
+    /// `len` (63 each) are both above the 41 bits set.
+    #[test]
+    fn to_bloom_counts_at_most_the_bits_set() -> Result<(), Error> {
+        let mut counting = CountingBloomFilter::with_counters(64).hashes(1).build()?;
+        counting.extend(0..63u64);
+        let bloom = counting.to_bloom()?;
+        assert_eq!((bloom.set_bits(), bloom.len()), (41, 41));
+        assert!((0..200u64).all(|key| bloom.contains(&key) == counting.contains(&key)));
+        Ok(())
     }
 }

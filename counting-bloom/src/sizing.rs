@@ -72,7 +72,8 @@ impl CountingSizing {
 
     /// Bits of memory per expected item.
     pub fn bits_per_item(&self) -> f64 {
-        (self.bytes() * 8) as f64 / self.expected_items as f64
+        // In floating point: from 2^61 bytes on, the bits do not fit a `u64`.
+        self.bytes() as f64 * 8.0 / self.expected_items as f64
     }
 
     /// Bits per item of the Bloom filter with one bit per counter (what

@@ -3,5 +3,5 @@
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|input: &[u8]| {
-    filterlab_fuzz::build::blocked_target(input);
+    filterlab_fuzz::build_bloom::blocked_target(input);
 });

@@ -3,5 +3,5 @@
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|input: &[u8]| {
-    filterlab_fuzz::build::bloom_target(input);
+    filterlab_fuzz::build_bloom::bloom_target(input);
 });

@@ -3,5 +3,5 @@
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|input: &[u8]| {
-    filterlab_fuzz::decode::target::<filterlab_bloom::BlockedBloomFilter>(input);
+    filterlab_fuzz::decode::blocked_target(input);
 });

@@ -2,9 +2,6 @@
 //! format): whole bytes, chunked streams, resealed mutations; see `decode`.
 #![no_main]
 
-use filterlab_bloom::{AtomicBloomFilter, BloomFilter};
-
 libfuzzer_sys::fuzz_target!(|input: &[u8]| {
-    filterlab_fuzz::decode::target::<BloomFilter>(input);
-    filterlab_fuzz::decode::target::<AtomicBloomFilter>(input);
+    filterlab_fuzz::decode::bloom_target(input);
 });

@@ -1,28 +1,147 @@
-//! The builder targets: arbitrary parameters through the builders'
-//! `sizing()`, `config()`, `params(n, p)` and, for small sizings, `build()`.
-//! Every call must return, `Ok` or a typed error, within a second, and what
-//! it returns must keep the sizing's promises.
+//! What the builder targets share: arbitrary settings decoded from the
+//! fuzzer's bytes (and encoded back into those bytes for seeds), and one
+//! driver for every builder: `sizing()`, `config()` and, for small sizings,
+//! `build()`. Every call must return, `Ok` or a typed error, within a
+//! second; what it returns must keep the sizing's promises ([`Claims`]);
+//! a filter that is built must have the configuration its builder said and
+//! is then used as a caller would ([`exercise`]). Each family's settings
+//! and the promises particular to it are in `build_*.rs`.
 
 use std::fmt::Debug;
-use std::time::{Duration, Instant};
 
 use arbitrary::{Arbitrary, Unstructured};
-use filterlab_bloom::{
-    BlockedBloomBuilder, BlockedBloomFilter, BloomBuilder, BloomFilter, BloomSizing, Filter,
-    HashChoice, Kernel, Persist,
-};
 use filterlab_core::sizing::MIN_FPP;
+use filterlab_core::theory::bloom_fpp_classic;
+use filterlab_core::{Error, ErrorKind, Filter, Persist};
+use xxhash_rust::xxh3::xxh3_64;
 
-/// The longest one call may take.
-pub const CALL_LIMIT: Duration = Duration::from_secs(1);
+use crate::exercise::{Exercise, exercise, timed};
+
 /// The largest filter a target allocates (the fuzzer must not allocate gigabytes).
 pub const BUILD_LIMIT_BYTES: u64 = 64 << 20;
-/// The largest filter a target also serializes and reads back.
-const ROUND_TRIP_LIMIT_BYTES: u64 = 1 << 20;
+/// The largest filter a target also serializes, reads back and exercises.
+pub const EXERCISE_LIMIT_BYTES: u64 = 1 << 20;
 /// The builders' default memory cap (64 GiB).
-const DEFAULT_MAX_MEMORY: u64 = 1 << 36;
+pub const DEFAULT_MAX_MEMORY: u64 = 1 << 36;
 
-/// How the builder is sized.
+/// Arbitrary 1.x's encoding of a value: what `Arbitrary::arbitrary`
+/// decodes back into it (integers little-endian, `bool` and `Option` tags
+/// one byte, enum variants a u32 scaled by the variant count, floats their
+/// bits). The corpus generator writes seeds with it; unit tests check it
+/// against `arbitrary` itself.
+pub trait FuzzBytes {
+    /// Appends the bytes `arbitrary` decodes into `self`.
+    fn encode(&self, out: &mut Vec<u8>);
+
+    /// The bytes `arbitrary` decodes into `self`.
+    fn to_fuzz_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.encode(&mut out);
+        out
+    }
+}
+
+macro_rules! le_bytes {
+    ($($ty:ty),*) => {
+        $(impl FuzzBytes for $ty {
+            fn encode(&self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes());
+            }
+        })*
+    };
+}
+
+le_bytes!(u16, u32, u64);
+
+impl FuzzBytes for f64 {
+    fn encode(&self, out: &mut Vec<u8>) {
+        self.to_bits().encode(out);
+    }
+}
+
+impl FuzzBytes for bool {
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.push(u8::from(*self));
+    }
+}
+
+impl<T: FuzzBytes> FuzzBytes for Option<T> {
+    fn encode(&self, out: &mut Vec<u8>) {
+        self.is_some().encode(out);
+        if let Some(value) = self {
+            value.encode(out);
+        }
+    }
+}
+
+impl<A: FuzzBytes, B: FuzzBytes> FuzzBytes for (A, B) {
+    fn encode(&self, out: &mut Vec<u8>) {
+        self.0.encode(out);
+        self.1.encode(out);
+    }
+}
+
+/// The enum tag `arbitrary` decodes into variant `index` of `count`: the
+/// smallest u32 x with (x · count) >> 32 == index.
+pub fn encode_variant(out: &mut Vec<u8>, index: usize, count: usize) {
+    let x = ((index as u64) << 32).div_ceil(count as u64);
+    (x as u32).encode(out);
+}
+
+/// Decodes one input as the targets do.
+pub fn from_fuzz_bytes<'a, T: Arbitrary<'a>>(data: &'a [u8]) -> Option<T> {
+    T::arbitrary(&mut Unstructured::new(data)).ok()
+}
+
+/// A struct of settings: derives `Arbitrary` and `Default`, and encodes
+/// its fields in order ([`FuzzBytes`]).
+macro_rules! fuzz_input {
+    ($(#[$meta:meta])* pub struct $name:ident {
+        $($(#[$field_meta:meta])* pub $field:ident: $ty:ty,)*
+    }) => {
+        $(#[$meta])*
+        #[derive(arbitrary::Arbitrary, Clone, Debug, Default)]
+        pub struct $name {
+            $($(#[$field_meta])* pub $field: $ty,)*
+        }
+
+        impl $crate::build::FuzzBytes for $name {
+            fn encode(&self, out: &mut Vec<u8>) {
+                $($crate::build::FuzzBytes::encode(&self.$field, out);)*
+            }
+        }
+    };
+}
+
+/// An enum of choices without data (the first is the default): derives
+/// `Arbitrary` and encodes its variant ([`FuzzBytes`]).
+macro_rules! fuzz_choice {
+    ($(#[$meta:meta])* pub enum $name:ident {
+        $(#[$first_meta:meta])* $first:ident,
+        $($(#[$variant_meta:meta])* $variant:ident,)*
+    }) => {
+        $(#[$meta])*
+        #[derive(arbitrary::Arbitrary, Clone, Copy, Debug, Default, PartialEq, Eq)]
+        pub enum $name {
+            $(#[$first_meta])*
+            #[default]
+            $first,
+            $($(#[$variant_meta])* $variant,)*
+        }
+
+        impl $crate::build::FuzzBytes for $name {
+            fn encode(&self, out: &mut Vec<u8>) {
+                let all = [Self::$first, $(Self::$variant),*];
+                let index = all.iter().position(|v| v == self).unwrap_or(0);
+                $crate::build::encode_variant(out, index, all.len());
+            }
+        }
+    };
+}
+
+pub(crate) use {fuzz_choice, fuzz_input};
+
+/// A size or a probability, from the fuzzer's bytes.
 #[derive(Arbitrary, Clone, Copy, Debug)]
 pub enum Size {
     /// `with_fpp(p)`, any f64 (NaN, infinities, subnormals, negatives).
@@ -30,8 +149,15 @@ pub enum Size {
     /// `with_fpp(10^(-e/64))`: reaches the meaningful range, 1 down to
     /// 1e-1023 and 0, far more often than raw f64 bits do.
     FppExponent(u16),
-    /// `with_bits(m)`.
-    Bits(u64),
+    /// An explicit size: `with_bits(m)`, `with_counters(m)`, `with_buckets(b)`
+    /// (for a ratio with no size alternative, the fraction m / 2^64).
+    Explicit(u64),
+}
+
+impl Default for Size {
+    fn default() -> Self {
+        Size::Fpp(0.01)
+    }
 }
 
 impl Size {
@@ -40,364 +166,411 @@ impl Size {
         match self {
             Size::Fpp(p) => Some(p),
             Size::FppExponent(e) => Some(10f64.powf(-f64::from(e) / 64.0)),
-            Size::Bits(_) => None,
+            Size::Explicit(_) => None,
+        }
+    }
+
+    /// A probability or ratio: the FPP, or the explicit size as a fraction
+    /// of 2^64 (evenly over [0, 1)).
+    pub fn ratio(self) -> f64 {
+        match self {
+            Size::Explicit(m) => m as f64 / 2f64.powi(64),
+            size => size.fpp().unwrap_or(f64::NAN),
         }
     }
 }
 
-/// The lookup kernel asked of a blocked builder.
-#[derive(Arbitrary, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum KernelChoice {
-    /// No `kernel(..)` call: the builder detects the fastest.
-    Detect,
-    /// `Kernel::Scalar`.
-    Scalar,
-    /// `Kernel::Avx2` (a typed error where the CPU lacks it).
-    Avx2,
-}
-
-/// One builder's settings, decoded from the fuzzer's bytes by `arbitrary`.
-#[derive(Arbitrary, Clone, Debug)]
-pub struct BuildInput {
-    /// `with_fpp` or `with_bits`.
-    pub size: Size,
-    /// `expected_items(n)`, if called.
-    pub expected_items: Option<u64>,
-    /// `hashes(k)`, if called.
-    pub hashes: Option<u32>,
-    /// `max_memory(bytes)`, if called.
-    pub max_memory: Option<u64>,
-    /// `power_of_two(..)` (standard filter only).
-    pub power_of_two: bool,
-    /// `seed(s)`.
-    pub seed: u64,
-    /// `kernel(..)` (blocked filter only).
-    pub kernel: KernelChoice,
-}
-
-impl BuildInput {
-    /// Decodes the input as the targets do.
-    pub fn from_fuzz_bytes(data: &[u8]) -> Option<Self> {
-        Self::arbitrary(&mut Unstructured::new(data)).ok()
-    }
-
-    /// The bytes [`from_fuzz_bytes`](Self::from_fuzz_bytes) decodes into
-    /// this input: arbitrary 1.x's encoding (integers little-endian, `bool`
-    /// and `Option` tags one byte, enum variants a u32 scaled by the variant
-    /// count, floats their bits). The corpus generator writes seeds with it;
-    /// a unit test checks it against `arbitrary` itself.
-    pub fn to_fuzz_bytes(&self) -> Vec<u8> {
-        fn variant(out: &mut Vec<u8>, index: u64, count: u64) {
-            // The smallest u32 x with (x · count) >> 32 == index.
-            let x = (index << 32).div_ceil(count);
-            out.extend_from_slice(&(x as u32).to_le_bytes());
-        }
-        fn option<T>(out: &mut Vec<u8>, value: Option<T>, some: impl FnOnce(&mut Vec<u8>, T)) {
-            match value {
-                Some(value) => {
-                    out.push(1);
-                    some(out, value);
-                }
-                None => out.push(0),
-            }
-        }
-        let mut out = Vec::new();
-        match self.size {
-            Size::Fpp(p) => {
-                variant(&mut out, 0, 3);
-                out.extend_from_slice(&p.to_bits().to_le_bytes());
-            }
-            Size::FppExponent(e) => {
-                variant(&mut out, 1, 3);
-                out.extend_from_slice(&e.to_le_bytes());
-            }
-            Size::Bits(m) => {
-                variant(&mut out, 2, 3);
-                out.extend_from_slice(&m.to_le_bytes());
-            }
-        }
-        option(&mut out, self.expected_items, |o, n| {
-            o.extend_from_slice(&n.to_le_bytes())
-        });
-        option(&mut out, self.hashes, |o, k| {
-            o.extend_from_slice(&k.to_le_bytes())
-        });
-        option(&mut out, self.max_memory, |o, b| {
-            o.extend_from_slice(&b.to_le_bytes())
-        });
-        out.push(u8::from(self.power_of_two));
-        out.extend_from_slice(&self.seed.to_le_bytes());
-        let kernel = match self.kernel {
-            KernelChoice::Detect => 0,
-            KernelChoice::Scalar => 1,
-            KernelChoice::Avx2 => 2,
+impl FuzzBytes for Size {
+    fn encode(&self, out: &mut Vec<u8>) {
+        let (index, payload) = match *self {
+            Size::Fpp(p) => (0, p.to_bits()),
+            Size::FppExponent(e) => (1, u64::from(e)),
+            Size::Explicit(m) => (2, m),
         };
-        variant(&mut out, kernel, 3);
-        out
+        encode_variant(out, index, 3);
+        match self {
+            Size::FppExponent(e) => e.encode(out),
+            _ => payload.encode(out),
+        }
     }
 }
 
-/// Runs `call`, panicking (a fuzz finding) when it takes longer than
-/// [`CALL_LIMIT`]. Under libFuzzer `-timeout=1` also catches calls that never
-/// return; this names the call when replaying a slow input.
-pub fn timed<T>(what: &str, input: &dyn Debug, call: impl FnOnce() -> T) -> T {
-    let start = Instant::now();
-    let value = call();
-    let took = start.elapsed();
-    assert!(took <= CALL_LIMIT, "{what} took {took:?} for {input:?}");
-    value
+fuzz_input! {
+    /// The settings every builder takes (the scalable builder's
+    /// `initial_capacity` is its `expected_items`).
+    pub struct Common {
+        /// `expected_items(n)`, if called.
+        pub expected_items: Option<u64>,
+        /// `max_memory(bytes)`, if called.
+        pub max_memory: Option<u64>,
+        /// `seed(s)`.
+        pub seed: u64,
+    }
 }
 
-/// The checks every successful sizing must pass.
-fn check_sizing(sizing: &BloomSizing, input: &BuildInput, blocked: bool) {
-    let k = sizing.num_hashes;
-    assert!((1..=64).contains(&k), "k = {k}: {sizing:?}");
-    assert!(sizing.num_bits >= 1, "{sizing:?}");
-    if blocked {
-        assert!(
-            sizing.num_bits.is_multiple_of(512),
-            "a blocked sizing of {} bits is not a whole number of 512-bit blocks: {input:?}",
-            sizing.num_bits
-        );
+/// One builder's settings: its size, the common settings, and the family's
+/// own (`F`).
+#[derive(Arbitrary, Clone, Debug, Default)]
+pub struct Settings<F> {
+    /// `with_fpp` or the explicit size (the scalable filter's target).
+    pub size: Size,
+    /// The settings every builder takes.
+    pub common: Common,
+    /// The family's own settings.
+    pub family: F,
+}
+
+impl<F: FuzzBytes> FuzzBytes for Settings<F> {
+    fn encode(&self, out: &mut Vec<u8>) {
+        self.size.encode(out);
+        self.common.encode(out);
+        self.family.encode(out);
     }
-    let cap = input.max_memory.unwrap_or(DEFAULT_MAX_MEMORY);
+}
+
+impl<F: Default> Settings<F> {
+    /// FPP `p` at `n` items, every other setting left at its default.
+    pub fn fpp(p: f64, n: u64) -> Self {
+        let common = Common {
+            expected_items: Some(n),
+            ..Common::default()
+        };
+        Self {
+            size: Size::Fpp(p),
+            common,
+            family: F::default(),
+        }
+    }
+
+    /// The memory cap the builder applies.
+    pub fn max_memory(&self) -> u64 {
+        self.common.max_memory.unwrap_or(DEFAULT_MAX_MEMORY)
+    }
+}
+
+/// A named seed: FPP `p` at `n` items, then `set` changes settings.
+pub fn seed<F: Default>(
+    name: &str,
+    p: f64,
+    n: u64,
+    set: fn(&mut Settings<F>),
+) -> (String, Settings<F>) {
+    let mut input = Settings::fpp(p, n);
+    set(&mut input);
+    (name.to_owned(), input)
+}
+
+/// The setters every builder has, for [`with_common`].
+pub trait CommonBuilder: Sized {
+    /// `expected_items(n)` (the scalable builder's `initial_capacity(n)`).
+    fn items(self, items: u64) -> Self;
+    /// `max_memory(bytes)`.
+    fn memory(self, bytes: u64) -> Self;
+    /// `seed(s)`.
+    fn seeded(self, seed: u64) -> Self;
+}
+
+/// Implements [`CommonBuilder`] with a builder's own setters.
+macro_rules! common_builder {
+    ([$($generics:tt)*] $builder:ty, $items:ident) => {
+        impl<$($generics)*> $crate::build::CommonBuilder for $builder {
+            fn items(self, items: u64) -> Self {
+                self.$items(items)
+            }
+
+            fn memory(self, bytes: u64) -> Self {
+                self.max_memory(bytes)
+            }
+
+            fn seeded(self, seed: u64) -> Self {
+                self.seed(seed)
+            }
+        }
+    };
+}
+
+pub(crate) use common_builder;
+
+/// `builder` with the common settings applied.
+pub fn with_common<B: CommonBuilder>(builder: B, common: &Common) -> B {
+    let builder = maybe(builder, common.expected_items, B::items);
+    maybe(builder, common.max_memory, B::memory).seeded(common.seed)
+}
+
+/// `set(builder, value)` when the settings have a value, else `builder`.
+pub fn maybe<B, T>(builder: B, value: Option<T>, set: impl FnOnce(B, T) -> B) -> B {
+    match value {
+        Some(value) => set(builder, value),
+        None => builder,
+    }
+}
+
+/// The promises a sizing record keeps, whatever the family.
+pub trait Claims: Debug {
+    /// Bytes the filter will take.
+    fn bytes(&self) -> u64;
+
+    /// The FPP claimed at the load sized for, and the target it must meet
+    /// (`None` where the caller fixed what decides it, e.g. k).
+    fn fpp(&self) -> (f64, Option<f64>);
+
+    /// The promises particular to the family; `input` for the messages.
+    fn check(&self, input: &dyn Debug);
+}
+
+/// A builder under test: its three calls.
+pub trait Builder {
+    /// What `build()` makes.
+    type Filter: Exercise;
+    /// What `sizing()` returns.
+    type Sizing;
+    /// `sizing()`.
+    fn sizing(&self) -> Result<Self::Sizing, Error>;
+    /// `config()`.
+    fn config(&self) -> Result<<Self::Filter as Persist>::Config, Error>;
+    /// `build()`.
+    fn build(&self) -> Result<Self::Filter, Error>;
+}
+
+/// Implements [`Builder`] with a builder's own `sizing`, `config` and `build`.
+macro_rules! builder {
+    ([$($generics:tt)*] $builder:ty => $filter:ty, $sizing:ty) => {
+        impl<$($generics)*> $crate::build::Builder for $builder {
+            type Filter = $filter;
+            type Sizing = $sizing;
+
+            fn sizing(&self) -> Result<$sizing, filterlab_core::Error> {
+                <$builder>::sizing(self)
+            }
+
+            fn config(
+                &self,
+            ) -> Result<<$filter as filterlab_core::Persist>::Config, filterlab_core::Error> {
+                <$builder>::config(self)
+            }
+
+            fn build(&self) -> Result<$filter, filterlab_core::Error> {
+                <$builder>::build(self)
+            }
+        }
+    };
+}
+
+pub(crate) use builder;
+
+/// The same error kinds, or the same success, from two calls that must agree.
+fn same_outcome<A: Debug, B: Debug>(a: &Result<A, Error>, b: &Result<B, Error>, what: &str) {
+    match (a, b) {
+        (Ok(_), Ok(_)) => {}
+        (Err(a), Err(b)) => assert_eq!(a.kind(), b.kind(), "{what}: {a} / {b}"),
+        _ => panic!("{what} disagree: {a:?} / {b:?}"),
+    }
+}
+
+/// How a sizing may refuse: a parameter outside its domain, or too much
+/// memory. Any other kind is a finding.
+pub fn sizing_refusal(err: &Error, input: &dyn Debug) {
+    let kind = err.kind();
+    let allowed = [ErrorKind::InvalidParameter, ErrorKind::TooLarge];
     assert!(
-        sizing.bytes() <= cap,
-        "{} bytes over the cap of {cap}: {input:?}",
-        sizing.bytes()
+        allowed.contains(&kind),
+        "a sizing refused with {err}: {input:?}"
     );
-    if let Some(n) = input.expected_items {
-        assert_eq!(sizing.expected_items, n, "{input:?}");
-    }
-    assert!(sizing.expected_items >= 1, "{sizing:?}");
-    let fpp = sizing.fpp_at_capacity;
-    assert!(
-        (0.0..=1.0).contains(&fpp),
-        "FPP at capacity {fpp}: {input:?}"
-    );
-    assert!(
-        (0.0..=1.0).contains(&sizing.fpp_classic),
-        "classic FPP {}: {input:?}",
-        sizing.fpp_classic
-    );
-    if let (Some(target), false) = (
-        sizing.target_fpp,
-        sizing.hash_choice == HashChoice::Explicit,
-    ) {
-        assert!(
-            fpp <= target,
-            "sizing claims {fpp:e}, above its target {target:e}: {input:?}"
-        );
-    }
-    if !blocked && sizing.fpp_classic >= MIN_FPP {
-        // The classic formula is a lower bound on the standard filter's
-        // exact FPP (Bose et al.); a claim below it is wrong. Below
-        // `MIN_FPP` both are subnormal floats with few significant bits,
-        // and the theory promises no relative accuracy there.
-        assert!(
-            fpp >= sizing.fpp_classic * (1.0 - 1e-9),
-            "claimed FPP {fpp:e} below the classic lower bound {:e} (m = {}, k = {k}, n = {}): {input:?}",
-            sizing.fpp_classic,
-            sizing.num_bits,
-            sizing.expected_items
-        );
-    }
 }
 
-/// A few keys in and out of a freshly built filter, its FPPs, and (when
-/// small) its bytes read back.
-fn use_built<F: Filter + Persist + PartialEq + Debug>(filter: &mut F, input: &BuildInput) {
-    let keys = [input.seed, !input.seed, 1, 2, 3];
-    let hasher = *filter.hasher();
-    for key in keys {
-        let hash = hasher.hash(&key);
-        filter
-            .insert_hash(hash)
-            .expect("a Bloom filter takes any key");
-        assert!(filter.contains_hash(hash), "false negative: {input:?}");
-    }
-    assert!(filter.len() <= keys.len());
-    let _ = timed("expected_fpp", input, || filter.expected_fpp());
-    let capacity = filter.capacity().map_or(1, |c| c as u64);
-    let fpp = timed("theoretical_fpp(capacity)", input, || {
-        filter.theoretical_fpp(capacity)
-    });
-    if let Some(fpp) = fpp {
-        assert!(
-            (0.0..=1.0).contains(&fpp),
-            "theoretical_fpp {fpp}: {input:?}"
-        );
-    }
-    if filter.memory_usage() as u64 <= ROUND_TRIP_LIMIT_BYTES {
-        let bytes = filter.to_bytes();
-        assert_eq!(&F::from_bytes(&bytes).expect("reads what it wrote"), filter);
-    }
-}
-
-fn bloom_builder(input: &BuildInput) -> BloomBuilder {
-    let mut builder = match input.size {
-        Size::Bits(m) => BloomFilter::with_bits(m),
-        size => BloomFilter::with_fpp(size.fpp().unwrap_or(f64::NAN)),
+/// Runs `builder` (named `name`, made from `input`, under the memory cap
+/// `max_memory`): `sizing()` refuses only with `InvalidParameter` or
+/// `TooLarge`, and `config()` agrees with it (or succeeds where the sizing
+/// is too large, which `build()` then refuses too); a sizing (as `claims`
+/// makes it into [`Claims`]) keeps its promises and fits the cap; when it is
+/// at most [`BUILD_LIMIT_BYTES`], `build()` succeeds (or refuses as
+/// `may_refuse` allows) with the configuration `config()` said, within the
+/// cap, and when it is at most [`EXERCISE_LIMIT_BYTES`] the filter reads
+/// back and is exercised. The claims, and the filter if one was built.
+pub fn drive<B: Builder, C: Claims>(
+    (name, input, max_memory): (&str, &dyn Debug, u64),
+    builder: &B,
+    claims: impl FnOnce(B::Sizing) -> C,
+    may_refuse: impl FnOnce(&Error) -> bool,
+) -> Option<(C, Option<B::Filter>)>
+where
+    B::Sizing: Debug,
+{
+    let sizing = timed(&format!("{name}::sizing"), input, || builder.sizing());
+    let config = timed(&format!("{name}::config"), input, || builder.config());
+    let (sizing, config) = match (sizing, config) {
+        (Ok(sizing), Ok(config)) => (claims(sizing), config),
+        (Err(err), Ok(_)) => {
+            // A configuration that is valid but does not fit (the scalable
+            // builder's `config()` checks the settings alone): `build()`
+            // refuses it the same way, before allocating.
+            sizing_refusal(&err, input);
+            let built = timed(&format!("{name}::build"), input, || builder.build());
+            same_outcome(&Err::<(), _>(err), &built, "sizing and build");
+            return None;
+        }
+        (sizing, config) => {
+            same_outcome(&sizing, &config, "sizing and config");
+            sizing
+                .err()
+                .iter()
+                .for_each(|err| sizing_refusal(err, input));
+            return None;
+        }
     };
-    if let Some(n) = input.expected_items {
-        builder = builder.expected_items(n);
-    }
-    if let Some(k) = input.hashes {
-        builder = builder.hashes(k);
-    }
-    if let Some(bytes) = input.max_memory {
-        builder = builder.max_memory(bytes);
-    }
-    builder.power_of_two(input.power_of_two).seed(input.seed)
-}
-
-fn blocked_builder(input: &BuildInput) -> BlockedBloomBuilder {
-    let mut builder = match input.size {
-        Size::Bits(m) => BlockedBloomFilter::with_bits(m),
-        size => BlockedBloomFilter::with_fpp(size.fpp().unwrap_or(f64::NAN)),
-    };
-    if let Some(n) = input.expected_items {
-        builder = builder.expected_items(n);
-    }
-    if let Some(k) = input.hashes {
-        builder = builder.hashes(k);
-    }
-    if let Some(bytes) = input.max_memory {
-        builder = builder.max_memory(bytes);
-    }
-    match input.kernel {
-        KernelChoice::Detect => {}
-        KernelChoice::Scalar => builder = builder.kernel(Kernel::Scalar),
-        KernelChoice::Avx2 => builder = builder.kernel(Kernel::Avx2),
-    }
-    builder.seed(input.seed)
-}
-
-/// The `build_bloom` target.
-pub fn bloom_target(data: &[u8]) {
-    let Some(input) = BuildInput::from_fuzz_bytes(data) else {
-        return;
-    };
-    let builder = bloom_builder(&input);
-    let sizing = timed("BloomBuilder::sizing", &input, || builder.sizing());
-    let config = timed("BloomBuilder::config", &input, || builder.config());
-    assert_eq!(sizing.is_ok(), config.is_ok(), "{input:?}");
-    if let (Some(p), Some(n)) = (input.size.fpp(), input.expected_items) {
-        let _ = timed("BloomFilter::params", &input, || BloomFilter::params(n, p));
-    }
-    let (Ok(sizing), Ok(config)) = (sizing, config) else {
-        return;
-    };
-    check_sizing(&sizing, &input, false);
-    assert_eq!(
-        (config.num_bits, config.num_hashes),
-        (sizing.num_bits, sizing.num_hashes)
-    );
+    check_claims(&sizing, max_memory, input);
     if sizing.bytes() > BUILD_LIMIT_BYTES {
-        return;
+        return Some((sizing, None));
     }
-    let mut filter = timed("BloomBuilder::build", &input, || builder.build())
-        .unwrap_or_else(|err| panic!("sizing succeeded, build failed: {err}: {input:?}"));
-    assert_eq!(Persist::config(&filter), config);
-    use_built(&mut filter, &input);
-    if sizing.bytes() <= ROUND_TRIP_LIMIT_BYTES {
-        let atomic = timed("BloomBuilder::build_atomic", &input, || {
-            builder.build_atomic()
-        })
-        .expect("build_atomic where build succeeds");
-        assert_eq!(Persist::config(&atomic), config);
-    }
-}
-
-/// The `build_blocked` target.
-pub fn blocked_target(data: &[u8]) {
-    let Some(input) = BuildInput::from_fuzz_bytes(data) else {
-        return;
-    };
-    let builder = blocked_builder(&input);
-    let sizing = timed("BlockedBloomBuilder::sizing", &input, || builder.sizing());
-    let config = timed("BlockedBloomBuilder::config", &input, || builder.config());
-    assert_eq!(sizing.is_ok(), config.is_ok(), "{input:?}");
-    if let (Some(p), Some(n)) = (input.size.fpp(), input.expected_items) {
-        let _ = timed("BlockedBloomFilter::params", &input, || {
-            BlockedBloomFilter::params(n, p)
-        });
-    }
-    let (Ok(sizing), Ok(config)) = (sizing, config) else {
-        return;
-    };
-    check_sizing(&sizing, &input, true);
-    assert_eq!(
-        (config.num_blocks * 512, config.num_hashes),
-        (sizing.num_bits, sizing.num_hashes)
-    );
-    if sizing.bytes() > BUILD_LIMIT_BYTES {
-        return;
-    }
-    let built = timed("BlockedBloomBuilder::build", &input, || builder.build());
-    let mut filter = match built {
+    let filter = match timed(&format!("{name}::build"), input, || builder.build()) {
         Ok(filter) => filter,
-        // The one refusal allowed after a sizing: a kernel this CPU lacks.
-        Err(_) if input.kernel == KernelChoice::Avx2 && !Kernel::Avx2.is_available() => return,
+        Err(err) if may_refuse(&err) => return Some((sizing, None)),
         Err(err) => panic!("sizing succeeded, build failed: {err}: {input:?}"),
     };
-    assert_eq!(Persist::config(&filter), config);
-    use_built(&mut filter, &input);
+    assert_eq!(filter.config(), config, "the built filter's configuration");
+    let memory = filter.memory_usage() as u64;
+    assert!(
+        memory <= max_memory,
+        "a filter of {memory} bytes over the cap of {max_memory}: {input:?}"
+    );
+    if memory <= EXERCISE_LIMIT_BYTES {
+        let bytes = filter.to_bytes();
+        let back =
+            B::Filter::read_from_expecting(&bytes[..], &config).expect("reads what it wrote");
+        assert!(back == filter, "read back unequal: {input:?}");
+        exercise(&filter, xxh3_64(format!("{input:?}").as_bytes()));
+    }
+    Some((sizing, Some(filter)))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// The promises of any sizing: an FPP in [0, 1], at most its target;
+/// within the memory cap; and the family's own.
+pub fn check_claims(claims: &impl Claims, max_memory: u64, input: &dyn Debug) {
+    let (fpp, target) = claims.fpp();
+    assert!(
+        (0.0..=1.0).contains(&fpp),
+        "FPP {fpp}: {claims:?} for {input:?}"
+    );
+    if let Some(target) = target {
+        assert!(
+            fpp <= target,
+            "the sizing claims {fpp:e}, above its target {target:e}: {claims:?} for {input:?}"
+        );
+    }
+    let bytes = claims.bytes();
+    assert!(
+        bytes <= max_memory,
+        "{bytes} bytes over the cap of {max_memory}: {input:?}"
+    );
+    claims.check(input);
+}
 
-    fn inputs() -> Vec<BuildInput> {
-        let base = BuildInput {
-            size: Size::Fpp(0.01),
-            expected_items: Some(1_000),
-            hashes: None,
-            max_memory: None,
-            power_of_two: false,
-            seed: 0,
-            kernel: KernelChoice::Detect,
-        };
-        vec![
-            base.clone(),
-            BuildInput {
-                size: Size::FppExponent(300),
-                hashes: Some(7),
-                max_memory: Some(1 << 20),
-                power_of_two: true,
-                seed: u64::MAX,
-                kernel: KernelChoice::Avx2,
-                ..base.clone()
-            },
-            BuildInput {
-                size: Size::Bits(u64::MAX),
-                expected_items: None,
-                kernel: KernelChoice::Scalar,
-                ..base.clone()
-            },
-            BuildInput {
-                size: Size::Fpp(f64::NAN),
-                ..base
-            },
-        ]
+/// A sizing record of an array of cells probed k times a key: the Bloom
+/// filters' (bits) and the counting filters' (counters).
+pub trait ArrayRecord: Debug {
+    /// Cells in the array.
+    fn cells(&self) -> u64;
+    /// Probes a key.
+    fn hashes(&self) -> u32;
+    /// The load sized for.
+    fn items(&self) -> u64;
+    /// The exact FPP claimed at that load.
+    fn claimed_fpp(&self) -> f64;
+    /// The target, if sized for one and the caller did not fix k.
+    fn binding_target(&self) -> Option<f64>;
+    /// Bytes of the array.
+    fn record_bytes(&self) -> u64;
+}
+
+/// Implements [`ArrayRecord`] for a sizing record with these fields.
+macro_rules! array_record {
+    ($record:ty, $cells:ident) => {
+        impl $crate::build::ArrayRecord for $record {
+            fn cells(&self) -> u64 {
+                self.$cells
+            }
+
+            fn hashes(&self) -> u32 {
+                self.num_hashes
+            }
+
+            fn items(&self) -> u64 {
+                self.expected_items
+            }
+
+            fn claimed_fpp(&self) -> f64 {
+                self.fpp_at_capacity
+            }
+
+            fn binding_target(&self) -> Option<f64> {
+                let explicit = self.hash_choice == filterlab_bloom::HashChoice::Explicit;
+                self.target_fpp.filter(|_| !explicit)
+            }
+
+            fn record_bytes(&self) -> u64 {
+                self.bytes()
+            }
+        }
+    };
+}
+
+pub(crate) use array_record;
+
+/// An array sizing and what the settings asked of it.
+#[derive(Debug)]
+pub struct ArrayClaims<R> {
+    /// The sizing record.
+    pub record: R,
+    /// Cells per block for a blocked layout, `None` for a standard one.
+    pub block: Option<u64>,
+    /// The settings' `expected_items`, and explicit size.
+    pub asked: (Option<u64>, Option<u64>),
+}
+
+impl<R: ArrayRecord> Claims for ArrayClaims<R> {
+    fn bytes(&self) -> u64 {
+        self.record.record_bytes()
     }
 
-    #[test]
-    fn seed_encoding_is_what_arbitrary_decodes() {
-        for input in inputs() {
-            let bytes = input.to_fuzz_bytes();
-            let decoded = BuildInput::from_fuzz_bytes(&bytes).unwrap();
-            assert_eq!(format!("{decoded:?}"), format!("{input:?}"));
-            assert_eq!(decoded.to_fuzz_bytes(), bytes);
-        }
+    fn fpp(&self) -> (f64, Option<f64>) {
+        (self.record.claimed_fpp(), self.record.binding_target())
     }
 
-    #[test]
-    fn typical_inputs_pass() {
-        for input in inputs() {
-            bloom_target(&input.to_fuzz_bytes());
-            blocked_target(&input.to_fuzz_bytes());
+    /// k in 1..=64; the load asked for; whole blocks for a blocked layout,
+    /// the size asked for for a standard one, whose FPP is never below the
+    /// classic formula, a lower bound on the exact one (Bose et al.), where
+    /// that bound is at least `MIN_FPP`.
+    fn check(&self, input: &dyn Debug) {
+        let record = &self.record;
+        let (k, cells, items) = (record.hashes(), record.cells(), record.items());
+        assert!((1..=64).contains(&k), "k = {k}: {record:?}");
+        assert!(cells >= 1 && items >= 1, "{record:?}");
+        if let Some(asked) = self.asked.0 {
+            assert_eq!(items, asked, "{input:?}");
         }
+        if let Some(block) = self.block {
+            assert!(
+                cells.is_multiple_of(block),
+                "{cells} cells are not whole blocks of {block}: {input:?}"
+            );
+            return;
+        }
+        if let Some(asked) = self.asked.1 {
+            assert_eq!(cells, asked, "not the size asked for: {input:?}");
+        }
+        let classic = timed("bloom_fpp_classic", input, || {
+            bloom_fpp_classic(cells, k, items)
+        });
+        if classic < MIN_FPP {
+            // Below `MIN_FPP` both are subnormal floats with few
+            // significant bits, and the theory promises no relative
+            // accuracy there.
+            return;
+        }
+        let fpp = record.claimed_fpp();
+        assert!(
+            fpp >= classic * (1.0 - 1e-9),
+            "claimed FPP {fpp:e} below the classic lower bound {classic:e} (m = {cells}, k = {k}, n = {items}): {input:?}"
+        );
     }
 }

@@ -1,106 +1,95 @@
 //! The decoder targets: one input is read as a file three ways (whole bytes,
 //! a chunked stream, and the bytes with their checksums recomputed), the
-//! ways must agree, and every filter that decodes is then used: re-encoded,
-//! queried, inserted into, merged with itself, asked for its FPPs.
+//! ways must agree, and every filter that decodes re-encodes to the bytes
+//! read and is then used as a caller would ([`exercise`]).
 //!
 //! Input layout: one control byte ([`Control`]), then the file.
 
-use std::fmt::Debug;
-
-use filterlab_bloom::{AtomicBloomFilter, BlockedBloomFilter, BloomFilter, Kernel};
+use filterlab_core::ErrorKind;
 use filterlab_core::format::{FrameReader, FrameWriter};
-use filterlab_core::{ErrorKind, Filter, Merge, Persist};
+use filterlab_counting_bloom::{Blocked, CountingBloom, Standard};
+use filterlab_scalable::{BlockedBloomFilter, BloomFilter, ScalableBloomFilter};
 use xxhash_rust::xxh3::xxh3_64;
 
+use crate::exercise::{Exercise, exercise};
 use crate::frame::{ChunkedReader, Control, PAYLOAD_LEN_AT, reseal, u64_at};
 
-/// What a decoder target needs of a filter type.
-pub trait Decoded: Filter + Persist + Merge + Clone + PartialEq + Debug + Extend<u64> {
-    /// Type-specific calls on a decoded filter (accessors, conversions,
-    /// kernels), beside the common ones.
-    fn exercise_more(&self, keys: &[u64]);
-}
-
-impl Decoded for BloomFilter {
-    fn exercise_more(&self, keys: &[u64]) {
-        let _ = (self.set_bits(), self.fill_ratio(), self.estimated_len());
-        let _ = self.classic_fpp(self.len() as u64);
-        let _ = (self.num_bits(), self.num_hashes(), self.target_fpp());
-        // The atomic twin answers the same and converts back unchanged.
-        let atomic = self.clone().into_atomic();
-        for key in keys {
-            assert_eq!(atomic.contains(key), self.contains(key));
-        }
-        assert_eq!(&atomic.snapshot(), self);
-        assert_eq!(&atomic.freeze(), self);
-    }
-}
-
-impl Decoded for AtomicBloomFilter {
-    fn exercise_more(&self, keys: &[u64]) {
-        let _ = (self.set_bits(), self.fill_ratio(), self.estimated_len());
-        let _ = (self.num_bits(), self.num_hashes(), self.target_fpp());
-        // Inserts through a shared reference, as from many threads.
-        let shared = self.clone();
-        let before = shared.len();
-        let mut new = 0usize;
-        for key in keys {
-            new += usize::from(shared.insert(&key.wrapping_add(0x5555)));
-        }
-        assert_eq!(
-            Some(shared.len()),
-            before.checked_add(new),
-            "the atomic counter must count each new insert exactly"
-        );
-        let plain: BloomFilter = self.snapshot();
-        for key in keys {
-            assert_eq!(plain.contains(key), self.contains(key));
-        }
-    }
-}
-
-impl Decoded for BlockedBloomFilter {
-    fn exercise_more(&self, keys: &[u64]) {
-        let _ = (self.set_bits(), self.fill_ratio(), self.estimated_len());
-        let _ = self.classic_fpp(self.len() as u64);
-        let _ = (self.num_bits(), self.num_blocks(), self.target_fpp());
-        // Every kernel this CPU runs gives the same answers.
-        let answers = self.contains_many(keys.iter().copied());
-        for kernel in [Kernel::Scalar, Kernel::Avx2] {
-            if !kernel.is_available() {
-                continue;
-            }
-            let mut other = self.clone();
-            if other.set_kernel(kernel).is_ok() {
-                assert_eq!(
-                    other.contains_many(keys.iter().copied()),
-                    answers,
-                    "{kernel:?}"
-                );
-                let one_by_one: Vec<bool> = keys.iter().map(|key| other.contains(key)).collect();
-                assert_eq!(one_by_one, answers, "{kernel:?} one key at a time");
-            }
-        }
-    }
-}
-
 /// The decoder target for `F`: `input` is a control byte and a file.
-pub fn target<F: Decoded>(input: &[u8]) {
+/// Returns whether the file, and the file resealed, decoded as `F` (a
+/// target reading one format with several types checks that at most one
+/// type accepts each).
+pub fn target<F: Exercise>(input: &[u8]) -> [bool; 2] {
     let Some((&byte, file)) = input.split_first() else {
-        return;
+        return [false; 2];
     };
     let control = Control::from_byte(byte);
-    read_every_way::<F>(control, file);
+    let read = read_every_way::<F>(control, file);
     let mut sealed = file.to_vec();
     reseal(&mut sealed);
-    if sealed != file {
-        read_every_way::<F>(control, &sealed);
+    let resealed = if sealed == file {
+        read
+    } else {
+        read_every_way::<F>(control, &sealed)
+    };
+    [read, resealed]
+}
+
+/// Panics unless at most one of the types a target tries decoded each
+/// version of the input: the header's parameters say which type it is.
+pub fn at_most_one(decoded: &[[bool; 2]]) {
+    for version in 0..2 {
+        let types = decoded.iter().filter(|both| both[version]).count();
+        assert!(types <= 1, "{types} types decode the same file");
     }
+}
+
+/// The `decode_bloom` target: format kind 1 as `BloomFilter` and as
+/// `AtomicBloomFilter` (the same format; both must accept it).
+pub fn bloom_target(input: &[u8]) {
+    let [plain, atomic] = [
+        target::<filterlab_bloom::BloomFilter>(input),
+        target::<filterlab_bloom::AtomicBloomFilter>(input),
+    ];
+    assert_eq!(plain, atomic, "BloomFilter and AtomicBloomFilter disagree");
+}
+
+/// The `decode_blocked` target: format kind 2 as `BlockedBloomFilter`.
+pub fn blocked_target(input: &[u8]) {
+    target::<filterlab_bloom::BlockedBloomFilter>(input);
+}
+
+/// The `decode_cuckoo` target: format kind 5 as `CuckooFilter`.
+pub fn cuckoo_target(input: &[u8]) {
+    target::<filterlab_cuckoo::CuckooFilter>(input);
+}
+
+/// The `decode_counting` target: format kind 3 as every layout and counter
+/// width (`CountingBloom<Standard | Blocked, 4 | 8 | 16>`); the header says
+/// which, and exactly that type may accept the file.
+pub fn counting_target(input: &[u8]) {
+    at_most_one(&[
+        target::<CountingBloom<Standard, 4>>(input),
+        target::<CountingBloom<Standard, 8>>(input),
+        target::<CountingBloom<Standard, 16>>(input),
+        target::<CountingBloom<Blocked, 4>>(input),
+        target::<CountingBloom<Blocked, 8>>(input),
+        target::<CountingBloom<Blocked, 16>>(input),
+    ]);
+}
+
+/// The `decode_scalable` target: format kind 4 with either layer type
+/// (`ScalableBloomFilter<BlockedBloomFilter | BloomFilter>`).
+pub fn scalable_target(input: &[u8]) {
+    at_most_one(&[
+        target::<ScalableBloomFilter<BlockedBloomFilter>>(input),
+        target::<ScalableBloomFilter<BloomFilter>>(input),
+    ]);
 }
 
 /// Reads `bytes` whole, streamed in chunks and with a small payload limit;
-/// checks that the answers agree; exercises what decoded.
-fn read_every_way<F: Decoded>(control: Control, bytes: &[u8]) {
+/// checks that the answers agree; exercises what decoded, and says whether
+/// anything did.
+fn read_every_way<F: Exercise>(control: Control, bytes: &[u8]) -> bool {
     let whole = F::from_bytes(bytes);
     let mut reader = ChunkedReader::new(bytes, control);
     let streamed = F::read_from(&mut reader);
@@ -137,98 +126,24 @@ fn read_every_way<F: Decoded>(control: Control, bytes: &[u8]) {
         (Err(_), Err(_)) => {}
     }
 
-    if let Ok(filter) = streamed {
-        exercise(&filter, &bytes[..consumed]);
-    }
+    let Ok(filter) = streamed else {
+        return false;
+    };
+    round_trip(&filter, &bytes[..consumed]);
+    exercise(&filter, xxh3_64(&bytes[..consumed]));
+    true
 }
 
-/// Everything a user may do with a filter they loaded.
-fn exercise<F: Decoded>(filter: &F, read: &[u8]) {
-    // One encoding per filter: writing it back gives the bytes read.
+/// One encoding per filter: writing a filter back gives the bytes read,
+/// which read back equal, also when the caller expects its configuration.
+fn round_trip<F: Exercise>(filter: &F, read: &[u8]) {
     let bytes = filter.to_bytes();
     assert_eq!(bytes, read, "re-encoding changed the bytes");
     let back = F::from_bytes(&bytes).expect("a filter reads its own bytes");
-    assert_eq!(&back, filter);
-    let config = Persist::config(filter);
+    assert!(&back == filter, "read back unequal");
+    let config = filter.config();
     let expecting = F::read_from_expecting(&bytes[..], &config).expect("its own configuration");
-    assert_eq!(&expecting, filter);
-
-    // Keys that depend on the input, some of them probably present.
-    let base = xxh3_64(read);
-    let keys: Vec<u64> = (0..8)
-        .map(|i| base.rotate_left(i * 8) ^ u64::from(i))
-        .collect();
-    let answers: Vec<bool> = keys.iter().map(|key| filter.contains(key)).collect();
-    assert_eq!(filter.contains_many(keys.iter().copied()), answers);
-
-    // Union and intersection with itself change no answer.
-    let mut merged = filter.clone();
-    merged.union(filter).expect("union with itself");
-    assert_eq!(
-        keys.iter().map(|k| merged.contains(k)).collect::<Vec<_>>(),
-        answers
-    );
-    merged.intersect(filter).expect("intersection with itself");
-    assert_eq!(
-        keys.iter().map(|k| merged.contains(k)).collect::<Vec<_>>(),
-        answers
-    );
-    let _ = (merged.len(), merged.expected_fpp());
-
-    // New keys: one at a time, batched, and through Extend. The counter
-    // grows by exactly the inserts that report a new key, and never wraps.
-    let mut grown = filter.clone();
-    let hasher = *grown.hasher();
-    let mut count = grown.len();
-    for key in &keys {
-        let new = grown
-            .insert_hash(hasher.hash(key))
-            .expect("a Bloom filter takes any key");
-        count = count
-            .checked_add(usize::from(new))
-            .expect("the item counter overflows");
-        assert_eq!(grown.len(), count, "len after an insert");
-        assert!(grown.contains(key), "false negative right after insert");
-    }
-    let batch: Vec<u64> = keys.iter().map(|key| hasher.hash(&!key)).collect();
-    let new = grown
-        .insert_hashes(&batch)
-        .expect("a Bloom filter takes any batch");
-    count = count.checked_add(new).expect("the item counter overflows");
-    assert_eq!(grown.len(), count, "len after a batch");
-    grown.extend(keys.iter().map(|key| key ^ 0xdead_beef));
-    assert!(grown.len() >= count, "len went down after extend");
-    assert!(
-        keys.iter()
-            .all(|key| grown.contains(key) && grown.contains(&!key))
-    );
-    let grown_bytes = grown.to_bytes();
-    assert_eq!(
-        F::from_bytes(&grown_bytes).expect("reads what it wrote"),
-        grown
-    );
-    grown.clear();
-    assert!(grown.is_empty());
-
-    // Estimates and accessors last: the theory functions are the slowest
-    // calls, and a slow one must not hide a counter that overflows above.
-    let _ = (
-        filter.memory_usage(),
-        filter.is_empty(),
-        format!("{filter:?}"),
-    );
-    let fpp = filter.expected_fpp();
-    assert!((0.0..=1.0).contains(&fpp), "expected_fpp {fpp}");
-    let len = filter.len() as u64;
-    for items in [len, filter.capacity().map_or(1, |c| c as u64)] {
-        if let Some(fpp) = filter.theoretical_fpp(items) {
-            assert!(
-                (0.0..=1.0).contains(&fpp),
-                "theoretical_fpp({items}) = {fpp}"
-            );
-        }
-    }
-    filter.exercise_more(&keys);
+    assert!(&expecting == filter, "read back unequal");
 }
 
 /// The framing target: any kind, through `FrameReader` alone. A header that

@@ -4,6 +4,7 @@
 
 use std::io::{self, Read};
 
+use filterlab_core::format::MAGIC;
 use xxhash_rust::xxh3::xxh3_64;
 
 /// Offset of the item counter in every filterlab header.
@@ -31,6 +32,12 @@ pub fn header_checksum_at(bytes: &[u8]) -> Option<usize> {
 /// before the last 8), each where the input is long enough to hold it without
 /// the two overlapping. A mutated file then reaches the checks behind the
 /// checksums: parameters, lengths, counters.
+///
+/// Files nested in the payload (a scalable filter's layers are complete
+/// files of their own kind) are resealed first, each within its own extent
+/// (its header's parameter count and payload length), for as long as the
+/// payload holds one starting with the format's magic; otherwise the layers'
+/// own checksums would stop every mutation of a layer.
 pub fn reseal(bytes: &mut [u8]) {
     let Some(at) = header_checksum_at(bytes) else {
         return;
@@ -41,9 +48,27 @@ pub fn reseal(bytes: &mut [u8]) {
     }
     if bytes.len() >= at + 16 {
         let end = bytes.len() - 8;
+        let mut nested = at + 8;
+        while let Some(len) = nested_frame_len(&bytes[nested..end]) {
+            reseal(&mut bytes[nested..nested + len]);
+            nested += len;
+        }
         let sum = xxh3_64(&bytes[..end]);
         bytes[end..].copy_from_slice(&sum.to_le_bytes());
     }
+}
+
+/// The length of the complete file at the start of `payload` (header,
+/// payload, trailing checksum, as its header says), if `payload` begins with
+/// the format's magic and holds all of it.
+fn nested_frame_len(payload: &[u8]) -> Option<usize> {
+    if !payload.starts_with(&MAGIC) {
+        return None;
+    }
+    let header = header_checksum_at(payload)? + 8;
+    let body = usize::try_from(u64_at(payload, PAYLOAD_LEN_AT)?).ok()?;
+    let len = header.checked_add(body)?.checked_add(8)?;
+    (len <= payload.len()).then_some(len)
 }
 
 /// How a decoder target reads its input, from the input's first byte.
@@ -168,5 +193,33 @@ mod tests {
         let before = short.clone();
         reseal(&mut short);
         assert_eq!(short[..header_sum], before[..header_sum]);
+    }
+
+    #[test]
+    fn reseal_reaches_the_layers_of_a_scalable_filter() {
+        use filterlab_core::{ErrorKind, Persist};
+        use filterlab_scalable::ScalableBloomFilter;
+        let mut filter = ScalableBloomFilter::with_fpp(0.01)
+            .initial_capacity(10)
+            .build()
+            .unwrap();
+        filter.insert_many(0..25u64).unwrap();
+        let bytes = filter.to_bytes();
+        let mut sealed = bytes.clone();
+        reseal(&mut sealed);
+        assert_eq!(sealed, bytes, "resealing a valid file changes nothing");
+        // The first layer's item counter: behind the outer header (9
+        // parameters) and its checksum, at 24 into the layer.
+        let layer = PARAMS_AT + 9 * 8 + 8;
+        assert!(bytes[layer..].starts_with(&MAGIC));
+        let mut mutated = bytes.clone();
+        mutated[layer + ITEMS_AT] ^= 1;
+        let err =
+            ScalableBloomFilter::<filterlab_scalable::BlockedBloomFilter>::from_bytes(&mutated);
+        assert_eq!(err.unwrap_err().kind(), ErrorKind::ChecksumMismatch);
+        reseal(&mut mutated);
+        let err =
+            ScalableBloomFilter::<filterlab_scalable::BlockedBloomFilter>::from_bytes(&mutated);
+        assert_eq!(err.unwrap_err().kind(), ErrorKind::InvalidHeader);
     }
 }

@@ -7,7 +7,9 @@ use std::marker::PhantomData;
 use filterlab_bloom::BloomSizing;
 use filterlab_core::memory::DEFAULT_MEMORY_LIMIT;
 use filterlab_core::sizing::{check_fpp, check_items, ensure, memory_summary};
-use filterlab_core::theory::{scalable_bloom_fpp, scalable_bloom_loads, scalable_layer_fpp};
+use filterlab_core::theory::{
+    scalable_bloom_fpp, scalable_bloom_fpp_bound, scalable_bloom_loads, scalable_layer_fpp,
+};
 use filterlab_core::{Error, ErrorKind, FilterKind, KeyHasher};
 
 use crate::layer::{DefaultLayer, Layer};
@@ -115,6 +117,20 @@ impl ScalableConfig {
             self.target_fpp
         } else {
             scalable_layer_fpp(self.target_fpp, self.tightening, index)
+        }
+    }
+
+    /// The compound bound of the first `layers` layers, each at its
+    /// target: 1 − Π(1 − P0·r^i), or P for a non-scaling filter. Never
+    /// above P: the sum it stays under, P0·Σr^i, is below P, but the
+    /// product rounds, up to an ulp above P when P0 is close to P (r near
+    /// 0, or the one layer of a non-scaling filter), so it is capped at P.
+    pub(crate) fn fpp_bound(&self, layers: u32) -> f64 {
+        if self.non_scaling {
+            self.target_fpp
+        } else {
+            let bound = scalable_bloom_fpp_bound(self.target_fpp, self.tightening, layers);
+            bound.min(self.target_fpp)
         }
     }
 
@@ -356,7 +372,7 @@ pub(crate) fn plan<L: Layer>(
         config: *config,
         items,
         fpp_at_items: scalable_bloom_fpp(layers.iter().map(|layer| layer.fpp_at_load)),
-        fpp_bound: scalable_bloom_fpp(layers.iter().map(|layer| layer.target_fpp)),
+        fpp_bound: config.fpp_bound(layers.len() as u32),
         layers,
         bytes,
     }))

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use filterlab_core::theory::{scalable_bloom_fpp, scalable_bloom_fpp_bound};
+use filterlab_core::theory::scalable_bloom_fpp;
 use filterlab_core::{BATCH, Error, ErrorKind, Filter, Key, KeyHasher, for_each_batch};
 
 use crate::config::{ScalableBloomBuilder, ScalableConfig, ScalableSizing, plan};
@@ -179,15 +179,7 @@ impl<L: Layer> ScalableBloomFilter<L> {
     /// The compound bound of the layers there are now: 1 − Π(1 − P0·r^i)
     /// over them (P for a non-scaling filter); never above the target.
     pub fn fpp_bound(&self) -> f64 {
-        if self.config.non_scaling {
-            self.config.target_fpp
-        } else {
-            scalable_bloom_fpp_bound(
-                self.config.target_fpp,
-                self.config.tightening,
-                self.layers.len() as u32,
-            )
-        }
+        self.config.fpp_bound(self.layers.len() as u32)
     }
 
     /// The capacity of the layers there are now (BF.INFO's Capacity): the
@@ -427,5 +419,30 @@ impl<L: Layer> fmt::Debug for ScalableBloomFilter<L> {
             .field("len", &self.len)
             .field("layers", &self.layers)
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression `build_scalable/nonscaling-p7.8e-3-fpp-bound-1ulp-above-target`:
+    /// at this P, 1 − (1 − P) rounds one ulp above P.
+    const P: f64 = 144_115_188_062_027_775.0 / 18_446_744_073_709_551_616.0;
+
+    #[test]
+    fn the_bound_is_never_above_the_target() {
+        assert!(scalable_bloom_fpp([P]) > P);
+        let non_scaling = ScalableBloomFilter::with_fpp(P)
+            .initial_capacity(100)
+            .non_scaling(true);
+        assert_eq!(non_scaling.sizing().unwrap().fpp_bound, P);
+        assert_eq!(non_scaling.build().unwrap().fpp_bound(), P);
+        // A tightening ratio near 0 sizes the first layer for P itself.
+        let scaling = ScalableBloomFilter::with_fpp(P)
+            .initial_capacity(100)
+            .tightening(1e-200);
+        assert!(scaling.sizing().unwrap().fpp_bound <= P);
+        assert!(scaling.build().unwrap().fpp_bound() <= P);
     }
 }

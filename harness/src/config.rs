@@ -29,7 +29,8 @@ pub fn check_workload(items: u64, fpp: f64) -> Result<(), Error> {
 pub enum Preset {
     /// The default: about 10 minutes on 2 cores.
     Full,
-    /// `--quick`: about a minute on 2 cores (63 s with every filter), for CI.
+    /// `--quick`: about a minute on 2 cores (63 s with every filter, and
+    /// about 4 s more for the Redis experiment when a server is found), for CI.
     Quick,
     /// Seconds; for tests.
     Tiny,
@@ -50,6 +51,9 @@ pub enum Experiment {
     Churn,
     /// Filters that grow: from a small capacity to 1000× it.
     Growth,
+    /// filterlab-redis over loopback against the local BloomFilter (needs a
+    /// Redis server; skipped with a note without one).
+    Redis,
 }
 
 impl Experiment {
@@ -62,6 +66,7 @@ impl Experiment {
             Self::Capacity => "capacity",
             Self::Churn => "churn",
             Self::Growth => "growth",
+            Self::Redis => "redis",
         }
     }
 }
@@ -132,6 +137,12 @@ pub struct RunConfig {
     /// Growth: most never-inserted keys queried per point (enough for about
     /// `expected_false_positives` at the target otherwise).
     pub growth_max_queries: u64,
+    /// Redis: keys inserted and looked up (present and absent), batched.
+    pub redis_items: u64,
+    /// Redis: the target FPP.
+    pub redis_fpp: f64,
+    /// Redis: keys sent one script call each (a prefix of the keys).
+    pub redis_per_key: u64,
 }
 
 impl RunConfig {
@@ -144,6 +155,7 @@ impl RunConfig {
             Experiment::Capacity,
             Experiment::Churn,
             Experiment::Growth,
+            Experiment::Redis,
         ];
         let full = Self {
             preset,
@@ -176,6 +188,9 @@ impl RunConfig {
             growth_final: 1_000_000,
             growth_fpps: vec![1e-2, 1e-4],
             growth_max_queries: 4_000_000,
+            redis_items: 1_000_000,
+            redis_fpp: 0.01,
+            redis_per_key: 20_000,
         };
         match preset {
             Preset::Full => full,
@@ -194,6 +209,8 @@ impl RunConfig {
                 churn_queries: 50_000,
                 churn_bogus_scan: 5_000_000,
                 growth_max_queries: 1_000_000,
+                redis_items: 100_000,
+                redis_per_key: 5_000,
                 ..full
             },
             Preset::Tiny => Self {
@@ -216,6 +233,8 @@ impl RunConfig {
                 churn_bogus_scan: 1_000_000,
                 growth_final: 8_000,
                 growth_max_queries: 50_000,
+                redis_items: 10_000,
+                redis_per_key: 1_000,
                 ..full
             },
         }
@@ -320,6 +339,15 @@ impl RunConfig {
                 .join(", "),
             format_count(self.growth_max_queries),
             self.expected_false_positives
+        );
+        let _ = writeln!(
+            out,
+            "- redis: {} keys at p = {} inserted and looked up (present and absent) in one batch \
+             each, in the local BloomFilter and through filterlab-redis over loopback; the first {} \
+             of them one script call per key",
+            format_count(self.redis_items),
+            self.redis_fpp,
+            format_count(self.redis_per_key)
         );
         out
     }

@@ -10,7 +10,7 @@ use crate::error::Error;
 
 /// Every file a report may contain; files of an older report that the new
 /// one does not write are removed when it is published.
-pub const REPORT_FILES: [&str; 22] = [
+pub const REPORT_FILES: [&str; 23] = [
     "README.md",
     "accuracy.csv",
     "space.csv",
@@ -19,6 +19,7 @@ pub const REPORT_FILES: [&str; 22] = [
     "churn.csv",
     "churn_removals.csv",
     "growth.csv",
+    "redis.csv",
     "accuracy.svg",
     "space.svg",
     "speed_insert.svg",

@@ -10,6 +10,7 @@ use crate::experiments::accuracy::{self, AccuracyRow};
 use crate::experiments::capacity::{self, CapacityResults};
 use crate::experiments::churn::{self, ChurnResults};
 use crate::experiments::growth::{self, GrowthResults};
+use crate::experiments::redis::{self, RedisResults};
 use crate::experiments::space::{self, SpaceRow};
 use crate::experiments::speed::{self, SpeedResults};
 use crate::registry::Entry;
@@ -32,6 +33,8 @@ pub struct Measurements {
     pub churn: Option<ChurnResults>,
     /// Growth results, when run.
     pub growth: Option<GrowthResults>,
+    /// Redis results (perhaps only a note saying why it was skipped), when run.
+    pub redis: Option<RedisResults>,
     /// Wall time per experiment, in seconds.
     pub seconds: Vec<(Experiment, f64)>,
 }
@@ -65,6 +68,9 @@ pub fn measure(
     })?;
     let churn = timer.run(Experiment::Churn, || churn::run(&entries, config, quiet))?;
     let growth = timer.run(Experiment::Growth, || growth::run(&entries, config, quiet))?;
+    let redis = timer.run(Experiment::Redis, || {
+        Ok(redis::run(&entries, config, quiet))
+    })?;
     let space = if config.runs(Experiment::Space) {
         space::from_accuracy(&entries, &accuracy)
     } else {
@@ -79,6 +85,7 @@ pub fn measure(
         capacity,
         churn,
         growth,
+        redis,
         seconds: timer.seconds,
     })
 }
@@ -122,7 +129,7 @@ impl Timer<'_> {
 
 impl Measurements {
     /// Why the gate fails, one line per failing row (accuracy, churn,
-    /// growth); empty when it passes.
+    /// growth, redis); empty when it passes.
     pub fn gate(&self) -> Vec<String> {
         let mut failures = accuracy::gate(&self.accuracy);
         if let Some(churned) = &self.churn {
@@ -130,6 +137,9 @@ impl Measurements {
         }
         if let Some(grown) = &self.growth {
             failures.extend(growth::gate(&grown.rows));
+        }
+        if let Some(shared) = &self.redis {
+            failures.extend(redis::gate(&shared.rows));
         }
         failures
     }

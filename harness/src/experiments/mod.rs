@@ -6,6 +6,7 @@ pub mod capacity;
 pub mod churn;
 pub mod growth;
 pub mod measurements;
+pub mod redis;
 pub mod sample;
 pub mod space;
 pub mod speed;

@@ -11,6 +11,7 @@ use crate::render::sections::accuracy::accuracy_section;
 use crate::render::sections::capacity::capacity_section;
 use crate::render::sections::churn::churn_section;
 use crate::render::sections::growth::growth_section;
+use crate::render::sections::redis::redis_section;
 use crate::render::sections::space::space_section;
 use crate::render::sections::speed::speed_section;
 use crate::render::table::{header, table};
@@ -55,6 +56,9 @@ pub fn readme(
     }
     if let Some(growth) = &measured.growth {
         out.push_str(&growth_section(measured, growth));
+    }
+    if let Some(redis) = &measured.redis {
+        out.push_str(&redis_section(measured, redis));
     }
     let _ = writeln!(out, "## Plots\n");
     for chart in charts {

@@ -136,11 +136,14 @@ fn report_writes_a_complete_report() {
         0,
     );
     assert_contains(&stdout, &["accuracy gate passed"]);
-    // Every report file: the tiny run has removals, churn and growth too.
-    for file in REPORT_FILES {
-        assert!(out.join(file).exists(), "{file} missing");
-    }
+    // Every report file: the tiny run has removals, churn and growth too,
+    // and redis.csv when a Redis server was found.
     let readme = fs::read_to_string(out.join("README.md")).unwrap();
+    let redis_skipped = readme.contains("skipped: no Redis server");
+    for file in REPORT_FILES {
+        let expected = file != "redis.csv" || !redis_skipped;
+        assert_eq!(out.join(file).exists(), expected, "{file}");
+    }
     assert_contains(
         &readme,
         &[
@@ -196,6 +199,7 @@ fn report_writes_a_complete_report() {
         &[
             "## Churn (filters that delete)",
             "## Growth (filters that grow)",
+            "## Shared through Redis (filterlab-redis)",
         ],
     );
     let leftovers = fs::read_dir(&out)

@@ -1,8 +1,10 @@
 //! Integration tests of the harness: the `filterlab` binary's command line,
-//! the report it writes, and the reproducibility of its accuracy figures.
+//! the report it writes, the reproducibility of its accuracy figures, and
+//! the Redis experiment with and without a server.
 
 mod cli;
 mod extra_filter;
+mod redis;
 mod reproducibility;
 
 use std::path::PathBuf;

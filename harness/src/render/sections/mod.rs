@@ -4,5 +4,6 @@ pub mod accuracy;
 pub mod capacity;
 pub mod churn;
 pub mod growth;
+pub mod redis;
 pub mod space;
 pub mod speed;

@@ -1,0 +1,308 @@
+//! A real `redis-server` for tests, examples and the harness (feature
+//! `testing`): started from the PATH on a free loopback port in a temporary
+//! directory, killed when dropped, or the server `FILTERLAB_REDIS_URL`
+//! names.
+//!
+//! ```no_run
+//! // no_run: needs redis-server on the PATH (or FILTERLAB_REDIS_URL).
+//! use filterlab_redis::RedisBloomFilter;
+//! use filterlab_redis::testing::{Server, unique};
+//!
+//! let server = Server::discover()?;
+//! let (mut filter, _) = RedisBloomFilter::try_init(&server.client(), &unique("demo"), 1000, 0.01)?;
+//! assert!(filter.insert("a")?);
+//! filter.delete()?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::io;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::thread::sleep;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// The variable naming a server to use instead of a private one.
+pub const URL_VARIABLE: &str = "FILTERLAB_REDIS_URL";
+
+/// How to get `redis-server`, for messages.
+const INSTALL_HINT: &str = "install it (apt-get install redis-server) or set FILTERLAB_REDIS_URL";
+
+/// A server to talk to: private (a child process of this one) or the user's.
+pub struct Server {
+    url: String,
+    private: Option<Private>,
+}
+
+/// A redis-server child process and where it keeps its files.
+struct Private {
+    child: Child,
+    port: u16,
+    dir: PathBuf,
+    persistent: bool,
+}
+
+impl Server {
+    /// The server `FILTERLAB_REDIS_URL` names (not checked: the first call
+    /// on it fails if it is not there), else a private one without
+    /// persistence (`--save "" --appendonly no`).
+    ///
+    /// # Errors
+    ///
+    /// When `redis-server` cannot be run (not on the PATH) or does not
+    /// start answering within 20 s on any of 20 free ports.
+    pub fn discover() -> io::Result<Self> {
+        match user_url() {
+            Some(url) => Ok(Self { url, private: None }),
+            None => Self::private(false),
+        }
+    }
+
+    /// [`discover`](Self::discover), for tests: panics, saying how to get
+    /// a server, when there is none.
+    ///
+    /// # Panics
+    ///
+    /// When `discover` fails.
+    pub fn start() -> Self {
+        Self::discover().unwrap_or_else(|err| panic!("no Redis server: {err}; {INSTALL_HINT}"))
+    }
+
+    /// A private server, `persistent` or not; `None` when
+    /// `FILTERLAB_REDIS_URL` is set (a test then must not kill the user's
+    /// server nor count commands on it). A persistent one keeps every
+    /// acknowledged write across a kill and restart (append-only file,
+    /// fsync before each reply).
+    ///
+    /// # Panics
+    ///
+    /// When `redis-server` cannot be started.
+    pub fn start_private(persistent: bool) -> Option<Self> {
+        match user_url() {
+            Some(_) => None,
+            None => Some(
+                Self::private(persistent)
+                    .unwrap_or_else(|err| panic!("no Redis server: {err}; {INSTALL_HINT}")),
+            ),
+        }
+    }
+
+    fn private(persistent: bool) -> io::Result<Self> {
+        let dir = std::env::temp_dir().join(unique("filterlab-redis-server"));
+        std::fs::create_dir_all(&dir)?;
+        match Self::private_in(&dir, persistent) {
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                let _ = std::fs::remove_dir_all(&dir);
+                Err(err)
+            }
+            Err(err) => Err(io::Error::new(
+                err.kind(),
+                format!("{err}; see its logs in {}", dir.display()),
+            )),
+            started => started,
+        }
+    }
+
+    fn private_in(dir: &Path, persistent: bool) -> io::Result<Self> {
+        for _attempt in 0..20 {
+            // Another process may take the port between this probe and
+            // redis-server's bind: then redis-server exits and we try another.
+            let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+            let mut private = Private {
+                child: spawn(dir, port, persistent)?,
+                port,
+                dir: dir.to_owned(),
+                persistent,
+            };
+            if private.wait_ready() {
+                return Ok(Self {
+                    url: format!("redis://127.0.0.1:{port}/"),
+                    private: Some(private),
+                });
+            }
+            private.stop();
+        }
+        Err(io::Error::other(
+            "redis-server did not start on any of 20 ports",
+        ))
+    }
+
+    /// The server's URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Whether this process started the server (and so is its only client).
+    pub fn is_private(&self) -> bool {
+        self.private.is_some()
+    }
+
+    /// A client of the server.
+    ///
+    /// # Panics
+    ///
+    /// When `FILTERLAB_REDIS_URL` is not a Redis URL.
+    pub fn client(&self) -> redis::Client {
+        redis::Client::open(self.url.as_str()).expect("a valid Redis URL")
+    }
+
+    /// A plain connection, for inspecting and tampering with keys.
+    ///
+    /// # Panics
+    ///
+    /// When the server does not answer.
+    pub fn connection(&self) -> redis::Connection {
+        self.client()
+            .get_connection()
+            .expect("a connection to the Redis server")
+    }
+
+    /// Kills a private server (SIGKILL): no shutdown, no final save. Does
+    /// nothing to the user's.
+    pub fn kill(&mut self) {
+        if let Some(private) = &mut self.private {
+            private.stop();
+        }
+    }
+
+    /// Starts the private server again on the same port and directory (a
+    /// persistent one reloads its data).
+    ///
+    /// # Panics
+    ///
+    /// On the user's server, or when it does not come back within 50 tries.
+    pub fn restart(&mut self) {
+        let private = self
+            .private
+            .as_mut()
+            .expect("only a private server restarts");
+        for _attempt in 0..50 {
+            if let Ok(child) = spawn(&private.dir, private.port, private.persistent) {
+                private.child = child;
+                if private.wait_ready() {
+                    return;
+                }
+                private.stop();
+            }
+            sleep(Duration::from_millis(100));
+        }
+        panic!("redis-server did not restart on port {}", private.port);
+    }
+
+    /// The server's version (`redis_version` of INFO server).
+    ///
+    /// # Errors
+    ///
+    /// When the server does not answer INFO.
+    pub fn version(&self) -> redis::RedisResult<String> {
+        let info = self.info("server")?;
+        Ok(info
+            .lines()
+            .find_map(|line| line.strip_prefix("redis_version:"))
+            .unwrap_or("unknown")
+            .trim()
+            .to_owned())
+    }
+
+    /// One section of INFO.
+    fn info(&self, section: &str) -> redis::RedisResult<String> {
+        let mut connection = self.client().get_connection()?;
+        redis::cmd("INFO").arg(section).query(&mut connection)
+    }
+
+    /// Total calls of `command` (lower case, e.g. "evalsha") the server has
+    /// run, from INFO commandstats: every client's, so exact only on a
+    /// private server.
+    ///
+    /// # Errors
+    ///
+    /// When the server does not answer INFO.
+    pub fn command_calls(&self, command: &str) -> redis::RedisResult<u64> {
+        let info = self.info("commandstats")?;
+        let prefix = format!("cmdstat_{command}:calls=");
+        Ok(info
+            .lines()
+            .find_map(|line| line.strip_prefix(&prefix))
+            .and_then(|rest| rest.split(',').next())
+            .and_then(|calls| calls.parse().ok())
+            .unwrap_or(0))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(private) = &mut self.private {
+            private.stop();
+            let _ = std::fs::remove_dir_all(&private.dir);
+        }
+    }
+}
+
+impl Private {
+    /// Waits until the server answers PING; false when it exited first or
+    /// took more than 20 s.
+    fn wait_ready(&mut self) -> bool {
+        let url = format!("redis://127.0.0.1:{}/", self.port);
+        let Ok(client) = redis::Client::open(url.as_str()) else {
+            return false;
+        };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if self.child.try_wait().ok().flatten().is_some() {
+                return false;
+            }
+            let pong = client
+                .get_connection_with_timeout(Duration::from_millis(200))
+                .and_then(|mut con| redis::cmd("PING").query::<String>(&mut con));
+            if pong.is_ok() {
+                return true;
+            }
+            sleep(Duration::from_millis(10));
+        }
+        false
+    }
+
+    fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `FILTERLAB_REDIS_URL`, when set and not empty.
+fn user_url() -> Option<String> {
+    std::env::var(URL_VARIABLE)
+        .ok()
+        .filter(|url| !url.is_empty())
+}
+
+/// Starts `redis-server` on 127.0.0.1:`port` with its files in `dir`.
+fn spawn(dir: &Path, port: u16, persistent: bool) -> io::Result<Child> {
+    let mut command = Command::new("redis-server");
+    command
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+        .arg("--dir")
+        .arg(dir)
+        .args(["--save", "", "--daemonize", "no", "--logfile", "redis.log"]);
+    if persistent {
+        command.args(["--appendonly", "yes", "--appendfsync", "always"]);
+    } else {
+        command.args(["--appendonly", "no"]);
+    }
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|err| io::Error::new(err.kind(), format!("cannot run redis-server: {err}")))
+}
+
+/// A name no other test, thread or process uses at the same time.
+pub fn unique(prefix: &str) -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.subsec_nanos());
+    let count = COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("{prefix}-{}-{count}-{nanos}", std::process::id())
+}

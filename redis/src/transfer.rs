@@ -1,0 +1,396 @@
+//! Export into a local `filterlab_bloom::BloomFilter` and import from one,
+//! bit-identical, streamed in bounded chunks through filterlab-bloom's
+//! public binary format (kind 1): the Redis strings hold that format's
+//! payload byte for byte (see `layout::redis_offset`), so both directions
+//! copy bytes (GETRANGE, SETRANGE) and frame them with core's format.
+
+use std::cell::RefCell;
+use std::io::{self, Read, Write};
+use std::process;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use filterlab_bloom::BloomFilter;
+use filterlab_core::format::{FrameWriter, Header};
+use filterlab_core::{ErrorKind as CoreKind, Filter, FilterKind, Persist, mix64};
+use redis::Client;
+
+use crate::error::{Error, ErrorKind};
+use crate::filter::RedisBloomFilter;
+use crate::layout::{DEFAULT_PART_BITS, Layout, check_name};
+use crate::link::Link;
+use crate::scripts::{Call, IMPORT_SCRIPT, RANGE_SCRIPT};
+
+/// Bytes per GETRANGE or SETRANGE call of an export or import: 1 MiB, the
+/// memory either holds beside the local filter.
+pub const TRANSFER_CHUNK_BYTES: u64 = 1 << 20;
+
+/// How long an import's uploaded parts live without a new chunk: a client
+/// that dies mid-import leaves no key behind for longer.
+const UPLOAD_TTL_MS: u64 = 10 * 60 * 1000;
+
+/// Bytes of the framing's fixed header, and the offset of its parameter count.
+const FIXED_HEADER_LEN: u64 = 48;
+const PARAM_COUNT_AT: usize = 14;
+
+impl RedisBloomFilter {
+    /// Copies the filter into a local [`BloomFilter`] that answers every
+    /// lookup exactly as this one does: the same bits, hashes, seed, sizing
+    /// and counter, the bits read in chunks of [`TRANSFER_CHUNK_BYTES`].
+    ///
+    /// Each chunk is read atomically, the whole copy is not: keys inserted
+    /// by others during an export may be partly copied. Every key inserted
+    /// before the export began is in the copy. The counter is read first,
+    /// so it never exceeds the bits copied.
+    ///
+    /// # Errors
+    ///
+    /// As [`contains`](Self::contains); `Filter(TooLarge)` when the local
+    /// array cannot be allocated.
+    pub fn export(&mut self) -> Result<BloomFilter, Error> {
+        let items = self.len()?;
+        let layout = self.layout;
+        let header = Header {
+            kind: FilterKind::Bloom,
+            hasher: layout.bloom.hasher,
+            items,
+            params: vec![
+                layout.bloom.num_bits,
+                u64::from(layout.bloom.num_hashes),
+                layout.capacity,
+                layout.target_fpp.map_or(0, f64::to_bits),
+            ],
+            payload_len: layout.total_bytes(),
+        };
+        let buffer = SharedBuffer::default();
+        let frame = FrameWriter::new(buffer.clone(), &header)?;
+        let mut reader = ExportReader {
+            filter: self,
+            frame: Some(frame),
+            buffer,
+            consumed: 0,
+            next: 0,
+            error: None,
+        };
+        let read = BloomFilter::read_from_with_limit(&mut reader, layout.total_bytes());
+        read.map_err(|err| reader.error.take().unwrap_or_else(|| err.into()))
+    }
+
+    /// Creates the filter `name` in Redis from a local filter: the same bits,
+    /// hashes, seed, sizing and counter, so that it answers exactly as
+    /// `filter` does. The bits are uploaded in chunks of
+    /// [`TRANSFER_CHUNK_BYTES`] (all-zero chunks skipped) to temporary keys
+    /// of the same hash tag that expire unless refreshed, then published with
+    /// the configuration in one script: the filter appears whole or not at
+    /// all, and a failed import leaves nothing for longer than ten minutes.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::AlreadyExists`] when a key of the name exists,
+    /// `Filter(InvalidParameter)` for a bad name, [`ErrorKind::Connection`].
+    pub fn import(client: &Client, name: &str, filter: &BloomFilter) -> Result<Self, Error> {
+        Self::import_in_parts(client, name, filter, DEFAULT_PART_BITS)
+    }
+
+    /// [`import`](Self::import) into string keys of `part_bits` bits each
+    /// (see [`RedisBloomBuilder::part_bits`](crate::RedisBloomBuilder::part_bits)).
+    ///
+    /// # Errors
+    ///
+    /// As [`import`](Self::import); `Filter(InvalidParameter)` for a bad
+    /// `part_bits`, `Filter(TooLarge)` beyond [`MAX_PARTS`](crate::MAX_PARTS).
+    pub fn import_in_parts(
+        client: &Client,
+        name: &str,
+        filter: &BloomFilter,
+        part_bits: u64,
+    ) -> Result<Self, Error> {
+        check_name(name)?;
+        let capacity = filter.capacity().map_or(0, |capacity| capacity as u64);
+        let layout = Layout::new(filter.config(), part_bits, capacity, filter.target_fpp())?;
+        let mut target = Self::with_layout(Link::new(client), name, layout);
+        let token = upload_token();
+        let uploads: Vec<String> = (0..layout.parts())
+            .map(|part| format!("{{{name}}}:import:{token:016x}:{part}"))
+            .collect();
+        let result = upload(&mut target, &uploads, filter).and_then(|()| {
+            let mut call = Call::new(
+                &IMPORT_SCRIPT,
+                &[target.keys.clone(), uploads.clone()].concat(),
+            );
+            call.arg(&layout.checked_values()[..])
+                .arg(&layout.sizing_values()[..])
+                .arg(filter.len() as u64);
+            target.run::<u64>(&call)
+        });
+        if let Err(err) = result {
+            // Best effort: the uploads expire anyway.
+            let _ = target
+                .link
+                .run(|con| redis::cmd("DEL").arg(&uploads).query::<u64>(con));
+            return Err(err);
+        }
+        Ok(target)
+    }
+}
+
+/// A growable byte buffer shared by the frame writer (which appends) and
+/// the export reader (which drains it).
+#[derive(Clone, Default)]
+struct SharedBuffer(Rc<RefCell<Vec<u8>>>);
+
+impl Write for SharedBuffer {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The kind-1 stream of a filter in Redis: core's frame writer fed with
+/// chunks read from the server on demand.
+struct ExportReader<'a> {
+    filter: &'a mut RedisBloomFilter,
+    /// `None` once the checksum is written.
+    frame: Option<FrameWriter<SharedBuffer>>,
+    buffer: SharedBuffer,
+    /// Bytes of `buffer` already read.
+    consumed: usize,
+    /// The next payload byte to fetch.
+    next: u64,
+    /// The typed error behind a failed read.
+    error: Option<Error>,
+}
+
+impl ExportReader<'_> {
+    /// Adds the next chunk (or the checksum) to the buffer; false at the end.
+    fn refill(&mut self) -> Result<bool, Error> {
+        let Some(frame) = self.frame.as_mut() else {
+            return Ok(false);
+        };
+        let layout = self.filter.layout;
+        if self.next == layout.total_bytes() {
+            if let Some(frame) = self.frame.take() {
+                frame.finish()?;
+            }
+            return Ok(true);
+        }
+        let part = self.next / layout.part_bytes();
+        let start = self.next - part * layout.part_bytes();
+        let end = (start + TRANSFER_CHUNK_BYTES).min(layout.part_len(part));
+        let mut call = self.filter.call(&RANGE_SCRIPT);
+        call.arg(part).arg(start).arg(end - 1);
+        let bytes: Vec<u8> = self.filter.run(&call)?;
+        if bytes.len() as u64 != end - start {
+            return Err(Error::new(
+                ErrorKind::Damaged,
+                format!(
+                    "part {part} gave {} bytes at {start}, not {}",
+                    bytes.len(),
+                    end - start
+                ),
+            ));
+        }
+        frame.write_bytes(&bytes)?;
+        self.next += end - start;
+        Ok(true)
+    }
+}
+
+impl Read for ExportReader<'_> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        loop {
+            {
+                let buffer = self.buffer.0.borrow();
+                let available = &buffer[self.consumed..];
+                if !available.is_empty() {
+                    let n = available.len().min(out.len());
+                    out[..n].copy_from_slice(&available[..n]);
+                    self.consumed += n;
+                    return Ok(n);
+                }
+            }
+            self.buffer.0.borrow_mut().clear();
+            self.consumed = 0;
+            match self.refill() {
+                Ok(true) => {}
+                Ok(false) => return Ok(0),
+                Err(err) => {
+                    let message = err.to_string();
+                    self.error = Some(err);
+                    return Err(io::Error::other(message));
+                }
+            }
+        }
+    }
+}
+
+/// Streams `filter`'s kind-1 bytes into the upload keys.
+fn upload(
+    target: &mut RedisBloomFilter,
+    uploads: &[String],
+    filter: &BloomFilter,
+) -> Result<(), Error> {
+    let layout = target.layout;
+    // Each upload allocated in full (zeroed), with its time to live.
+    for (part, key) in (0..).zip(uploads) {
+        write_upload(&mut target.link, key, layout.part_len(part) - 1, &[0])?;
+    }
+    let mut writer = ImportWriter {
+        target,
+        uploads,
+        position: 0,
+        head: Vec::new(),
+        payload_start: None,
+        chunk: Vec::new(),
+        chunk_start: 0,
+        error: None,
+    };
+    if let Err(err) = filter.write_to(&mut writer) {
+        return Err(writer.error.take().unwrap_or_else(|| err.into()));
+    }
+    if writer.chunk_start != layout.total_bytes() {
+        return Err(Error::filter(
+            CoreKind::LengthMismatch,
+            format!(
+                "the filter wrote {} payload bytes of {}",
+                writer.chunk_start,
+                layout.total_bytes()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Receives a kind-1 stream: skips the header, sends the payload to the
+/// uploads chunk by chunk, ignores the checksum.
+struct ImportWriter<'a> {
+    target: &'a mut RedisBloomFilter,
+    uploads: &'a [String],
+    /// Bytes of the stream received.
+    position: u64,
+    /// The first bytes of the header, up to its parameter count.
+    head: Vec<u8>,
+    /// Where the payload starts, once the parameter count is known.
+    payload_start: Option<u64>,
+    /// Payload bytes not sent yet, starting at payload offset `chunk_start`.
+    chunk: Vec<u8>,
+    chunk_start: u64,
+    /// The typed error behind a failed write.
+    error: Option<Error>,
+}
+
+impl ImportWriter<'_> {
+    fn consume(&mut self, mut bytes: &[u8]) -> Result<(), Error> {
+        while !bytes.is_empty() {
+            let Some(start) = self.payload_start else {
+                let take = (PARAM_COUNT_AT + 2 - self.head.len()).min(bytes.len());
+                self.head.extend_from_slice(&bytes[..take]);
+                bytes = &bytes[take..];
+                self.position += take as u64;
+                if let [.., low, high] = self.head[..]
+                    && self.head.len() == PARAM_COUNT_AT + 2
+                {
+                    let params = u64::from(u16::from_le_bytes([low, high]));
+                    self.payload_start = Some(FIXED_HEADER_LEN + 8 * params);
+                }
+                continue;
+            };
+            let end = start + self.target.layout.total_bytes();
+            let take = if self.position < start {
+                (start - self.position).min(bytes.len() as u64) as usize
+            } else if self.position < end {
+                let take = (end - self.position).min(bytes.len() as u64) as usize;
+                self.push_payload(&bytes[..take])?;
+                take
+            } else {
+                bytes.len()
+            };
+            bytes = &bytes[take..];
+            self.position += take as u64;
+        }
+        Ok(())
+    }
+
+    /// Buffers payload bytes, sending each chunk when it is full or reaches
+    /// the end of its part.
+    fn push_payload(&mut self, mut bytes: &[u8]) -> Result<(), Error> {
+        let layout = self.target.layout;
+        while !bytes.is_empty() {
+            let part = self.chunk_start / layout.part_bytes();
+            let part_end = part * layout.part_bytes() + layout.part_len(part);
+            let chunk_end = (self.chunk_start + TRANSFER_CHUNK_BYTES).min(part_end);
+            let filled = self.chunk_start + self.chunk.len() as u64;
+            let take = (chunk_end - filled).min(bytes.len() as u64) as usize;
+            self.chunk.extend_from_slice(&bytes[..take]);
+            bytes = &bytes[take..];
+            if self.chunk_start + self.chunk.len() as u64 == chunk_end {
+                self.send_chunk(part)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the buffered chunk of `part` (unless all zero) and refreshes
+    /// the upload's time to live, atomically.
+    fn send_chunk(&mut self, part: u64) -> Result<(), Error> {
+        if self.chunk.iter().any(|&byte| byte != 0) {
+            let key = &self.uploads[part as usize];
+            let offset = self.chunk_start - part * self.target.layout.part_bytes();
+            write_upload(&mut self.target.link, key, offset, &self.chunk)?;
+        }
+        self.chunk_start += self.chunk.len() as u64;
+        self.chunk.clear();
+        Ok(())
+    }
+}
+
+impl Write for ImportWriter<'_> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        match self.consume(bytes) {
+            Ok(()) => Ok(bytes.len()),
+            Err(err) => {
+                let message = err.to_string();
+                self.error = Some(err);
+                Err(io::Error::other(message))
+            }
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Writes `bytes` at `offset` of an upload key and sets its time to live,
+/// atomically (the first write creates it zeroed up to `offset`).
+fn write_upload(link: &mut Link, key: &str, offset: u64, bytes: &[u8]) -> Result<(), Error> {
+    link.run(|con| {
+        redis::pipe()
+            .atomic()
+            .cmd("SETRANGE")
+            .arg(key)
+            .arg(offset)
+            .arg(bytes)
+            .ignore()
+            .cmd("PEXPIRE")
+            .arg(key)
+            .arg(UPLOAD_TTL_MS)
+            .ignore()
+            .query::<()>(con)
+    })
+}
+
+/// A token no other import of the same name uses at the same time.
+fn upload_token() -> u64 {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_nanos() as u64);
+    let count = COUNTER.fetch_add(1, Ordering::Relaxed);
+    mix64(nanos ^ mix64(u64::from(process::id()) ^ mix64(count)))
+}

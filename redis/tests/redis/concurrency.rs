@@ -1,0 +1,203 @@
+//! Many writers at once: threads of this process and two child processes
+//! (this test binary, run again as `child_inserter`) insert disjoint keys
+//! into one filter; many clients race to create one filter.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::sync::Barrier;
+
+use filterlab_core::keys::insert_key;
+use filterlab_redis::RedisBloomFilter;
+
+use crate::{Server, assert_all_contained, keys_of, layout_keys, unique};
+
+/// Keys per writer, and keys per batch.
+const KEYS_EACH: u64 = 20_000;
+const BATCH: usize = 500;
+const SEED: u64 = 0xc0c0;
+
+/// The keys of writer `writer`: disjoint from every other writer's.
+fn writer_keys(writer: u64) -> Vec<u64> {
+    (writer * KEYS_EACH..(writer + 1) * KEYS_EACH)
+        .map(|i| insert_key(SEED, i))
+        .collect()
+}
+
+/// Inserts writer `writer`'s keys in batches; returns how many were new.
+fn insert_all(filter: &mut RedisBloomFilter, writer: u64) -> usize {
+    writer_keys(writer)
+        .chunks(BATCH)
+        .map(|batch| filter.insert_many(batch).unwrap())
+        .sum()
+}
+
+/// Environment of a child inserter: server URL, filter name, writer number.
+const CHILD_URL: &str = "FILTERLAB_REDIS_CHILD_URL";
+const CHILD_NAME: &str = "FILTERLAB_REDIS_CHILD_NAME";
+const CHILD_WRITER: &str = "FILTERLAB_REDIS_CHILD_WRITER";
+
+/// What a child prints when it is ready, and before its count of new keys
+/// (libtest may print on the same line: the parent looks for these inside lines).
+const READY: &str = "child-inserter-ready";
+const NEW: &str = "child-inserter-new=";
+
+/// Run by `threads_and_processes_insert_disjoint_keys` in a child process:
+/// opens the filter, says it is ready, waits for a line on stdin, inserts
+/// its keys and prints how many were new.
+#[test]
+#[ignore = "a child process of threads_and_processes_insert_disjoint_keys"]
+fn child_inserter() {
+    let (Ok(url), Ok(name), Ok(writer)) = (
+        std::env::var(CHILD_URL),
+        std::env::var(CHILD_NAME),
+        std::env::var(CHILD_WRITER),
+    ) else {
+        eprintln!(
+            "child_inserter runs only as a child of threads_and_processes_insert_disjoint_keys"
+        );
+        return;
+    };
+    let client = redis::Client::open(url.as_str()).unwrap();
+    let mut filter = RedisBloomFilter::open(&client, &name).unwrap();
+    assert_eq!(filter.len().unwrap(), 0);
+    println!("{READY}");
+    std::io::stdout().flush().unwrap();
+    let mut go = String::new();
+    std::io::stdin().read_line(&mut go).unwrap();
+    let new = insert_all(&mut filter, writer.parse().unwrap());
+    println!("{NEW}{new}");
+}
+
+#[test]
+fn threads_and_processes_insert_disjoint_keys() {
+    let server = Server::start();
+    let name = unique("concurrent");
+    // Sized far beyond the 100,000 keys, so that no new key finds all its
+    // bits set (odds about 1e-7): the counter must then equal the keys.
+    let (filter, _) =
+        RedisBloomFilter::try_init(&server.client(), &name, 1_000_000, 0.001).unwrap();
+    let test_binary = std::env::current_exe().unwrap();
+    let mut children: Vec<_> = (0..2u64)
+        .map(|writer| {
+            Command::new(&test_binary)
+                .args([
+                    "concurrency::child_inserter",
+                    "--exact",
+                    "--ignored",
+                    "--nocapture",
+                ])
+                .args(["--test-threads", "1"])
+                .env(CHILD_URL, server.url())
+                .env(CHILD_NAME, &name)
+                .env(CHILD_WRITER, writer.to_string())
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut outputs: Vec<_> = children
+        .iter_mut()
+        .map(|child| BufReader::new(child.stdout.take().unwrap()).lines())
+        .collect();
+    for output in &mut outputs {
+        let ready = output.find(|line| line.as_deref().is_ok_and(|line| line.contains(READY)));
+        assert!(ready.is_some(), "a child did not get ready");
+    }
+    let threads = 3u64;
+    let barrier = Barrier::new(threads as usize + 1);
+    let from_threads: usize = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|thread| {
+                let (mut filter, barrier) = (filter.clone(), &barrier);
+                scope.spawn(move || {
+                    barrier.wait();
+                    insert_all(&mut filter, 2 + thread)
+                })
+            })
+            .collect();
+        barrier.wait();
+        for child in &mut children {
+            child.stdin.take().unwrap().write_all(b"go\n").unwrap();
+        }
+        handles
+            .into_iter()
+            .map(|handle| handle.join().unwrap())
+            .sum()
+    });
+    let from_children: usize = outputs
+        .iter_mut()
+        .map(|output| {
+            output
+                .find_map(|line| line.ok()?.split(NEW).nth(1)?.trim().parse::<usize>().ok())
+                .expect("a child reports its count")
+        })
+        .sum();
+    for child in &mut children {
+        assert!(child.wait().unwrap().success());
+    }
+    let writers = threads + 2;
+    let mut filter = filter;
+    let all: Vec<u64> = (0..writers).flat_map(writer_keys).collect();
+    assert_all_contained(&mut filter, &all);
+    let len = filter.len().unwrap();
+    assert_eq!(
+        len,
+        (from_threads + from_children) as u64,
+        "the counter is the sum of the new keys reported"
+    );
+    assert_eq!(len, writers * KEYS_EACH, "every key was new");
+    // Bit for bit what one writer would have made.
+    let mut local = filterlab_redis::BloomFilter::with_fpp(0.001)
+        .expected_items(1_000_000)
+        .build()
+        .unwrap();
+    local.insert_many(&all);
+    assert_eq!(filter.export().unwrap(), local);
+    filter.delete().unwrap();
+}
+
+/// Sixteen clients call `try_init` on one name at once, over several
+/// rounds: exactly one creates it each time, every one gets a working
+/// handle, and the filter has exactly its layout's keys.
+#[test]
+fn init_race_creates_exactly_one_filter() {
+    let server = Server::start();
+    let clients = 16;
+    for round in 0..5 {
+        let name = unique(&format!("race-{round}"));
+        let barrier = Barrier::new(clients);
+        let created: Vec<bool> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..clients)
+                .map(|i| {
+                    let (server, name, barrier) = (&server, &name, &barrier);
+                    scope.spawn(move || {
+                        let builder = crate::split(10_000, 4096);
+                        let client = server.client();
+                        barrier.wait();
+                        let (mut filter, created) = builder.try_init(&client, name).unwrap();
+                        filter.insert(&(i as u64)).unwrap();
+                        created
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|handle| handle.join().unwrap())
+                .collect()
+        });
+        assert_eq!(
+            created.iter().filter(|&&created| created).count(),
+            1,
+            "round {round}"
+        );
+        let mut filter = RedisBloomFilter::open(&server.client(), &name).unwrap();
+        assert_eq!(filter.parts(), 24);
+        assert_eq!(
+            keys_of(&mut server.connection(), &name),
+            layout_keys(&name, 24)
+        );
+        assert_all_contained(&mut filter, 0..clients as u64);
+        filter.delete().unwrap();
+    }
+}

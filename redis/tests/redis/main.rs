@@ -1,0 +1,95 @@
+//! Integration tests of filterlab-redis against a real `redis-server`
+//! (started per test on a free loopback port, or the server
+//! `FILTERLAB_REDIS_URL` names): properties against a local
+//! `filterlab_bloom::BloomFilter`, accuracy against the exact theory,
+//! round trips per batch, concurrency across threads and processes, faults,
+//! and the lifecycle of the keys.
+
+mod accuracy;
+mod batches;
+mod concurrency;
+mod faults;
+mod lifecycle;
+mod properties;
+
+use filterlab_redis::{BloomFilter, ErrorKind, Key, RedisBloomBuilder, RedisBloomFilter};
+use redis::Connection;
+
+pub(crate) use filterlab_redis::testing::{Server, unique};
+
+/// Every key of filter `name` on the server (SCAN over its hash tag), sorted.
+pub(crate) fn keys_of(con: &mut Connection, name: &str) -> Vec<String> {
+    let mut keys: Vec<String> = redis::cmd("SCAN")
+        .cursor_arg(0)
+        .arg("MATCH")
+        .arg(format!("{{{name}}}*"))
+        .clone()
+        .iter(con)
+        .expect("SCAN")
+        .collect::<Result<_, _>>()
+        .expect("SCAN");
+    keys.sort();
+    keys
+}
+
+/// The layout's key names of a filter: config, then `parts` parts.
+pub(crate) fn layout_keys(name: &str, parts: u64) -> Vec<String> {
+    let mut keys = vec![format!("{{{name}}}:config")];
+    keys.extend((0..parts).map(|part| format!("{{{name}}}:bits:{part}")));
+    keys.sort();
+    keys
+}
+
+/// Asserts that `result` failed with `kind`.
+#[track_caller]
+pub(crate) fn assert_kind<T: std::fmt::Debug>(
+    result: Result<T, filterlab_redis::Error>,
+    kind: ErrorKind,
+) {
+    match result {
+        Err(err) => assert_eq!(err.kind(), kind, "{err}"),
+        Ok(value) => panic!("expected a {kind:?} error, got Ok({value:?})"),
+    }
+}
+
+/// A fresh filter on `server` sized for `items` at `fpp` with `seed`.
+pub(crate) fn create(server: &Server, items: u64, fpp: f64, seed: u64) -> RedisBloomFilter {
+    let bloom = BloomFilter::with_fpp(fpp).expected_items(items).seed(seed);
+    let (filter, created) = RedisBloomFilter::builder(bloom)
+        .try_init(&server.client(), &unique("filter"))
+        .expect("try_init");
+    assert!(created);
+    filter
+}
+
+/// A builder for a filter sized for `items` at 1% in parts of `part_bits` bits.
+pub(crate) fn split(items: u64, part_bits: u64) -> RedisBloomBuilder {
+    RedisBloomFilter::builder(BloomFilter::with_fpp(0.01).expected_items(items))
+        .part_bits(part_bits)
+}
+
+/// Whether the shared filter holds every one of `keys` (no false negative).
+#[track_caller]
+pub(crate) fn assert_all_contained<I>(filter: &mut RedisBloomFilter, keys: I)
+where
+    I: IntoIterator,
+    I::Item: Key,
+{
+    let found = filter.contains_many(keys).expect("contains_many");
+    let missing = found.iter().filter(|&&hit| !hit).count();
+    assert_eq!(missing, 0, "{missing} of {} keys missing", found.len());
+}
+
+/// A private server (see [`Server::start_private`]), or `None` with a note
+/// when the tests run against the user's (`FILTERLAB_REDIS_URL`): `why`
+/// says what needs a private one.
+pub(crate) fn private_server(why: &str, persistent: bool) -> Option<Server> {
+    let server = Server::start_private(persistent);
+    if server.is_none() {
+        eprintln!(
+            "skipped: {why} needs a private server ({} is set)",
+            filterlab_redis::testing::URL_VARIABLE
+        );
+    }
+    server
+}

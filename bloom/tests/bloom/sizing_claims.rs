@@ -391,99 +391,42 @@ fn builders_answer_any_parameters_in_bounded_time() {
     );
 }
 
-/// (items, −log10 p, bits, k, claimed FPP) for `BloomFilter::params`,
-/// computed before the theory was reworked (commit 58153ea).
-const STANDARD: &[(u64, i32, u64, u32, f64)] = &[
-    (1000, 1, 4864, 3, 9.757_967_334_128_265e-2),
-    (10_000, 1, 48_128, 3, 9.980_351_778_198_608e-2),
-    (100_000, 1, 480_896, 3, 9.997_200_110_097_143e-2),
-    (1_000_000, 1, 4_808_384, 3, 9.999_749_736_009_346e-2),
-    (1000, 2, 9600, 7, 9.974_137_495_484_555e-3),
-    (10_000, 2, 95_936, 7, 9.997_704_007_245_424e-3),
-    (100_000, 2, 959_360, 7, 9.996_892_903_667_828e-3),
-    (1_000_000, 2, 9_592_960, 7, 9.999_982_834_940_083e-3),
-    (1000, 3, 14_400, 10, 9.904_831_358_914_872e-4),
-    (10_000, 3, 143_808, 10, 9.985_992_735_027_525e-4),
-    (100_000, 3, 1_437_824, 10, 9.997_228_404_235_157e-4),
-    (1_000_000, 3, 14_377_664, 10, 9.999_893_259_808_428e-4),
-    (1000, 4, 19_200, 13, 9.887_492_724_332_839e-5),
-    (10_000, 4, 191_744, 13, 9.994_651_322_654_833e-5),
-    (100_000, 4, 1_917_312, 13, 9.999_366_974_786_316e-5),
-    (1_000_000, 4, 19_172_992, 13, 9.999_838_668_251_562e-5),
-    (1000, 5, 24_000, 17, 9.857_903_010_361_323e-6),
-    (10_000, 5, 239_680, 17, 9.995_076_233_041_401e-6),
-    (100_000, 5, 2_396_672, 17, 9.999_544_068_247_029e-6),
-    (1_000_000, 5, 23_966_592, 17, 9.999_990_963_697_572e-6),
-];
-
-/// The same for power-of-two sizing.
-const POWER_OF_TWO: &[(u64, i32, u64, u32, f64)] = &[
-    (1000, 1, 8192, 2, 4.693_280_624_554_636e-2),
-    (10_000, 1, 65_536, 2, 6.917_358_523_462_25e-2),
-    (100_000, 1, 524_288, 3, 8.272_257_764_552_261e-2),
-    (1_000_000, 1, 8_388_608, 2, 4.499_794_117_887_788_4e-2),
-    (1000, 2, 16_384, 3, 4.685_029_708_402_934e-3),
-    (10_000, 2, 131_072, 3, 8.562_136_791_110_331e-3),
-    (100_000, 2, 1_048_576, 5, 7.846_335_327_681_161e-3),
-    (1_000_000, 2, 16_777_216, 3, 4.389_879_668_782_812e-3),
-    (1000, 3, 16_384, 6, 8.318_072_750_187_403e-4),
-    (10_000, 3, 262_144, 4, 4.010_851_915_505_282e-4),
-    (100_000, 3, 2_097_152, 4, 9.092_504_260_146_052e-4),
-    (1_000_000, 3, 16_777_216, 6, 7.387_754_560_074_384e-4),
-    (1000, 4, 32_768, 5, 5.677_103_051_480_197e-5),
-    (10_000, 4, 262_144, 6, 7.330_979_888_461_392e-5),
-    (100_000, 4, 2_097_152, 9, 7.669_377_057_155_843e-5),
-    (1_000_000, 4, 33_554_432, 5, 5.085_363_412_871_867_4e-5),
-    (1000, 5, 32_768, 7, 9.744_586_947_361_726e-6),
-    (10_000, 5, 262_144, 11, 7.657_984_963_529_501e-6),
-    (100_000, 5, 4_194_304, 6, 5.607_787_245_756_237e-6),
-    (1_000_000, 5, 33_554_432, 7, 8.391_601_007_238_553e-6),
-];
-
-/// The same for `BlockedBloomFilter::params`.
-const BLOCKED: &[(u64, i32, u64, u32, f64)] = &[
-    (1000, 1, 5120, 4, 8.813_888_657_080_05e-2),
-    (10_000, 1, 48_640, 3, 9.875_184_577_160_356e-2),
-    (100_000, 1, 483_840, 3, 9.988_303_014_104_738e-2),
-    (1_000_000, 1, 4_835_840, 3, 9.999_707_113_562_846e-2),
-    (1000, 2, 10_240, 7, 8.632_413_107_696_04e-3),
-    (10_000, 2, 99_328, 6, 9.932_592_297_605_607e-3),
-    (100_000, 2, 992_256, 6, 9.980_367_513_069_131e-3),
-    (1_000_000, 2, 9_918_464, 6, 9.997_956_910_960_818e-3),
-    (1000, 3, 15_872, 9, 8.727_198_074_233_778e-4),
-    (10_000, 3, 155_648, 9, 9.913_892_919_277_945e-4),
-    (100_000, 3, 1_554_944, 9, 9.983_784_532_416_845e-4),
-    (1_000_000, 3, 15_545_856, 9, 9.998_530_863_342_366e-4),
-    (1000, 4, 22_016, 12, 9.823_863_819_469_401e-5),
-    (10_000, 4, 220_672, 12, 9.856_150_420_347_818e-5),
-    (100_000, 4, 2_203_136, 12, 9.993_974_594_367_14e-5),
-    (1_000_000, 4, 22_030_336, 12, 9.999_382_614_797_207e-5),
-    (1000, 5, 29_696, 14, 9.645_526_025_304_353e-6),
-    (10_000, 5, 296_960, 14, 9.900_838_699_555_496e-6),
-    (100_000, 5, 2_967_040, 14, 9.996_835_956_542_653e-6),
-    (1_000_000, 5, 29_670_400, 14, 9.999_437_321_780_213e-6),
-];
+/// Sizings pinned before the theory was reworked (commit 58153ea): mode,
+/// items, −log10 p, bits, k and the claimed FPP, one row per
+/// `BloomFilter::params` (standard and power-of-two) or
+/// `BlockedBloomFilter::params` call.
+const PINNED_SIZINGS: &str = include_str!("../golden/sizings-58153ea.csv");
 
 #[test]
 fn ordinary_sizings_are_unchanged() {
-    for (mode, table) in [
-        (Mode::Standard, STANDARD),
-        (Mode::PowerOfTwo, POWER_OF_TWO),
-        (Mode::Blocked, BLOCKED),
-    ] {
-        for &(items, exponent, bits, k, claimed) in table {
-            let sizing = size(mode, items, 10f64.powi(-exponent)).unwrap();
-            assert_eq!(
-                (sizing.num_bits, sizing.num_hashes),
-                (bits, k),
-                "{mode:?} n={items} p=1e-{exponent}"
-            );
-            // The theory moved by rounding only (the report prints 3 digits).
-            assert!(
-                (sizing.fpp_at_capacity / claimed - 1.0).abs() < 1e-12,
-                "{mode:?} n={items} p=1e-{exponent}: {:e} vs {claimed:e}",
-                sizing.fpp_at_capacity
-            );
-        }
+    let mut rows = 0;
+    for line in PINNED_SIZINGS.lines().skip(1) {
+        let fields: Vec<&str> = line.split(',').collect();
+        let [mode, items, exponent, bits, k, claimed] = fields[..] else {
+            panic!("a pinned sizing has six fields: {line}");
+        };
+        let mode = match mode {
+            "standard" => Mode::Standard,
+            "power-of-two" => Mode::PowerOfTwo,
+            "blocked" => Mode::Blocked,
+            other => panic!("unknown mode {other}"),
+        };
+        let number = |field: &str| field.parse::<u64>().unwrap();
+        let (items, exponent) = (number(items), exponent.parse::<i32>().unwrap());
+        let claimed: f64 = claimed.parse().unwrap();
+        let sizing = size(mode, items, 10f64.powi(-exponent)).unwrap();
+        assert_eq!(
+            (sizing.num_bits, u64::from(sizing.num_hashes)),
+            (number(bits), number(k)),
+            "{mode:?} n={items} p=1e-{exponent}"
+        );
+        // The theory moved by rounding only (the report prints 3 digits).
+        assert!(
+            (sizing.fpp_at_capacity / claimed - 1.0).abs() < 1e-12,
+            "{mode:?} n={items} p=1e-{exponent}: {:e} vs {claimed:e}",
+            sizing.fpp_at_capacity
+        );
+        rows += 1;
     }
+    assert_eq!(rows, 60, "every pinned sizing was checked");
 }

@@ -386,27 +386,26 @@ mod tests {
             .sum()
     }
 
-    /// The exact formula against the chain at each (m, k, n).
-    fn check_against_occupancy_chain(cases: &[(u64, u32, u64)]) {
-        for &(m, k, n) in cases {
+    /// The exact formula against the chain, on ordinary sizes and on sparse
+    /// small arrays probed many times (where covering k bits needs at least
+    /// k throws, far in the binomial's tail).
+    #[test]
+    fn exact_matches_occupancy_chain() {
+        let ordinary = [(64, 3, 10), (64, 6, 8), (100, 1, 50), (256, 4, 30)];
+        let crowded = [(1000, 7, 100), (500, 2, 2000), (8, 3, 40)];
+        let many_probes = [
+            (200, 64, 1),
+            (300, 40, 2),
+            (1000, 64, 1),
+            (128, 128, 1),
+            (90, 30, 3),
+        ];
+        for (m, k, n) in ordinary.into_iter().chain(crowded).chain(many_probes) {
             let by_chain = exact_by_occupancy_chain(m as usize, k, n);
             let exact = bloom_fpp_exact(m, k, n).unwrap();
             let rel = (exact / by_chain - 1.0).abs();
             assert!(rel < 1e-9, "m={m} k={k} n={n}: {exact:e} vs {by_chain:e}");
         }
-    }
-
-    #[test]
-    fn exact_matches_occupancy_chain() {
-        check_against_occupancy_chain(&[
-            (64, 3, 10),
-            (64, 6, 8),
-            (100, 1, 50),
-            (256, 4, 30),
-            (1000, 7, 100),
-            (500, 2, 2000),
-            (8, 3, 40),
-        ]);
     }
 
     #[test]
@@ -501,19 +500,6 @@ mod tests {
                 "m={m} k={k} n={n}: {got:e} vs {want:e}"
             );
         }
-    }
-
-    #[test]
-    fn exact_matches_occupancy_chain_with_many_probes() {
-        // k probes on sparse small arrays: the regime where coverage needs at
-        // least k throws, far in the binomial's tail.
-        check_against_occupancy_chain(&[
-            (200, 64, 1),
-            (300, 40, 2),
-            (1000, 64, 1),
-            (128, 128, 1),
-            (90, 30, 3),
-        ]);
     }
 
     /// Every (m, k, n) of a grid from one bit to 2^64 − 1 bits, one probe to

@@ -42,9 +42,9 @@ pub enum ErrorKind {
     ConfigMismatch,
 }
 
-impl ErrorKind {
-    fn as_str(self) -> &'static str {
-        match self {
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
             Self::InvalidParameter => "invalid parameter",
             Self::TooLarge => "size too large",
             Self::Full => "filter full",
@@ -59,13 +59,7 @@ impl ErrorKind {
             Self::ChecksumMismatch => "checksum mismatch",
             Self::PayloadTooLarge => "payload exceeds the limit",
             Self::ConfigMismatch => "configuration mismatch",
-        }
-    }
-}
-
-impl fmt::Display for ErrorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        })
     }
 }
 

@@ -305,10 +305,22 @@ fn config_drift_is_rejected_before_the_payload() {
     let builder = BlockedBloomFilter::with_fpp(0.01)
         .expected_items(1000)
         .seed(5);
-    let filter = builder.build().unwrap();
-    let same = builder.config().unwrap();
-    let other_seed = builder.clone().seed(6).config().unwrap();
-    check_config_drift(&filter, &same, &[other_seed], 100);
+    // Another seed, another k, another array: each is another filter.
+    let drifted = [
+        builder.clone().seed(6),
+        builder.clone().hashes(6),
+        builder.clone().expected_items(2000),
+    ];
+    let others: Vec<_> = drifted
+        .iter()
+        .map(|other| other.config().unwrap())
+        .collect();
+    check_config_drift(
+        &builder.build().unwrap(),
+        &builder.config().unwrap(),
+        &others,
+        100,
+    );
     // A standard Bloom file is not a blocked one.
     let standard = BloomFilter::with_bits(1024).hashes(3).build().unwrap();
     let err = BlockedBloomFilter::from_bytes(&standard.to_bytes()).unwrap_err();

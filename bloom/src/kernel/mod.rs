@@ -1,8 +1,8 @@
 //! The block kernels of the blocked Bloom filter behind one interface, one
 //! file per instruction set (hashbrown's layout):
 //!
-//! - [`scalar`]: portable code, the reference; it also does every insert's
-//!   writes (one OR into memory per probe, which SIMD would not shorten);
+//! - [`scalar`]: portable code, the reference; it also does every insert
+//!   (one pass: test and set each probe's word);
 //! - [`avx2`]: x86_64 with AVX2, eight probes per step, behind a value that
 //!   proves runtime detection found AVX2.
 //!
@@ -48,11 +48,12 @@ const fn multipliers() -> [u32; MAX_HASHES as usize] {
     table
 }
 
-/// Sets the key's `num_hashes` probe bits in the block. Every kernel's
-/// inserts write with the scalar code (see [`scalar::set`]).
+/// Sets the key's `num_hashes` probe bits in the block; whether any was
+/// clear (the key was new). Every kernel inserts with the scalar code (see
+/// [`scalar::insert`]).
 #[inline]
-pub(crate) fn block_set(block: &mut [u64; BLOCK_WORDS], seed: u32, num_hashes: u32) {
-    scalar::set(block, seed, &MULTIPLIERS[..num_hashes as usize]);
+pub(crate) fn block_insert(block: &mut [u64; BLOCK_WORDS], seed: u32, num_hashes: u32) -> bool {
+    scalar::insert(block, seed, &MULTIPLIERS[..num_hashes as usize])
 }
 
 /// How a `BlockedBloomFilter` tests a key's bits inside its block. Every
@@ -192,7 +193,7 @@ mod tests {
         let mut block = [0u64; BLOCK_WORDS];
         for seed in [0u32, 1, 0xdead_beef, u32::MAX] {
             for k in [1, 6, 16, 64] {
-                block_set(&mut block, seed, k);
+                block_insert(&mut block, seed, k);
                 assert!(Select::Scalar.contains(&block, seed, k));
                 assert!(Select::detect(k).contains(&block, seed, k));
             }

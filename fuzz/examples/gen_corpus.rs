@@ -123,6 +123,11 @@ fn write_regressions(dir: &Path, golden: &Path) {
         ),
         (
             "build_bloom",
+            "bits-34603008-items-5-subnormal-classic",
+            builder(Size::Bits(34_603_008), Some(5), None, None, false),
+        ),
+        (
+            "build_bloom",
             "pow2-fpp-3e-312-items-2359296-below-classic",
             builder(
                 Size::Fpp(3.259_385_534_925e-312),

@@ -39,7 +39,7 @@ pub enum Command {
 /// Options of `filterlab report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// A short run for CI (under a minute) instead of the full one (about 10 minutes).
+    /// A short run for CI (about a minute on 2 cores) instead of the full one.
     #[arg(long, conflicts_with = "tiny")]
     pub quick: bool,
     /// A run of seconds, for tests.

@@ -29,7 +29,7 @@ pub fn check_workload(items: u64, fpp: f64) -> Result<(), Error> {
 pub enum Preset {
     /// The default: about 10 minutes on 2 cores.
     Full,
-    /// `--quick`: under a minute, for CI.
+    /// `--quick`: about a minute on 2 cores (63 s with every filter), for CI.
     Quick,
     /// Seconds; for tests.
     Tiny,
@@ -46,6 +46,10 @@ pub enum Experiment {
     Speed,
     /// FPP and memory from 0 to 300% of capacity.
     Capacity,
+    /// Filters that delete: a sliding window over 10× their capacity.
+    Churn,
+    /// Filters that grow: from a small capacity to 1000× it.
+    Growth,
 }
 
 impl Experiment {
@@ -56,6 +60,8 @@ impl Experiment {
             Self::Space => "space",
             Self::Speed => "speed",
             Self::Capacity => "capacity",
+            Self::Churn => "churn",
+            Self::Growth => "growth",
         }
     }
 }
@@ -103,6 +109,29 @@ pub struct RunConfig {
     pub capacity_steps_per_capacity: u32,
     /// Over capacity: queries per measurement point.
     pub capacity_queries: u64,
+    /// Churn: the capacity n, and the live keys of the sliding window.
+    pub churn_items: u64,
+    /// Churn: the target FPP.
+    pub churn_fpp: f64,
+    /// Churn: window steps, in multiples of the capacity.
+    pub churn_span: u32,
+    /// Churn: measurement points over the steps (plus one after the fill).
+    pub churn_points: u32,
+    /// Churn: never-inserted keys queried at each point.
+    pub churn_queries: u64,
+    /// Churn: never-inserted keys testing positive to remove from a full filter.
+    pub churn_bogus_removals: u64,
+    /// Churn: most never-inserted keys scanned for those positives.
+    pub churn_bogus_scan: u64,
+    /// Growth: the initial capacity.
+    pub growth_initial: u64,
+    /// Growth: items at the end (measured at every doubling on the way).
+    pub growth_final: u64,
+    /// Growth: the target FPPs.
+    pub growth_fpps: Vec<f64>,
+    /// Growth: most never-inserted keys queried per point (enough for about
+    /// `expected_false_positives` at the target otherwise).
+    pub growth_max_queries: u64,
 }
 
 impl RunConfig {
@@ -113,6 +142,8 @@ impl RunConfig {
             Experiment::Space,
             Experiment::Speed,
             Experiment::Capacity,
+            Experiment::Churn,
+            Experiment::Growth,
         ];
         let full = Self {
             preset,
@@ -134,6 +165,17 @@ impl RunConfig {
             capacity_fpp: 0.01,
             capacity_steps_per_capacity: 10,
             capacity_queries: 200_000,
+            churn_items: 100_000,
+            churn_fpp: 0.01,
+            churn_span: 10,
+            churn_points: 20,
+            churn_queries: 100_000,
+            churn_bogus_removals: 10_000,
+            churn_bogus_scan: 50_000_000,
+            growth_initial: 1_000,
+            growth_final: 1_000_000,
+            growth_fpps: vec![1e-2, 1e-4],
+            growth_max_queries: 4_000_000,
         };
         match preset {
             Preset::Full => full,
@@ -147,6 +189,11 @@ impl RunConfig {
                 capacity_items: 20_000,
                 capacity_steps_per_capacity: 4,
                 capacity_queries: 100_000,
+                churn_items: 20_000,
+                churn_points: 10,
+                churn_queries: 50_000,
+                churn_bogus_scan: 5_000_000,
+                growth_max_queries: 1_000_000,
                 ..full
             },
             Preset::Tiny => Self {
@@ -162,6 +209,13 @@ impl RunConfig {
                 capacity_items: 2_000,
                 capacity_steps_per_capacity: 2,
                 capacity_queries: 20_000,
+                churn_items: 2_000,
+                churn_points: 4,
+                churn_queries: 20_000,
+                churn_bogus_removals: 500,
+                churn_bogus_scan: 1_000_000,
+                growth_final: 8_000,
+                growth_max_queries: 50_000,
                 ..full
             },
         }
@@ -238,6 +292,34 @@ impl RunConfig {
             self.capacity_fpp,
             100 / self.capacity_steps_per_capacity,
             format_count(self.capacity_queries)
+        );
+        let _ = writeln!(
+            out,
+            "- churn: filters that delete, filled to {} at p = {}, then {}× that many sliding-window \
+             steps (remove the oldest key, insert a new one); {} points, {} fresh never-inserted \
+             queries each; {} never-inserted positive keys removed from a full filter (scanning at \
+             most {} keys for them)",
+            format_count(self.churn_items),
+            self.churn_fpp,
+            self.churn_span,
+            self.churn_points + 1,
+            format_count(self.churn_queries),
+            format_count(self.churn_bogus_removals),
+            format_count(self.churn_bogus_scan)
+        );
+        let _ = writeln!(
+            out,
+            "- growth: filters that grow, from capacity {} to {} items at P ∈ {{{}}}, measured at \
+             every doubling with up to {} queries (about {} false positives at P), one thread",
+            format_count(self.growth_initial),
+            format_count(self.growth_final),
+            self.growth_fpps
+                .iter()
+                .map(|p| format!("{p:e}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            format_count(self.growth_max_queries),
+            self.expected_false_positives
         );
         out
     }

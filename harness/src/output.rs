@@ -10,12 +10,15 @@ use crate::error::Error;
 
 /// Every file a report may contain; files of an older report that the new
 /// one does not write are removed when it is published.
-pub const REPORT_FILES: [&str; 13] = [
+pub const REPORT_FILES: [&str; 22] = [
     "README.md",
     "accuracy.csv",
     "space.csv",
     "speed.csv",
     "capacity.csv",
+    "churn.csv",
+    "churn_removals.csv",
+    "growth.csv",
     "accuracy.svg",
     "space.svg",
     "speed_insert.svg",
@@ -24,6 +27,12 @@ pub const REPORT_FILES: [&str; 13] = [
     "speed_remove.svg",
     "capacity_fpp.svg",
     "capacity_memory.svg",
+    "capacity_refused.svg",
+    "churn_fpp.svg",
+    "churn_false_negatives.svg",
+    "growth_fpp.svg",
+    "growth_memory.svg",
+    "growth_lookup.svg",
 ];
 
 /// A staging directory for a report; removed on drop unless published.

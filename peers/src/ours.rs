@@ -19,8 +19,9 @@ type Remove<F> = fn(&mut F, u64) -> Result<bool, Error>;
 /// A filterlab filter as a [`Subject`]. Keys are hashed with the filter's
 /// own hasher; [`Mode::OneKey`] goes through `insert_hash` / `contains_hash`,
 /// [`Mode::Batched`] through `insert_hashes` / `contains_hashes`. The
-/// theory is the filter's `theoretical_fpp` (exact), the fill-conditional
-/// FPP its `expected_fpp`.
+/// theory is the filter's `theoretical_fpp` (exact unless
+/// [`approximate_theory`](Self::approximate_theory) says otherwise), the
+/// fill-conditional FPP its `expected_fpp`.
 ///
 /// Removal and concurrent inserts are opt-in: [`removable`](Self::removable)
 /// for a [`RemovableFilter`], [`concurrent`](Self::concurrent) with the
@@ -29,6 +30,7 @@ pub struct FilterlabSubject<F> {
     filter: F,
     remove: Option<Remove<F>>,
     concurrent: Option<(SharedInsert<F>, Spread<F>)>,
+    theory_exact: bool,
 }
 
 impl<F: Filter + 'static> FilterlabSubject<F> {
@@ -38,7 +40,17 @@ impl<F: Filter + 'static> FilterlabSubject<F> {
             filter,
             remove: None,
             concurrent: None,
+            theory_exact: true,
         }
+    }
+
+    /// Its `theoretical_fpp` is an approximation or a bound, not exact (a
+    /// cuckoo filter's a-priori formula): reported as
+    /// [`Theory::Approximate`], and no gate holds the filter to it.
+    #[must_use]
+    pub fn approximate_theory(mut self) -> Self {
+        self.theory_exact = false;
+        self
     }
 
     /// Measures removal too.
@@ -198,7 +210,12 @@ impl<F: Filter> Subject for FilterlabSubject<F> {
     }
 
     fn theory(&self, items: u64) -> Option<Theory> {
-        self.filter.theoretical_fpp(items).map(Theory::Exact)
+        let fpp = self.filter.theoretical_fpp(items)?;
+        Some(if self.theory_exact {
+            Theory::Exact(fpp)
+        } else {
+            Theory::Approximate(fpp)
+        })
     }
 
     fn fill_fpp(&self) -> Option<f64> {

@@ -8,7 +8,6 @@ use std::time::Instant;
 
 use crate::config::RunConfig;
 use crate::error::Error;
-use crate::experiments::accuracy;
 use crate::experiments::measurements::{Measurements, measure};
 use crate::machine::Machine;
 use crate::output::Staging;
@@ -59,7 +58,8 @@ pub fn run(options: &ReportOptions) -> Result<ReportSummary, Error> {
 ///
 /// Usage errors for bad options or an unwritable output directory (before
 /// anything runs); a gate error, after the report is written, when a
-/// filterlab filter has a false negative or a theory outside its interval.
+/// filterlab filter has a false negative or its gated reference outside
+/// its interval (accuracy, churn, growth).
 pub fn run_with(entries: Vec<Entry>, options: &ReportOptions) -> Result<ReportSummary, Error> {
     let start = Instant::now();
     let entries = registry::select(entries, &options.filters)?;
@@ -68,7 +68,7 @@ pub fn run_with(entries: Vec<Entry>, options: &ReportOptions) -> Result<ReportSu
     let measured = measure(entries, &options.config, options.quiet)?;
     write_report(&measured, &machine, &options.command_line, staging.path())?;
     let out = staging.publish()?;
-    let failures = accuracy::gate(&measured.accuracy);
+    let failures = measured.gate();
     if !failures.is_empty() {
         return Err(Error::gate(format!(
             "accuracy gate failed; the report in {} shows it:\n  {}",

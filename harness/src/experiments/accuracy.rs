@@ -27,7 +27,7 @@ use crate::error::Error;
 use crate::experiments::verdict::{TargetCheck, TargetStatus, TheoryCheck, TheoryKind, Verdict};
 use crate::parallel::map_in_order;
 use crate::progress::Progress;
-use crate::registry::{Entry, Origin};
+use crate::registry::{Entry, GateOn, Origin};
 use crate::text::format_count;
 
 /// A design FPP up to this factor over the target still counts as meeting it.
@@ -75,6 +75,8 @@ pub struct AccuracyRow {
     pub refused: u64,
     /// The row's verdict ([`judge`](Self::judge) of the fields above).
     pub verdict: Verdict,
+    /// What the accuracy gate holds this row to (filterlab filters only).
+    pub gated_on: GateOn,
 }
 
 impl AccuracyRow {
@@ -156,8 +158,10 @@ impl AccuracyRow {
 
 /// Why the accuracy gate fails, one line per failing row; empty when it passes.
 ///
-/// The gate holds filterlab filters (not peers) to: no false negatives, and an
-/// exact theory inside the row's interval.
+/// The gate holds filterlab filters (not peers) to: no false negatives, and
+/// the reference their entry names inside the row's interval: an exact
+/// theory ([`GateOn::Theory`]), or the FPP given each instance's state
+/// ([`GateOn::State`], which must then be known).
 pub fn gate(rows: &[AccuracyRow]) -> Vec<String> {
     let mut failures = Vec::new();
     for row in rows.iter().filter(|r| r.is_filterlab()) {
@@ -168,16 +172,37 @@ pub fn gate(rows: &[AccuracyRow]) -> Vec<String> {
                 row.false_negatives
             ));
         }
-        if row.theory == TheoryKind::Exact && row.theory_inside() == Some(false) {
-            failures.push(format!(
-                "{}: theory {:.4e} outside the {:.4}% interval [{:.4e}, {:.4e}] (measured {:.4e})",
+        let outside = |what: &str, value: Option<f64>| {
+            format!(
+                "{}: {what} {:.4e} outside the {:.4}% interval [{:.4e}, {:.4e}] (measured {:.4e})",
                 row.describe(),
-                row.theoretical_fpp.unwrap_or(f64::NAN),
+                value.unwrap_or(f64::NAN),
                 row.confidence * 100.0,
                 row.ci_low,
                 row.ci_high,
                 row.empirical_fpp
-            ));
+            )
+        };
+        match row.gated_on {
+            GateOn::Theory => {
+                if row.theory == TheoryKind::Exact && row.theory_inside() == Some(false) {
+                    failures.push(outside("theory", row.theoretical_fpp));
+                }
+            }
+            GateOn::State => match row.fill_inside() {
+                Some(true) => {}
+                Some(false) => failures.push(outside("state-conditional FPP", row.fill_fpp)),
+                None => failures.push(format!(
+                    "{}: gated on its state-conditional FPP, which it does not report",
+                    row.describe()
+                )),
+            },
+            GateOn::Bound => {
+                if row.theoretical_fpp.is_some_and(|bound| row.ci_low > bound) {
+                    failures.push(outside("stated bound", row.theoretical_fpp));
+                }
+            }
+            GateOn::Nothing => {}
         }
     }
     failures
@@ -305,6 +330,7 @@ pub fn measure(
         false_negatives: totals.false_negatives,
         refused: totals.refused,
         verdict: Verdict::UNJUDGED,
+        gated_on: entry.gate,
     };
     row.verdict = row.judge();
     Ok(row)
@@ -372,6 +398,10 @@ mod tests {
             false_negatives,
             refused: 0,
             verdict: Verdict::UNJUDGED,
+            gated_on: match origin {
+                Origin::Filterlab => GateOn::Theory,
+                Origin::Peer => GateOn::Nothing,
+            },
         };
         row.verdict = row.judge();
         row
@@ -391,6 +421,23 @@ mod tests {
         assert_eq!(failures.len(), 2, "{failures:?}");
         assert!(failures[0].contains("2 false negatives"));
         assert!(failures[1].contains("outside"));
+    }
+
+    #[test]
+    fn gate_on_state_checks_the_fill_conditional_fpp() {
+        let mut cuckoo = row(Origin::Filterlab, 0.02, 0.009, 0.011, 0);
+        cuckoo.theory = TheoryKind::Approximate;
+        cuckoo.gated_on = GateOn::State;
+        let failures = gate(std::slice::from_ref(&cuckoo));
+        assert!(failures[0].contains("does not report"), "{failures:?}");
+        cuckoo.fill_fpp = Some(0.0101);
+        assert!(gate(std::slice::from_ref(&cuckoo)).is_empty());
+        cuckoo.fill_fpp = Some(0.012);
+        let failures = gate(&[cuckoo]);
+        assert!(
+            failures[0].contains("state-conditional FPP 1.2000e-2 outside"),
+            "{failures:?}"
+        );
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! One run of the experiments a configuration asks for, over a list of
 //! registry entries: everything the report, `compare` and the decision
-//! guide are rendered from.
+//! guide are rendered from, and the gate over all of it.
 
 use std::time::Instant;
 
@@ -8,6 +8,8 @@ use crate::config::{Experiment, RunConfig};
 use crate::error::Error;
 use crate::experiments::accuracy::{self, AccuracyRow};
 use crate::experiments::capacity::{self, CapacityResults};
+use crate::experiments::churn::{self, ChurnResults};
+use crate::experiments::growth::{self, GrowthResults};
 use crate::experiments::space::{self, SpaceRow};
 use crate::experiments::speed::{self, SpeedResults};
 use crate::registry::Entry;
@@ -26,6 +28,10 @@ pub struct Measurements {
     pub speed: Option<SpeedResults>,
     /// Over-capacity results, when run.
     pub capacity: Option<CapacityResults>,
+    /// Churn results, when run.
+    pub churn: Option<ChurnResults>,
+    /// Growth results, when run.
+    pub growth: Option<GrowthResults>,
     /// Wall time per experiment, in seconds.
     pub seconds: Vec<(Experiment, f64)>,
 }
@@ -41,35 +47,60 @@ pub fn measure(
     quiet: bool,
 ) -> Result<Measurements, Error> {
     let mut seconds = Vec::new();
-    let mut timed = |experiment, start: Instant| {
+    // Runs `experiment` when `wanted`, timed.
+    let mut timed = |experiment, wanted: bool, run: &mut dyn FnMut() -> Result<(), Error>| {
+        if !wanted {
+            return Ok(());
+        }
+        let start = Instant::now();
+        run()?;
         seconds.push((experiment, start.elapsed().as_secs_f64()));
+        Ok::<(), Error>(())
     };
     let mut accuracy = Vec::new();
-    if config.runs(Experiment::Accuracy) || config.runs(Experiment::Space) {
-        let start = Instant::now();
+    // Space is read from the accuracy rows.
+    let accuracy_needed = config.runs(Experiment::Accuracy) || config.runs(Experiment::Space);
+    timed(Experiment::Accuracy, accuracy_needed, &mut || {
         accuracy = accuracy::run(&entries, config, quiet)?;
-        timed(Experiment::Accuracy, start);
-    }
+        Ok(())
+    })?;
+    let (mut speed, mut capacity, mut churn, mut growth) = (None, None, None, None);
+    timed(
+        Experiment::Speed,
+        config.runs(Experiment::Speed),
+        &mut || {
+            speed = Some(speed::run(&entries, config, quiet));
+            Ok(())
+        },
+    )?;
+    timed(
+        Experiment::Capacity,
+        config.runs(Experiment::Capacity),
+        &mut || {
+            capacity = Some(capacity::run(&entries, config, quiet)?);
+            Ok(())
+        },
+    )?;
+    timed(
+        Experiment::Churn,
+        config.runs(Experiment::Churn),
+        &mut || {
+            churn = Some(churn::run(&entries, config, quiet)?);
+            Ok(())
+        },
+    )?;
+    timed(
+        Experiment::Growth,
+        config.runs(Experiment::Growth),
+        &mut || {
+            growth = Some(growth::run(&entries, config, quiet)?);
+            Ok(())
+        },
+    )?;
     let space = if config.runs(Experiment::Space) {
         space::from_accuracy(&entries, &accuracy)
     } else {
         Vec::new()
-    };
-    let speed = if config.runs(Experiment::Speed) {
-        let start = Instant::now();
-        let results = speed::run(&entries, config, quiet);
-        timed(Experiment::Speed, start);
-        Some(results)
-    } else {
-        None
-    };
-    let capacity = if config.runs(Experiment::Capacity) {
-        let start = Instant::now();
-        let results = capacity::run(&entries, config, quiet)?;
-        timed(Experiment::Capacity, start);
-        Some(results)
-    } else {
-        None
     };
     Ok(Measurements {
         entries,
@@ -78,6 +109,23 @@ pub fn measure(
         space,
         speed,
         capacity,
+        churn,
+        growth,
         seconds,
     })
+}
+
+impl Measurements {
+    /// Why the gate fails, one line per failing row (accuracy, churn,
+    /// growth); empty when it passes.
+    pub fn gate(&self) -> Vec<String> {
+        let mut failures = accuracy::gate(&self.accuracy);
+        if let Some(churned) = &self.churn {
+            failures.extend(churn::gate(&churned.rows));
+        }
+        if let Some(grown) = &self.growth {
+            failures.extend(growth::gate(&grown.rows));
+        }
+        failures
+    }
 }

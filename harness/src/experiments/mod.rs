@@ -3,7 +3,10 @@
 
 pub mod accuracy;
 pub mod capacity;
+pub mod churn;
+pub mod growth;
 pub mod measurements;
+pub mod sample;
 pub mod space;
 pub mod speed;
 pub mod verdict;

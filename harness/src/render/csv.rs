@@ -16,8 +16,8 @@ fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> Result<(), Error> {
     Ok(())
 }
 
-/// Writes accuracy.csv, space.csv, speed.csv and capacity.csv into `dir`,
-/// each when its experiment ran.
+/// Writes accuracy.csv, space.csv, speed.csv, capacity.csv, churn.csv,
+/// churn_removals.csv and growth.csv into `dir`, each when its experiment ran.
 ///
 /// # Errors
 ///
@@ -34,6 +34,13 @@ pub fn write_all(measured: &Measurements, dir: &Path) -> Result<(), Error> {
     }
     if let Some(capacity) = &measured.capacity {
         write_csv(&dir.join("capacity.csv"), &capacity.rows)?;
+    }
+    if let Some(churn) = &measured.churn {
+        write_csv(&dir.join("churn.csv"), &churn.rows)?;
+        write_csv(&dir.join("churn_removals.csv"), &churn.bogus)?;
+    }
+    if let Some(growth) = &measured.growth {
+        write_csv(&dir.join("growth.csv"), &growth.rows)?;
     }
     Ok(())
 }

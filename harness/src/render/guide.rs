@@ -9,10 +9,10 @@ use std::fmt::Write as _;
 use filterlab_peers::Mode;
 
 use crate::experiments::accuracy::AccuracyRow;
-use crate::experiments::capacity::CapacityRow;
 use crate::experiments::measurements::Measurements;
-use crate::experiments::speed::{Operation, SpeedRow};
+use crate::experiments::speed::Operation;
 use crate::registry::{Capability, Entry};
+use crate::render::evidence::{Evidence, describe_row, nearest};
 use crate::render::table::{header, table};
 use crate::text::{format_count, sci};
 
@@ -30,151 +30,6 @@ const CAPABILITY_ROWS: [Capability; 3] = [
 
 /// Bits per item within this factor of the fewest count as a tie.
 const TIE: f64 = 1.005;
-
-/// Measured rows the guide and `recommend` quote from.
-#[derive(Clone, Copy)]
-pub struct Evidence<'a> {
-    /// Accuracy rows.
-    pub accuracy: &'a [AccuracyRow],
-    /// Speed rows.
-    pub speed: &'a [SpeedRow],
-    /// Over-capacity rows.
-    pub capacity: &'a [CapacityRow],
-}
-
-impl<'a> Evidence<'a> {
-    /// The rows of a run.
-    pub fn of(measured: &'a Measurements) -> Self {
-        Self {
-            accuracy: &measured.accuracy,
-            speed: measured.speed.as_ref().map_or(&[][..], |s| &s.rows[..]),
-            capacity: measured.capacity.as_ref().map_or(&[][..], |c| &c.rows[..]),
-        }
-    }
-
-    /// The largest n in the accuracy rows.
-    pub fn largest(&self) -> Option<u64> {
-        self.accuracy.iter().map(|r| r.n).max()
-    }
-
-    /// The target FPPs measured, in order of first appearance.
-    fn fpps(&self) -> Vec<f64> {
-        let mut fpps: Vec<f64> = Vec::new();
-        for row in self.accuracy {
-            if !fpps.contains(&row.target_fpp) {
-                fpps.push(row.target_fpp);
-            }
-        }
-        fpps
-    }
-
-    fn accuracy_at(&self, filter: &str, n: u64, fpp: f64) -> Option<&'a AccuracyRow> {
-        self.accuracy
-            .iter()
-            .find(|r| r.filter == filter && r.n == n && r.target_fpp == fpp)
-    }
-
-    /// The (n, ns/op) of `op` in `mode` for `filter` at the largest n it
-    /// was measured at.
-    pub fn speed(&self, filter: &str, op: Operation, mode: Mode) -> Option<(u64, f64)> {
-        self.speed
-            .iter()
-            .filter(|r| r.filter == filter && r.op == op && r.mode == mode)
-            .max_by_key(|r| r.n)
-            .map(|r| (r.n, r.ns_per_op))
-    }
-
-    /// "{what} 12 ns at n = 10^8", from [`speed`](Self::speed).
-    fn speed_text(&self, filter: &str, op: Operation, mode: Mode, what: &str) -> Option<String> {
-        self.speed(filter, op, mode)
-            .map(|(n, ns)| format!("{what} {ns:.0} ns at n = {}", format_count(n)))
-    }
-
-    fn capacity_at(&self, filter: &str, load: f64) -> Option<&'a CapacityRow> {
-        self.capacity
-            .iter()
-            .filter(|r| r.filter == filter)
-            .min_by(|a, b| (a.load - load).abs().total_cmp(&(b.load - load).abs()))
-    }
-
-    /// Concurrent against single-thread inserts, mode by mode.
-    fn concurrent_text(&self, filter: &str) -> Option<String> {
-        let parts: Vec<String> = Mode::ALL
-            .into_iter()
-            .filter_map(|mode| {
-                let (n, all) = self.speed(filter, Operation::InsertConcurrent, mode)?;
-                let (_, one) = self.speed(filter, Operation::Insert, mode)?;
-                Some(format!(
-                    "{}: all cores {all:.0} ns per key, one thread {one:.0} ns, at n = {}",
-                    mode_label(mode),
-                    format_count(n)
-                ))
-            })
-            .collect();
-        (!parts.is_empty())
-            .then(|| format!(" inserts into one shared filter, {}", parts.join("; ")))
-    }
-
-    /// What a filter did, in words: its row nearest `fpp` at the largest n,
-    /// keys it lost, its remove and concurrent-insert speed (one key at a
-    /// time), and its behaviour at 300% of capacity; whatever was measured.
-    pub fn summary(&self, filter: &str, fpp: f64) -> String {
-        let mut parts = Vec::new();
-        let Some(largest) = self.largest() else {
-            return String::new();
-        };
-        if let Some(row) =
-            nearest(&self.fpps(), fpp).and_then(|p| self.accuracy_at(filter, largest, p))
-        {
-            let mut part = format!(
-                " at p = {:e}, n = {}: {}",
-                row.target_fpp,
-                format_count(row.n),
-                describe_row(row)
-            );
-            if !row.meets_target() {
-                part.push_str(" (misses the target)");
-            }
-            parts.push(part);
-        }
-        let lost: u64 = self
-            .accuracy
-            .iter()
-            .filter(|r| r.filter == filter)
-            .map(|r| r.false_negatives)
-            .sum();
-        if lost > 0 {
-            parts.push(format!(
-                " it lost {lost} inserted keys (false negatives) across the accuracy rows"
-            ));
-        }
-        parts.extend(self.speed_text(filter, Operation::Remove, Mode::OneKey, " remove"));
-        parts.extend(self.concurrent_text(filter));
-        if let Some(row) = self.capacity_at(filter, 3.0) {
-            let mut part = format!(" at 300% of its capacity: FPP {}", sci(row.empirical_fpp));
-            if let Some(full) = self.capacity_at(filter, 1.0) {
-                let _ = write!(
-                    part,
-                    ", memory {:.2}× that at 100%",
-                    row.memory_bytes as f64 / full.memory_bytes.max(1) as f64
-                );
-            }
-            if row.false_negatives > 0 {
-                let _ = write!(part, ", {} false negatives", row.false_negatives);
-            }
-            parts.push(part);
-        }
-        parts.join(";")
-    }
-}
-
-/// How a mode reads in the guide.
-fn mode_label(mode: Mode) -> &'static str {
-    match mode {
-        Mode::OneKey => "one key at a time",
-        Mode::Batched => "batched",
-    }
-}
 
 /// The run and what the guide keeps asking of it.
 struct Facts<'a> {
@@ -278,15 +133,6 @@ fn shortfall(row: &AccuracyRow) -> String {
         format!("measured {:.2}× p", row.empirical_fpp / row.target_fpp)
     }
 }
-
-fn describe_row(row: &AccuracyRow) -> String {
-    format!(
-        "{:.2} bits/item, measured FPP {}",
-        row.bits_per_item,
-        sci(row.empirical_fpp)
-    )
-}
-
 /// Names in bold, comma-separated.
 fn bold_names<'a>(names: impl Iterator<Item = &'a str>) -> String {
     names
@@ -457,7 +303,43 @@ fn low_fpp_row(facts: &Facts<'_>) -> Option<GuideRow> {
             })
         })
         .collect();
-    let mut why = format!("Fewest bits at p = {low:e}: {}.", group_text(&group));
+    let mut why = format!(
+        "Fewest bits meeting p = {low:e} at n = {}: {}.",
+        format_count(facts.largest),
+        group_text(&group)
+    );
+    let ours = facts.fewest_bits(&facts.dynamic(true), low);
+    match ours.first() {
+        Some(best) if !group.iter().any(|r| r.filter == best.filter) => {
+            let _ = write!(
+                why,
+                " Best filterlab filter: {} ({}).",
+                best.filter,
+                describe_row(best)
+            );
+        }
+        _ => {}
+    }
+    if let Some((fastest, n, ns)) = facts.fastest(
+        &facts
+            .dynamic(false)
+            .into_iter()
+            .filter(|e| {
+                facts
+                    .accuracy(e.name, low)
+                    .is_some_and(AccuracyRow::meets_target)
+            })
+            .collect::<Vec<_>>(),
+        Operation::LookupNegative,
+        Mode::OneKey,
+    ) {
+        let _ = write!(
+            why,
+            " Fastest negative lookup one key at a time among those meeting it: {} ({ns:.0} ns at n = {}).",
+            fastest.name,
+            format_count(n)
+        );
+    }
     if !cannot.is_empty() {
         let _ = write!(why, " Cannot go that low: {}.", cannot.join(", "));
     }
@@ -513,19 +395,24 @@ fn static_rows(facts: &Facts<'_>, reference: f64) -> Vec<GuideRow> {
     rows
 }
 
-/// The row for a capability: the filterlab filters that have it, or an
-/// honest "not yet" and what the measured peers with it did.
+/// The row for a capability: the filterlab filters that have it, chosen
+/// from the measurements, or an honest "not yet" and what the measured
+/// peers with it did.
 fn capability_row(facts: &Facts<'_>, capability: Capability, reference: f64) -> GuideRow {
     let need = capability.need().to_owned();
     let (ours, peers): (Vec<&Entry>, Vec<&Entry>) =
         facts.with(capability).partition(|e| e.is_filterlab());
     let summary = |entry: &Entry| facts.evidence.summary(entry.name, reference);
     if !ours.is_empty() {
-        let why: Vec<String> = ours
-            .iter()
-            .map(|e| format!("{}:{}.", e.name, summary(e)))
-            .collect();
-        return [need, bold_names(ours.iter().map(|e| e.name)), why.join(" ")];
+        let (chosen, why) = choose(facts, capability, &ours, reference);
+        let mut why = why;
+        if !peers.is_empty() {
+            let _ = write!(why, " Peers with it:");
+            for peer in &peers {
+                let _ = write!(why, " **{}**:{}.", peer.name, summary(peer));
+            }
+        }
+        return [need, chosen, why];
     }
     let mut why = format!(
         "No filterlab filter measured here offers {} yet.",
@@ -540,6 +427,111 @@ fn capability_row(facts: &Facts<'_>, capability: Capability, reference: f64) -> 
     }
     let names: Vec<String> = peers.iter().map(|p| format!("{} (peer)", p.name)).collect();
     [need, names.join(", "), why]
+}
+
+/// Why a filterlab filter with `capability` does not qualify for its row,
+/// from the measurements: it misses the reference target, lost keys under
+/// churn (deletes), or measured above the target while growing (growth).
+fn disqualified(
+    facts: &Facts<'_>,
+    capability: Capability,
+    entry: &Entry,
+    reference: f64,
+) -> Option<String> {
+    match facts.accuracy(entry.name, reference) {
+        Some(row) if !row.meets_target() => return Some(shortfall(row)),
+        None => return Some(format!("not measured at p = {reference:e}")),
+        Some(_) => {}
+    }
+    let evidence = &facts.evidence;
+    match capability {
+        Capability::Deletes => match evidence.churn_losses(entry.name) {
+            Some((0, 0)) | None => None,
+            Some((lost, failed)) => Some(format!(
+                "{lost} false negatives and {failed} failed removals under churn"
+            )),
+        },
+        Capability::Growth => {
+            let above = evidence
+                .growth_at(entry.name, reference)
+                .into_iter()
+                .filter(|r| r.above_target())
+                .count();
+            (above > 0).then(|| format!("measured above P at {above} growth points"))
+        }
+        Capability::ConcurrentInserts | Capability::StaticSet => None,
+    }
+}
+
+/// The filterlab filters to use for `capability`: among those qualifying,
+/// the one with the fewest bits at the reference p and the one with the
+/// fastest one-key negative lookup (one name when they agree); the
+/// measured reason, with every candidate's figures.
+fn choose(
+    facts: &Facts<'_>,
+    capability: Capability,
+    ours: &[&Entry],
+    reference: f64,
+) -> (String, String) {
+    let (qualified, out): (Vec<&Entry>, Vec<&Entry>) = ours
+        .iter()
+        .partition(|e| disqualified(facts, capability, e, reference).is_none());
+    let criteria = match capability {
+        Capability::Deletes => {
+            "meeting the target with 0 false negatives and 0 failed removals over the churn"
+        }
+        Capability::Growth => "meeting the target, and never measured above P while growing",
+        Capability::ConcurrentInserts | Capability::StaticSet => "meeting the target",
+    };
+    let summary = |entry: &Entry| facts.evidence.summary(entry.name, reference);
+    let fewest = facts.fewest_bits(&qualified, reference).first().copied();
+    let fastest = facts.fastest(&qualified, Operation::LookupNegative, Mode::OneKey);
+    let mut picks: Vec<(&str, &str)> = Vec::new();
+    if let Some(row) = fewest {
+        picks.push((row.filter.as_str(), "fewest bits"));
+    }
+    if let Some((entry, _, _)) = fastest {
+        match picks.first_mut() {
+            Some(first) if first.0 == entry.name => first.1 = "fewest bits, fastest lookups",
+            _ => picks.push((entry.name, "fastest one-key lookups")),
+        }
+    }
+    let mut why = String::new();
+    if picks.is_empty() {
+        let _ = write!(
+            why,
+            "No filterlab filter with {} was measured {criteria} at p = {reference:e}.",
+            capability.noun()
+        );
+    } else {
+        let _ = write!(
+            why,
+            "Among the filterlab filters with {} {criteria} at p = {reference:e}: {}.",
+            capability.noun(),
+            picks
+                .iter()
+                .map(|(name, what)| format!("{what}: **{name}**"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+    }
+    for entry in &qualified {
+        let _ = write!(why, " **{}**:{}.", entry.name, summary(entry));
+    }
+    for entry in &out {
+        let reason = disqualified(facts, capability, entry, reference).unwrap_or_default();
+        let _ = write!(why, " Not chosen: {} ({reason}).", entry.name);
+    }
+    let chosen = if picks.is_empty() {
+        "no filterlab filter qualifies".to_owned()
+    } else {
+        picks
+            .iter()
+            .map(|(name, what)| format!("**{name}** ({what})"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    (chosen, why)
 }
 
 /// For each target p: the filter meeting it with the fewest bits, and the
@@ -583,13 +575,4 @@ fn fewest_bits_table(facts: &Facts<'_>) -> String {
             &rows
         )
     )
-}
-
-/// The value in `values` nearest to `target` on a log scale.
-pub fn nearest(values: &[f64], target: f64) -> Option<f64> {
-    values.iter().copied().min_by(|a, b| {
-        (a.ln() - target.ln())
-            .abs()
-            .total_cmp(&(b.ln() - target.ln()).abs())
-    })
 }

@@ -9,6 +9,8 @@ use crate::render::charts::ChartFile;
 use crate::render::guide::decision_guide;
 use crate::render::sections::accuracy::accuracy_section;
 use crate::render::sections::capacity::capacity_section;
+use crate::render::sections::churn::churn_section;
+use crate::render::sections::growth::growth_section;
 use crate::render::sections::space::space_section;
 use crate::render::sections::speed::speed_section;
 use crate::render::table::{header, table};
@@ -47,6 +49,12 @@ pub fn readme(
     }
     if let Some(capacity) = &measured.capacity {
         out.push_str(&capacity_section(measured, capacity));
+    }
+    if let Some(churn) = &measured.churn {
+        out.push_str(&churn_section(measured, churn));
+    }
+    if let Some(growth) = &measured.growth {
+        out.push_str(&growth_section(measured, growth));
     }
     let _ = writeln!(out, "## Plots\n");
     for chart in charts {

@@ -3,6 +3,7 @@
 
 pub mod charts;
 pub mod csv;
+pub mod evidence;
 pub mod guide;
 pub mod markdown;
 pub mod plot;

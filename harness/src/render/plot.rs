@@ -26,8 +26,8 @@ fn colour(index: usize) -> RGBColor {
 pub enum Style {
     /// A measured filter: solid line with points, colour by its index.
     Measured(usize),
-    /// The same filter through its batch API: dashed, in its colour.
-    Batched(usize),
+    /// A second line of the same filter (its batch API, its theory): dashed, in its colour.
+    Dashed(usize),
     /// A reference curve (bound, target): dashed black.
     Reference,
 }
@@ -154,9 +154,9 @@ pub fn draw(chart: &Chart, path: &Path) -> Result<(), Error> {
             continue;
         }
         match s.style {
-            Style::Measured(index) | Style::Batched(index) => {
+            Style::Measured(index) | Style::Dashed(index) => {
                 let colour = colour(index);
-                let dashed = matches!(s.style, Style::Batched(_));
+                let dashed = matches!(s.style, Style::Dashed(_));
                 let line = colour.stroke_width(2);
                 let drawn = if dashed {
                     context.draw_series(DashedLineSeries::new(points.clone(), 8, 4, line))
@@ -234,7 +234,7 @@ mod tests {
                 Series {
                     name: "a (batched)".into(),
                     points: vec![(1e-3, 1.5), (1e-2, 2.5)],
-                    style: Style::Batched(0),
+                    style: Style::Dashed(0),
                 },
                 Series {
                     name: "bound".into(),

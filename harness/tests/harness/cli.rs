@@ -71,14 +71,25 @@ fn recommend_sizes_ibm_streams_example_and_warns_about_the_hash() {
 }
 
 #[test]
-fn recommend_says_when_no_filterlab_filter_deletes() {
+fn recommend_names_filterlab_filters_that_delete_or_grow() {
     let command = "recommend --items 1e6 --fpp 0.001 --deletes --report /nonexistent";
     let (stdout, _) = run(command, 0);
-    let peer = line_after(&stdout, "No filterlab filter supports deletes yet");
-    assert!(
-        peer.starts_with("Peer with it: cuckoofilter 0.5"),
-        "{stdout}"
+    assert_contains(
+        &stdout,
+        &[
+            "1. CuckooFilter:",
+            "CountingBloomFilter:",
+            "BlockedCountingBloomFilter:",
+        ],
     );
+    assert!(!stdout.contains("No filterlab filter supports"), "{stdout}");
+    let command = "recommend --items 1e6 --fpp 0.01 --unknown-size --report /nonexistent";
+    let (stdout, _) = run(command, 0);
+    assert_contains(&stdout, &["1. ScalableBloomFilter:", "after growing 1000×"]);
+    let command = "recommend --items 1e6 --fpp 0.01 --deletes --concurrent --report /nonexistent";
+    let (stdout, _) = run(command, 0);
+    assert_contains(&stdout, &["No single filterlab filter offers all of"]);
+    assert!(line_after(&stdout, "No single").is_empty(), "{stdout}");
 }
 
 #[test]
@@ -106,6 +117,13 @@ fn list_names_every_filter() {
             "cuckoofilter",
             "growable-bloom-filter",
             "xorf-BinaryFuse8",
+            "CountingBloomFilter",
+            "BlockedCountingBloomFilter",
+            "CuckooFilter-grow",
+            "ScalableBloomFilter-nonscaling",
+            "fastbloom-rs",
+            "qfilter-resizeable",
+            "scalable_cuckoo_filter",
         ],
     );
 }
@@ -118,7 +136,7 @@ fn report_writes_a_complete_report() {
         0,
     );
     assert_contains(&stdout, &["accuracy gate passed"]);
-    // Every report file; the tiny run has removals (cuckoofilter) too.
+    // Every report file: the tiny run has removals, churn and growth too.
     for file in REPORT_FILES {
         assert!(out.join(file).exists(), "{file} missing");
     }
@@ -141,7 +159,7 @@ fn report_writes_a_complete_report() {
     assert!(!readme.contains("| fastbloom (batched) |"));
     let accuracy = fs::read_to_string(out.join("accuracy.csv")).unwrap();
     assert!(accuracy.starts_with(
-        "filter,origin,n,target_fpp,bits_per_item,theoretical_fpp,theory,fill_fpp,empirical_fpp,ci_low,ci_high,confidence,queries,false_positives,instances,false_negatives,refused,verdict\n"
+        "filter,origin,n,target_fpp,bits_per_item,theoretical_fpp,theory,fill_fpp,empirical_fpp,ci_low,ci_high,confidence,queries,false_positives,instances,false_negatives,refused,verdict,gated_on\n"
     ));
     let speed = fs::read_to_string(out.join("speed.csv")).unwrap();
     assert!(speed.starts_with(
@@ -158,6 +176,28 @@ fn report_writes_a_complete_report() {
     };
     assert_eq!(modes("BloomFilter"), ["batched", "one_key"]);
     assert_eq!(modes("fastbloom"), ["one_key"]);
+    let churn = fs::read_to_string(out.join("churn.csv")).unwrap();
+    assert!(
+        churn
+            .lines()
+            .any(|l| l.starts_with("CuckooFilter,filterlab,"))
+    );
+    assert!(churn.lines().any(|l| l.starts_with("qfilter,peer,")));
+    let growth = fs::read_to_string(out.join("growth.csv")).unwrap();
+    for filter in [
+        "ScalableBloomFilter",
+        "CuckooFilter-grow",
+        "growable-bloom-filter",
+    ] {
+        assert!(growth.contains(&format!("\n{filter},")), "{filter}");
+    }
+    assert_contains(
+        &readme,
+        &[
+            "## Churn (filters that delete)",
+            "## Growth (filters that grow)",
+        ],
+    );
     let leftovers = fs::read_dir(&out)
         .unwrap()
         .filter_map(Result::ok)

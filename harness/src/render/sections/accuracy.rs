@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use crate::experiments::accuracy::{self, AccuracyRow};
 use crate::experiments::measurements::Measurements;
+use crate::registry::GateOn;
 use crate::render::table::{header, table};
 use crate::text::{format_count, sci};
 
@@ -17,10 +18,24 @@ pub fn accuracy_section(measured: &Measurements) -> String {
     let failures = accuracy::gate(rows);
     let confidence = rows.first().map_or(0.0, |r| r.confidence);
     if failures.is_empty() {
+        let on_state: Vec<&str> = measured
+            .entries
+            .iter()
+            .filter(|e| e.is_filterlab() && e.gate == GateOn::State)
+            .map(|e| e.name)
+            .collect();
+        let state = if on_state.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " ({}: the FPP given each instance's state, as their a-priori formula is a bound)",
+                on_state.join(", ")
+            )
+        };
         let _ = writeln!(
             out,
             "**Gate: passed.** All {} filterlab rows have 0 false negatives and their exact \
-             theory inside the {:.4}% interval.\n",
+             theory{state} inside the {:.4}% interval.\n",
             rows.iter().filter(|r| r.is_filterlab()).count(),
             confidence * 100.0
         );
@@ -160,8 +175,9 @@ fn reading_notes(measured: &Measurements, confidence: f64) -> String {
          in the decision guide.\n\
          - `theory` is `exact` where the formula is exact for the design under ideal hashing, \
          `approximate` where it is an approximation, `n/a` where no formula applies. The gate \
-         holds filterlab filters to exact theories; peers are reported, not gated. Each \
-         filter's formula:\n{}\n",
+         holds filterlab filters to exact theories, or, for a filter whose a-priori formula is \
+         only a bound (the cuckoo filters), to `fill_fpp`, the FPP given each instance's state \
+         (`gated_on` in accuracy.csv); peers are reported, not gated. Each filter's formula:\n{}\n",
         config.expected_false_positives,
         format_count(config.max_queries),
         format_count(config.instance_items),

@@ -16,7 +16,10 @@ pub fn capacity_section(measured: &Measurements, capacity: &CapacityResults) -> 
     let _ = writeln!(
         out,
         "Each filter configured for {} items at p = {}, then offered up to 3× as many keys. \
-         FPP over {} never-inserted keys; false negatives among the keys it accepted.\n",
+         FPP over {} never-inserted keys; false negatives among the keys it accepted. A filter \
+         that refuses keys when full says so and keeps what it holds (refused, 0 false \
+         negatives); one that makes room by dropping stored keys shows them as false negatives \
+         (capacity_refused.svg plots both per key offered).\n",
         format_count(config.capacity_items),
         config.capacity_fpp,
         format_count(config.capacity_queries)

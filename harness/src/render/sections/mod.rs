@@ -2,5 +2,7 @@
 
 pub mod accuracy;
 pub mod capacity;
+pub mod churn;
+pub mod growth;
 pub mod space;
 pub mod speed;

@@ -1,0 +1,279 @@
+//! The growth experiment, for every filter that grows: built for a small
+//! capacity, fed keys up to 1000 times that, and measured at every doubling
+//! on the way: the FPP with its interval beside the filter's theory (its
+//! bound) and the target, memory per item beside a `BloomFilter` sized for
+//! the items held, and one-key lookup times. Run on one thread, filter
+//! after filter, so the timings are comparable.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use filterlab_bloom::BloomFilter;
+use filterlab_core::keys::{insert_key, query_key};
+use filterlab_core::mix64;
+use filterlab_peers::{Mode, Subject, Theory, Workload};
+use serde::Serialize;
+
+use crate::config::RunConfig;
+use crate::error::Error;
+use crate::experiments::accuracy::{count_false_negatives, derive_seed, row_confidence};
+use crate::experiments::sample::{FppSample, dynamic_with, flat};
+use crate::experiments::verdict::TheoryKind;
+use crate::progress::Progress;
+use crate::registry::{Build, Capability, Entry, GateOn, Origin};
+use crate::text::format_count;
+
+/// Lookups are timed in chunks of this many keys.
+const CHUNK: u64 = 4096;
+
+/// Positive lookups timed per point, at most.
+const POSITIVE_LOOKUPS: u64 = 100_000;
+
+/// Where one growth row was measured: the filter, its size, its memory,
+/// its losses and its lookup times.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GrowthPoint {
+    /// The filter's registry name.
+    pub filter: String,
+    /// filterlab or a peer.
+    pub origin: Origin,
+    /// The capacity it was built for.
+    pub initial_capacity: u64,
+    /// The target FPP it was built for.
+    pub target_fpp: f64,
+    /// Keys offered so far.
+    pub items: u64,
+    /// Items offered / initial capacity.
+    pub growth: f64,
+    /// Bytes of storage now.
+    pub memory_bytes: u64,
+    /// Bits of storage per item held.
+    pub bits_per_item: f64,
+    /// Bits per item of a `BloomFilter` sized for these items at the target.
+    pub bloom_bits_per_item: f64,
+    /// Accepted keys answered absent.
+    pub false_negatives: u64,
+    /// Inserts refused as full so far.
+    pub refused: u64,
+    /// ns per positive lookup, one key at a time.
+    pub positive_ns: f64,
+    /// ns per negative lookup, one key at a time.
+    pub negative_ns: f64,
+}
+
+/// One row of `growth.csv`: one filter at one doubling, written flat (the
+/// point's columns, then the sample's).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GrowthRow {
+    /// Where it was measured.
+    pub at: GrowthPoint,
+    /// The FPP measured there, beside its theory or bound.
+    pub sample: FppSample,
+}
+
+impl Serialize for GrowthRow {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        flat(&self.at, &self.sample, serializer)
+    }
+}
+
+impl GrowthRow {
+    /// Whether the whole interval lies above the target.
+    pub fn above_target(&self) -> bool {
+        self.sample.ci_low > self.at.target_fpp
+    }
+}
+
+/// What the growth experiment measured.
+pub struct GrowthResults {
+    /// One row per filter, target and doubling.
+    pub rows: Vec<GrowthRow>,
+    /// Filters skipped, and why.
+    pub notes: Vec<String>,
+}
+
+/// Why the growth gate fails; empty when it passes.
+///
+/// Every filterlab filter: no false negatives; with an exact theory (the
+/// scalable Bloom filter's compound formula), that formula at the
+/// instance's actual fill (its state-conditional FPP, see
+/// [`GateOn::single_instance`]) inside each point's interval and the
+/// measured FPP never above the target beyond it; with a theory that is a
+/// bound (the grown cuckoo filter's compound a-priori FPP), the measured
+/// FPP never above the bound beyond the interval.
+pub fn gate(rows: &[GrowthRow]) -> Vec<String> {
+    let mut failures = Vec::new();
+    for row in rows.iter().filter(|r| r.at.origin == Origin::Filterlab) {
+        let (point, sample) = (&row.at, &row.sample);
+        let at = format!(
+            "{} grown to {} items (from {}, P = {:e})",
+            point.filter,
+            format_count(point.items),
+            format_count(point.initial_capacity),
+            point.target_fpp
+        );
+        if point.false_negatives > 0 {
+            failures.push(format!("{at}: {} false negatives", point.false_negatives));
+        }
+        failures.extend(sample.failure().map(|why| format!("{at}: {why}")));
+        if sample.theory == TheoryKind::Exact
+            && sample.gated_on != GateOn::Nothing
+            && row.above_target()
+        {
+            failures.push(format!(
+                "{at}: measured {:.4e}, above the target beyond its interval",
+                sample.empirical_fpp
+            ));
+        }
+    }
+    failures
+}
+
+/// The item counts measured: every doubling of the initial capacity up to
+/// the final count, and the final count.
+pub fn points(initial: u64, last: u64) -> Vec<u64> {
+    let mut points: Vec<u64> = std::iter::successors(Some(initial.max(1)), |&n| n.checked_mul(2))
+        .take_while(|&n| n <= last)
+        .collect();
+    if points.last() != Some(&last) {
+        points.push(last);
+    }
+    points
+}
+
+/// Runs the growth experiment over the entries that grow.
+///
+/// # Errors
+///
+/// When a filter cannot be built for the initial capacity.
+pub fn run(entries: &[Entry], config: &RunConfig, quiet: bool) -> Result<GrowthResults, Error> {
+    let (growing, notes) = dynamic_with(entries, Capability::Growth);
+    let at = points(config.growth_initial, config.growth_final);
+    let rows = growing.len() * config.growth_fpps.len() * at.len();
+    let confidence = row_confidence(config.family_error_rate, rows);
+    let progress = Progress::new(
+        "growth",
+        (growing.len() * config.growth_fpps.len()) as u64,
+        quiet,
+    );
+    let mut results = Vec::with_capacity(rows);
+    for &fpp in &config.growth_fpps {
+        for entry in &growing {
+            results.extend(grow(entry, fpp, &at, config, confidence)?);
+            progress.step(&format!("{} at P = {fpp:e}", entry.name));
+        }
+    }
+    progress.finish();
+    Ok(GrowthResults {
+        rows: results,
+        notes,
+    })
+}
+
+/// Grows one filter through `points`, a row at each.
+fn grow(
+    entry: &Entry,
+    fpp: f64,
+    points: &[u64],
+    config: &RunConfig,
+    confidence: f64,
+) -> Result<Vec<GrowthRow>, Error> {
+    let initial = config.growth_initial;
+    let seed = derive_seed(config.seed, &[initial, fpp.to_bits(), 0x9e0_0717]);
+    let workload = Workload {
+        items: initial,
+        fpp,
+        seed,
+    };
+    let Build::Empty(build) = entry.build else {
+        return Ok(Vec::new());
+    };
+    let mut subject = build(&workload)
+        .map_err(|e| e.context(format!("{} for the growth experiment", entry.name)))?;
+    let last = points.last().copied().unwrap_or(initial);
+    let keys: Vec<u64> = (0..last).map(|i| insert_key(seed, i)).collect();
+    let queries = ((config.expected_false_positives / fpp).ceil() as u64)
+        .clamp(CHUNK, config.growth_max_queries.max(CHUNK));
+    let mut refused = Vec::new();
+    let mut rows = Vec::with_capacity(points.len());
+    let mut inserted = 0;
+    for (point, &items) in points.iter().enumerate() {
+        let mut refused_now = Vec::new();
+        let from = inserted as usize;
+        subject.insert_keys(&keys[from..items as usize], Mode::Batched, &mut refused_now);
+        refused.extend(refused_now.into_iter().map(|position| from + position));
+        inserted = items;
+        let held = &keys[..items as usize];
+        let accepted = items - refused.len() as u64;
+        let (false_positives, negative_ns) =
+            negatives(subject.as_ref(), seed, point as u64 * queries, queries);
+        let positive_ns = positives(subject.as_ref(), held, seed);
+        let memory_bytes = subject.memory_usage() as u64;
+        rows.push(GrowthRow {
+            at: GrowthPoint {
+                filter: entry.name.to_owned(),
+                origin: entry.origin,
+                initial_capacity: initial,
+                target_fpp: fpp,
+                items,
+                growth: items as f64 / initial as f64,
+                memory_bytes,
+                bits_per_item: memory_bytes as f64 * 8.0 / accepted.max(1) as f64,
+                bloom_bits_per_item: BloomFilter::params(accepted.max(1), fpp)
+                    .map_or(f64::NAN, |s| s.bits_per_item()),
+                false_negatives: count_false_negatives(subject.as_ref(), held, &refused),
+                refused: refused.len() as u64,
+                positive_ns,
+                negative_ns,
+            },
+            sample: FppSample::new(
+                subject.as_ref(),
+                accepted,
+                (false_positives, queries),
+                confidence,
+                |theory| {
+                    GateOn::single_instance(entry.origin, theory.is_some_and(Theory::is_exact))
+                },
+            ),
+        });
+    }
+    Ok(rows)
+}
+
+/// Positives among `count` fresh never-inserted keys from `offset`, and
+/// the ns per lookup, one key at a time.
+fn negatives(subject: &dyn Subject, seed: u64, offset: u64, count: u64) -> (u64, f64) {
+    let mut chunk = Vec::with_capacity(CHUNK as usize);
+    let (mut found, mut seconds) = (0, 0.0);
+    for start in (0..count).step_by(CHUNK as usize) {
+        chunk.clear();
+        chunk.extend((start..count.min(start + CHUNK)).map(|i| query_key(seed, offset + i)));
+        let timer = Instant::now();
+        found += subject.count_contained(black_box(&chunk), Mode::OneKey);
+        seconds += timer.elapsed().as_secs_f64();
+    }
+    (found, seconds * 1e9 / count as f64)
+}
+
+/// ns per positive lookup of inserted keys drawn pseudo-randomly from `held`.
+fn positives(subject: &dyn Subject, held: &[u64], seed: u64) -> f64 {
+    let count = POSITIVE_LOOKUPS.min(held.len() as u64 * 4).max(1);
+    let sample: Vec<u64> = (0..count)
+        .map(|i| held[(mix64(seed ^ i) % held.len() as u64) as usize])
+        .collect();
+    let timer = Instant::now();
+    black_box(subject.count_contained(black_box(&sample), Mode::OneKey));
+    timer.elapsed().as_secs_f64() * 1e9 / count as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doublings_end_at_the_final_count() {
+        assert_eq!(points(1000, 8000), [1000, 2000, 4000, 8000]);
+        assert_eq!(points(1000, 5000), [1000, 2000, 4000, 5000]);
+        assert_eq!(points(1000, 1_000_000).len(), 11);
+    }
+}

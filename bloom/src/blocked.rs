@@ -24,7 +24,7 @@ use crate::common::{
     Array, builder_entry_points, builder_methods, check_counter, debug_summary, merge_by_words,
     sized_for,
 };
-use crate::kernel::{BlockBatch, Kernel, Select, block_insert};
+use crate::kernel::{BlockBatch, Kernel, Select};
 use crate::sizing::BloomSizing;
 use crate::words::count_ones;
 
@@ -336,7 +336,9 @@ impl BlockedBloomFilter {
     fn add_hash(&mut self, hash: u64) -> bool {
         let index = block_index(hash, self.num_blocks);
         let seed = block_seed(hash);
-        let new = block_insert(self.blocks.block_mut(index), seed, self.num_hashes);
+        let new = self
+            .kernel
+            .insert(self.blocks.block_mut(index), seed, self.num_hashes);
         self.len += u64::from(new);
         new
     }
@@ -357,7 +359,7 @@ impl BlockedBloomFilter {
     }
 
     fn insert_batch(&mut self, hashes: &[u64]) -> usize {
-        let (num_blocks, num_hashes) = (self.num_blocks, self.num_hashes);
+        let (num_blocks, num_hashes, kernel) = (self.num_blocks, self.num_hashes, self.kernel);
         let mut new = 0;
         pipelined(num_blocks, hashes, |key, ahead| {
             if let Some(ahead) = ahead {
@@ -365,7 +367,7 @@ impl BlockedBloomFilter {
             }
             if let Some((i, index)) = key {
                 let seed = block_seed(hashes[i]);
-                new += usize::from(block_insert(self.blocks.block_mut(index), seed, num_hashes));
+                new += usize::from(kernel.insert(self.blocks.block_mut(index), seed, num_hashes));
             }
         });
         self.len += new as u64;

@@ -1,4 +1,5 @@
-//! The cost of one key at a time in `BlockedBloomFilter` and `BloomFilter`,
+//! The cost of one key at a time in `BlockedBloomFilter`, `BloomFilter` and
+//! `AtomicBloomFilter` (one thread),
 //! without hashing: inserts and lookups of pre-hashed keys through
 //! `Filter::insert_hash` / `contains_hash`, alternating rounds, minimum
 //! ns per key. Small enough to run under `valgrind --tool=callgrind`, whose
@@ -13,6 +14,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use filterlab_bloom::{BlockedBloomFilter, BloomFilter, Filter};
+
 use filterlab_core::mix64;
 
 fn time(count: usize, work: impl FnOnce() -> u64) -> f64 {
@@ -62,6 +64,15 @@ fn main() {
                 BloomFilter::with_fpp(0.01)
                     .expected_items(items)
                     .build()
+                    .expect("valid sizes"),
+            ),
+        ),
+        (
+            "AtomicBloomFilter",
+            Box::new(
+                BloomFilter::with_fpp(0.01)
+                    .expected_items(items)
+                    .build_atomic()
                     .expect("valid sizes"),
             ),
         ),

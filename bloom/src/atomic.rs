@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use filterlab_core::{Error, Key, Merge};
 
 use crate::standard::{BloomBuilder, BloomFilter};
-use crate::words::{AtomicU64, BitArray, Counter, Word, set_bits_with, word_filter};
+use crate::words::{AtomicU64, BitArray, Counter, Word, for_each_probe, word_filter};
 
 /// Cells of the insert counter.
 const COUNTER_CELLS: usize = 16;
@@ -190,13 +190,14 @@ impl AtomicBloomFilter {
         if bits.prefetching() {
             bits.prefetch(hash);
         }
-        let new = set_bits_with(bits.num_bits, bits.num_hashes, hash, |word, mask| {
+        let mut new = false;
+        for_each_probe(bits.num_bits, bits.num_hashes, hash, |word, bit| {
             // Bits are never cleared while shared (`clear` takes `&mut`): a
             // bit seen set stays set, and skipping its read-modify-write
             // (a locked instruction) is what makes a full filter cheap.
-            let word = &bits.words[word];
-            word.load(Ordering::Relaxed) & mask == 0
-                && word.fetch_or(mask, Ordering::Relaxed) & mask == 0
+            let (word, mask) = (&bits.words[word], 1 << bit);
+            new |= word.load(Ordering::Relaxed) & mask == 0
+                && word.fetch_or(mask, Ordering::Relaxed) & mask == 0;
         });
         if new {
             self.len.increment(hash);

@@ -24,7 +24,7 @@ use crate::common::{
     Array, builder_entry_points, builder_methods, check_counter, debug_summary, merge_by_words,
     sized_for,
 };
-use crate::kernel::{BlockBatch, Kernel, Select, block_set};
+use crate::kernel::{BlockBatch, Kernel, Select};
 use crate::sizing::BloomSizing;
 use crate::words::count_ones;
 
@@ -336,10 +336,9 @@ impl BlockedBloomFilter {
     fn add_hash(&mut self, hash: u64) -> bool {
         let index = block_index(hash, self.num_blocks);
         let seed = block_seed(hash);
-        let new = !self
+        let new = self
             .kernel
-            .contains(self.blocks.block(index), seed, self.num_hashes);
-        block_set(self.blocks.block_mut(index), seed, self.num_hashes);
+            .insert(self.blocks.block_mut(index), seed, self.num_hashes);
         self.len += u64::from(new);
         new
     }
@@ -368,8 +367,7 @@ impl BlockedBloomFilter {
             }
             if let Some((i, index)) = key {
                 let seed = block_seed(hashes[i]);
-                new += usize::from(!kernel.contains(self.blocks.block(index), seed, num_hashes));
-                block_set(self.blocks.block_mut(index), seed, num_hashes);
+                new += usize::from(kernel.insert(self.blocks.block_mut(index), seed, num_hashes));
             }
         });
         self.len += new as u64;

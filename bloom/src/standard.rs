@@ -7,7 +7,7 @@ use filterlab_core::{Error, ErrorKind, Key, KeyHasher};
 
 use crate::common::{Array, builder_entry_points, builder_methods, merge_by_words, sized_for};
 use crate::sizing::BloomSizing;
-use crate::words::{BitArray, BloomConfig, all_bits_set, set_bits_with, word_filter};
+use crate::words::{BitArray, BloomConfig, for_each_probe, word_filter};
 
 /// A standard Bloom filter: each key sets k bits chosen over the whole array.
 ///
@@ -217,18 +217,22 @@ word_filter!(BloomFilter, add_hash, mut);
 /// slice so the compiler knows the bit array aliases nothing else and keeps
 /// the sizes in registers across the stores.
 ///
-/// Whether the key is new is asked of the lookup first rather than read back
-/// from each write, so every probe's write is a single memory-destination OR:
-/// fewer instructions per insert let the out-of-order window overlap more
-/// inserts' cache misses (measured here at 10M keys: about 10% faster).
+/// One pass, without a branch: each probe loads its word, stores it back
+/// with the bit set and keeps the bit it found (as fastbloom does). A probe
+/// that finds its bit set by an earlier probe of the same key does not hide
+/// that the bit was clear: the earlier probe saw it clear. (Asking the
+/// lookup first, then OR-ing each word in memory, took two passes: about
+/// 200 instructions per insert at k = 7 against 150, and a lookup's early
+/// exit that mispredicts.)
 #[inline]
 fn set_bits(bits: &mut [u64], num_bits: u64, num_hashes: u32, hash: u64) -> bool {
-    let new = !all_bits_set(bits, num_bits, num_hashes, hash);
-    set_bits_with(num_bits, num_hashes, hash, |word, mask| {
-        bits[word] |= mask;
-        false
+    let mut all = 1;
+    for_each_probe(num_bits, num_hashes, hash, |word, bit| {
+        let old = bits[word];
+        bits[word] = old | 1 << bit;
+        all &= old >> bit;
     });
-    new
+    all & 1 == 0
 }
 
 merge_by_words!(BloomFilter, BloomConfig, bits);

@@ -340,26 +340,24 @@ pub(crate) const PREFETCH_AHEAD: usize = 8;
 /// batched lookups 9.5 ns with it, 7.0 ns one by one).
 const PREFETCH_MIN_WORDS: usize = 1 << 17;
 
-/// Calls `set(word, mask)` for each of the key's k probes (the word index
-/// and the probe's bit in it); whether any call reported a clear bit. The
-/// one probe loop behind plain and atomic inserts.
+/// Calls `visit(word, bit)` for each of the key's k probes, in order: the
+/// index of the probe's word and its bit in that word (0..64). The one
+/// probe loop behind plain and atomic inserts.
 #[inline]
-pub(crate) fn set_bits_with(
+pub(crate) fn for_each_probe(
     num_bits: u64,
     num_hashes: u32,
     hash: u64,
-    mut set: impl FnMut(usize, u64) -> bool,
-) -> bool {
+    mut visit: impl FnMut(usize, u32),
+) {
     let mut probes = Probes::new(hash, num_bits);
-    let mut new = false;
     // A count-down loop compiles to one fused decrement-and-branch per probe.
     let mut remaining = num_hashes;
     while remaining != 0 {
         let index = probes.next_index();
-        new |= set((index >> 6) as usize, 1 << (index & 63));
+        visit((index >> 6) as usize, (index & 63) as u32);
         remaining -= 1;
     }
-    new
 }
 
 /// Whether all of the key's k bits are set.

@@ -104,12 +104,47 @@ impl Avx2 {
     }
 }
 
+impl Avx2 {
+    /// Sets the key's probe bits in `block`; whether any of them was clear
+    /// (the same answer and the same bits as the scalar insert). One pass:
+    /// the probes' bits are gathered into a 512-bit mask in registers, then
+    /// the block is loaded, tested against the mask and stored back once.
+    /// `lanes` and `table` as for [`contains`](Self::contains).
+    ///
+    /// # Panics
+    ///
+    /// As [`contains`](Self::contains).
+    #[inline]
+    pub(crate) fn insert(
+        self,
+        block: &mut [u64; 8],
+        seed: u32,
+        lanes: &Lanes,
+        table: &[u32],
+    ) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let Self(Detected) = self;
+            // SAFETY: `self` proves that the CPU supports AVX2, the only
+            // target feature `insert` enables.
+            unsafe { x86_64::insert(block, seed, &lanes.first, lanes.num_hashes, table) }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (block, seed, lanes, table);
+            match self.0 {}
+        }
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 mod x86_64 {
     use core::arch::x86_64::{
-        __m256i, _mm256_and_si256, _mm256_blendv_ps, _mm256_castps_si256, _mm256_castsi256_ps,
-        _mm256_loadu_si256, _mm256_mullo_epi32, _mm256_permutevar8x32_epi32, _mm256_set1_epi32,
-        _mm256_sllv_epi32, _mm256_srli_epi32, _mm256_testc_si256,
+        __m256i, _mm256_and_si256, _mm256_andnot_si256, _mm256_blendv_ps, _mm256_castps_si256,
+        _mm256_castsi256_ps, _mm256_loadu_si256, _mm256_mullo_epi32, _mm256_or_si256,
+        _mm256_permutevar8x32_epi32, _mm256_set1_epi32, _mm256_setr_epi32, _mm256_setzero_si256,
+        _mm256_sllv_epi32, _mm256_srli_epi32, _mm256_storeu_si256, _mm256_sub_epi32,
+        _mm256_testc_si256,
     };
 
     /// Calls `work` in a function compiled for AVX2.
@@ -220,5 +255,105 @@ mod x86_64 {
         let tested = _mm256_castps_si256(_mm256_blendv_ps(from_low, from_high, upper));
         // testc is 1 when every bit of `mask` is set in `tested`.
         _mm256_testc_si256(tested, mask) != 0
+    }
+
+    /// The one-pass insert: the probes' bits, eight per step, ORed into a
+    /// 512-bit mask held in two registers (`low`: the block's 32-bit words
+    /// 0..8, `high`: words 8..16), then one test of the block against the
+    /// mask and one store of their OR. Nothing is stored until every probe
+    /// is known, so no load waits on a store of the same key (the scalar
+    /// insert's loads of a word an earlier probe just wrote do: with k = 7
+    /// probes over 8 words, 98% of keys probe some word twice).
+    ///
+    /// Measured here (callgrind and `examples/one_key_cost.rs`, 1M keys in
+    /// cache, k = 7): about 120 instructions per insert like the scalar
+    /// one-pass insert's 121, in about half its time (11-17 ns against
+    /// 30 ns); the lookup is 38 instructions, 2.4-3.2 ns. The mask costs 7
+    /// instructions per probe (broadcast, and per half a subtract, a shift
+    /// and an OR), most of what remains between an insert and a lookup.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX2.
+    #[allow(clippy::cast_ptr_alignment)]
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn insert(
+        block: &mut [u64; 8],
+        seed: u32,
+        first: &[u32; 8],
+        num_hashes: u32,
+        table: &[u32],
+    ) -> bool {
+        // SAFETY: `first` is 32 bytes; `loadu` has no alignment requirement.
+        let first = unsafe { _mm256_loadu_si256(first.as_ptr().cast::<__m256i>()) };
+        let seed = _mm256_set1_epi32(seed as i32);
+        let none = _mm256_setzero_si256();
+        let (mut low, mut high) = group_mask(_mm256_mullo_epi32(seed, first), none, (none, none));
+        let probes = num_hashes as usize;
+        let mut start = 8;
+        while start < probes {
+            // Panics (safely) only if a filter had more probes than multipliers.
+            let factors = &table[start..start + 8];
+            let lanes = &ACTIVE[(probes - start).min(8)];
+            // SAFETY: `factors` and `lanes` are 8 u32s each, the 32 bytes
+            // read; `loadu` has no alignment requirement.
+            let (factors, lanes) = unsafe {
+                (
+                    _mm256_loadu_si256(factors.as_ptr().cast::<__m256i>()),
+                    _mm256_loadu_si256(lanes.as_ptr().cast::<__m256i>()),
+                )
+            };
+            // Inactive lanes get all ones: no bit in any word.
+            let inactive = _mm256_andnot_si256(lanes, _mm256_set1_epi32(-1));
+            (low, high) = group_mask(_mm256_mullo_epi32(seed, factors), inactive, (low, high));
+            start += 8;
+        }
+        let words = block.as_mut_ptr();
+        // SAFETY: `block` is 64 bytes, readable and writable through the
+        // exclusive borrow; each access reads or writes 32 of them (words
+        // 0..4 and 4..8); `loadu`/`storeu` have no alignment requirement.
+        unsafe {
+            let (old_low, old_high) = (
+                _mm256_loadu_si256(words.cast::<__m256i>()),
+                _mm256_loadu_si256(words.add(4).cast::<__m256i>()),
+            );
+            // testc is 1 when every bit of the mask is already set.
+            let present = _mm256_testc_si256(old_low, low) & _mm256_testc_si256(old_high, high);
+            _mm256_storeu_si256(words.cast::<__m256i>(), _mm256_or_si256(old_low, low));
+            _mm256_storeu_si256(
+                words.add(4).cast::<__m256i>(),
+                _mm256_or_si256(old_high, high),
+            );
+            present == 0
+        }
+    }
+
+    /// `masks` with the bits of the probes whose products are `product`
+    /// added: probe bit q = product >> 23 is bit q - 32·t of 32-bit word t,
+    /// for the one t with 0 <= q - 32·t < 32. Each probe in turn is
+    /// broadcast, and `sllv` shifts 1 by q - 32·t in lane t: a count
+    /// outside 0..32 (negative ones wrap to large unsigned) gives 0, so only
+    /// the probe's own word gets a bit. Lanes set in `inactive` add nothing.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn group_mask(
+        product: __m256i,
+        inactive: __m256i,
+        (mut low, mut high): (__m256i, __m256i),
+    ) -> (__m256i, __m256i) {
+        let bits = _mm256_or_si256(_mm256_srli_epi32::<23>(product), inactive);
+        let one = _mm256_set1_epi32(1);
+        let base_low = _mm256_setr_epi32(0, 32, 64, 96, 128, 160, 192, 224);
+        let base_high = _mm256_setr_epi32(256, 288, 320, 352, 384, 416, 448, 480);
+        for lane in 0..8 {
+            let bit = _mm256_permutevar8x32_epi32(bits, _mm256_set1_epi32(lane));
+            low = _mm256_or_si256(low, _mm256_sllv_epi32(one, _mm256_sub_epi32(bit, base_low)));
+            high = _mm256_or_si256(
+                high,
+                _mm256_sllv_epi32(one, _mm256_sub_epi32(bit, base_high)),
+            );
+        }
+        (low, high)
     }
 }

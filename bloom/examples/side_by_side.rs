@@ -1,0 +1,188 @@
+//! One key at a time, side by side with the peers: `BloomFilter` against
+//! fastbloom 0.17 (foldhash) at the same bits per key, and
+//! `BlockedBloomFilter` against sbbf-rs-safe 0.3 (split blocks, fed this
+//! crate's XXH3 key hash) at 10 bits per key; `AtomicBloomFilter`'s
+//! one-thread insert beside the plain filter's.
+//!
+//! Every filter lives in the one process and is measured through
+//! `filterlab_peers::Subject` (one dynamic call per pass over the keys). Each
+//! round empties every filter and inserts the n keys one at a time (each
+//! insert's answer used, BF.ADD's work), then looks up a million inserted
+//! and a million never-inserted keys one at a time; the filters take turns,
+//! the order rotating by one each round, and each cell is the minimum over
+//! the rounds, so a noisy machine slows every filter alike rather than
+//! whichever ran during a burst. The FPP is measured on the never-inserted
+//! keys.
+//!
+//! ```text
+//! cargo run --release -p filterlab-bloom --example side_by_side [-- ITEMS,... [ROUNDS]]
+//! ```
+//!
+//! Defaults: 10,000,000 and 100,000,000 items, 15 rounds.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use filterlab_bloom::{BlockedBloomFilter, BloomFilter, Filter, Kernel};
+use filterlab_core::keys::{insert_key, query_key};
+use filterlab_peers::{FastBloom, FilterlabSubject, Mode, PeerSubject, SplitBlock, Subject};
+
+/// Lookups per timing, and never-inserted keys per FPP measurement.
+const LOOKUPS: u64 = 1_000_000;
+
+/// The seed of every filter's hasher.
+const SEED: u64 = 1;
+
+/// A filter under test.
+struct Named {
+    name: String,
+    filter: Box<dyn Subject>,
+    /// Minimum ns per key over the rounds: insert, positive, negative.
+    best: [f64; 3],
+}
+
+impl Named {
+    fn new(name: impl Into<String>, filter: Box<dyn Subject>) -> Self {
+        Self {
+            name: name.into(),
+            filter,
+            best: [f64::INFINITY; 3],
+        }
+    }
+}
+
+/// One of this crate's filters as a subject.
+fn ours<F: Filter + 'static>(filter: F) -> Box<dyn Subject> {
+    FilterlabSubject::new(filter).boxed()
+}
+
+/// The filters of one run at `items` keys, and the pairs to compare (ours,
+/// theirs) by index.
+fn subjects(items: u64) -> (Vec<Named>, [(usize, usize); 3]) {
+    // The standard filter sized for 1%: 9.59 bits per key; fastbloom gets
+    // exactly as many bits.
+    let standard = || BloomFilter::with_fpp(0.01).expected_items(items).seed(SEED);
+    let plain = standard().build().expect("valid sizes");
+    let bits = plain.num_bits();
+    let blocked = BlockedBloomFilter::with_bits(10 * items)
+        .expected_items(items)
+        .seed(SEED)
+        .kernel(Kernel::detect())
+        .build()
+        .expect("valid sizes");
+    let list = vec![
+        Named::new("BloomFilter", ours(plain)),
+        Named::new(
+            "fastbloom 0.17 (foldhash)",
+            PeerSubject::boxed(FastBloom::with_bits(bits, items, SEED)),
+        ),
+        Named::new(
+            format!("BlockedBloomFilter ({:?})", Kernel::detect()),
+            ours(blocked),
+        ),
+        Named::new(
+            "sbbf-rs-safe 0.3 (XXH3)",
+            PeerSubject::boxed(SplitBlock::with_bits_per_key(10, items, SEED)),
+        ),
+        Named::new(
+            "AtomicBloomFilter (1 thread)",
+            ours(standard().build_atomic().expect("valid sizes")),
+        ),
+    ];
+    (list, [(0, 1), (2, 3), (4, 0)])
+}
+
+/// Nanoseconds per key of `work` over `count` keys.
+fn per_key(count: usize, work: impl FnOnce() -> u64) -> f64 {
+    let start = Instant::now();
+    black_box(work());
+    start.elapsed().as_nanos() as f64 / count as f64
+}
+
+/// One round of one filter: refill it key by key, then look up; keeps the
+/// minimum of each cell.
+fn round(subject: &mut Named, keys: &[u64], present: &[u64], absent: &[u64]) {
+    let filter = subject.filter.as_mut();
+    filter.clear();
+    let mut refused = Vec::new();
+    let insert = per_key(keys.len(), || {
+        filter.insert_keys(black_box(keys), Mode::OneKey, &mut refused)
+    });
+    assert!(refused.is_empty(), "{} refused keys", subject.name);
+    let filter = &*filter;
+    let lookup = |keys: &[u64]| {
+        // Untimed first: the filters together exceed the caches, so the pass
+        // right after another filter ran would time refills of this one.
+        black_box(filter.count_contained(keys, Mode::OneKey));
+        per_key(keys.len(), || {
+            filter.count_contained(black_box(keys), Mode::OneKey)
+        })
+    };
+    let times = [insert, lookup(present), lookup(absent)];
+    for (best, time) in subject.best.iter_mut().zip(times) {
+        *best = best.min(time);
+    }
+}
+
+fn run(items: u64, rounds: usize) {
+    let keys: Vec<u64> = (0..items).map(|i| insert_key(7, i)).collect();
+    let lookups = LOOKUPS.min(items);
+    let present: Vec<u64> = (0..lookups)
+        .map(|i| insert_key(7, i * (items / lookups)))
+        .collect();
+    let absent: Vec<u64> = (0..LOOKUPS).map(|i| query_key(7, i)).collect();
+    let (mut list, pairs) = subjects(items);
+    for r in 0..rounds {
+        let count = list.len();
+        for turn in 0..count {
+            round(&mut list[(r + turn) % count], &keys, &present, &absent);
+        }
+    }
+    println!(
+        "\nn = {items:.0e}: ns/key, minimum over {rounds} rounds (order rotating); FPP on {LOOKUPS} never-inserted keys"
+    );
+    println!(
+        "{:<30} {:>9} {:>8} {:>8} {:>8} {:>8}",
+        "filter", "bits/key", "FPP", "insert", "pos", "neg"
+    );
+    for subject in &list {
+        let filter = &subject.filter;
+        let fpp = filter.count_contained(&absent, Mode::OneKey) as f64 / LOOKUPS as f64;
+        let [insert, positive, negative] = subject.best;
+        println!(
+            "{:<30} {:>9.2} {:>7.3}% {insert:>8.2} {positive:>8.2} {negative:>8.2}",
+            subject.name,
+            filter.memory_usage() as f64 * 8.0 / items as f64,
+            100.0 * fpp,
+        );
+    }
+    println!("ratios (ours / theirs; below 1.00 is faster):");
+    for (ours, theirs) in pairs {
+        let (a, b) = (&list[ours], &list[theirs]);
+        let ratio = |cell: usize| a.best[cell] / b.best[cell];
+        println!(
+            "  {} / {}: insert {:.2}, pos {:.2}, neg {:.2}",
+            a.name,
+            b.name,
+            ratio(0),
+            ratio(1),
+            ratio(2)
+        );
+    }
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let sizes: Vec<u64> = args.next().map_or_else(
+        || vec![10_000_000, 100_000_000],
+        |a| {
+            a.split(',')
+                .map(|n| n.parse::<f64>().expect("ITEMS") as u64)
+                .collect()
+        },
+    );
+    let rounds: usize = args.next().map_or(15, |a| a.parse().expect("ROUNDS"));
+    for items in sizes {
+        run(items, rounds);
+    }
+}

@@ -398,14 +398,6 @@ impl BlockedBloomFilter {
         });
     }
 
-    /// Whether a pre-hashed key may be present.
-    #[inline]
-    fn probe(&self, hash: u64) -> bool {
-        let block = self.blocks.block(block_index(hash, self.num_blocks));
-        self.kernel
-            .contains(block, block_seed(hash), self.num_hashes)
-    }
-
     /// The kernel that answers lookups.
     pub fn kernel(&self) -> Kernel {
         self.kernel.kernel()
@@ -521,7 +513,9 @@ impl Filter for BlockedBloomFilter {
 
     #[inline]
     fn contains_hash(&self, hash: u64) -> bool {
-        self.probe(hash)
+        let block = self.blocks.block(block_index(hash, self.num_blocks));
+        self.kernel
+            .contains(block, block_seed(hash), self.num_hashes)
     }
 
     /// Inserts with the blocks of the keys ahead prefetched.

@@ -218,18 +218,24 @@ mod tests {
         assert!(!Select::Scalar.contains(&empty, 7, 1));
     }
 
+    /// Random cases per kernel check (fewer under Miri, which is slow).
+    const RANDOM_CASES: usize = if cfg!(miri) { 200 } else { 20_000 };
+
+    /// A seeded stream of random 64-bit values for the kernel checks.
+    fn random_stream(mut state: u64) -> impl FnMut() -> u64 {
+        move || {
+            state = mix64(state.wrapping_add(0x9e37_79b9_7f4a_7c15));
+            state
+        }
+    }
+
     /// Checks a kernel against a bit-by-bit reference on random dense
     /// blocks, seeds and probe counts (including counts that are not
     /// multiples of the kernel's lane count), one key at a time and as a
     /// batch.
     fn matches_reference(kernel: Select) {
-        let mut state = 0x1234_5678_9abc_def0u64;
-        let mut next = || {
-            state = mix64(state.wrapping_add(0x9e37_79b9_7f4a_7c15));
-            state
-        };
-        let cases = if cfg!(miri) { 200 } else { 20_000 };
-        for case in 0..cases {
+        let mut next = random_stream(0x1234_5678_9abc_def0);
+        for case in 0..RANDOM_CASES {
             // Dense blocks so that both answers occur often.
             let block: [u64; BLOCK_WORDS] = core::array::from_fn(|_| next() | next() | next());
             let seed = next() as u32;
@@ -255,13 +261,8 @@ mod tests {
     /// the same block afterwards and the same answer, on random sparse and
     /// dense blocks, seeds and probe counts 1..=64.
     fn insert_matches_reference(kernel: Select) {
-        let mut state = 0x0fed_cba9_8765_4321u64;
-        let mut next = || {
-            state = mix64(state.wrapping_add(0x9e37_79b9_7f4a_7c15));
-            state
-        };
-        let cases = if cfg!(miri) { 200 } else { 20_000 };
-        for case in 0..cases {
+        let mut next = random_stream(0x0fed_cba9_8765_4321);
+        for case in 0..RANDOM_CASES {
             let mut block: [u64; BLOCK_WORDS] = core::array::from_fn(|_| match case % 3 {
                 0 => next() & next() & next(),
                 1 => next() | next() | next(),

@@ -458,9 +458,16 @@ impl BlockedBloomFilter {
     /// merges, when [`len`](Filter::len) is itself an estimate. Infinite when
     /// a block is full.
     pub fn estimated_len(&self) -> f64 {
-        self.block_fills()
-            .map(|set| bloom_estimate_items(set, u64::from(BLOCK_BITS), self.num_hashes))
-            .sum()
+        self.set_bits_and_estimate().1
+    }
+
+    /// [`set_bits`](Self::set_bits) and [`estimated_len`](Self::estimated_len)
+    /// from one pass over the blocks (a merge needs both).
+    pub(crate) fn set_bits_and_estimate(&self) -> (u64, f64) {
+        self.block_fills().fold((0, 0.0), |(bits, items), set| {
+            let estimate = bloom_estimate_items(set, u64::from(BLOCK_BITS), self.num_hashes);
+            (bits + set, items + estimate)
+        })
     }
 
     /// Putze, Sanders and Singler's approximation at `items` (a Poisson load

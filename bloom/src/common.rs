@@ -168,10 +168,9 @@ pub(crate) trait WordArray {
     fn words_mut(&mut self) -> &mut [u64];
     fn items(&self) -> u64;
     fn set_items(&mut self, items: u64);
-    /// Bits set.
-    fn set_bits(&self) -> u64;
-    /// The distinct items estimated from the set bits; infinite when full.
-    fn estimated_len(&self) -> f64;
+    /// Bits set, and the distinct items estimated from them (infinite when
+    /// full), from one pass over the array.
+    fn set_bits_and_estimate(&self) -> (u64, f64);
 }
 
 /// Bitwise OR into `mine`; its counter becomes the estimate from the merged
@@ -216,9 +215,9 @@ fn merge<F: WordArray>(
     }
     // Inputs that keep the invariant give low <= high; `min` keeps `clamp`
     // from panicking on any that do not.
-    let high = high.min(mine.set_bits());
+    let (set_bits, estimate) = mine.set_bits_and_estimate();
+    let high = high.min(set_bits);
     let low = low.min(high);
-    let estimate = mine.estimated_len();
     let estimate = if estimate.is_finite() {
         estimate.round() as u64
     } else {
@@ -256,12 +255,8 @@ macro_rules! merge_by_words {
                 self.len = items;
             }
 
-            fn set_bits(&self) -> u64 {
-                $filter::set_bits(self)
-            }
-
-            fn estimated_len(&self) -> f64 {
-                $filter::estimated_len(self)
+            fn set_bits_and_estimate(&self) -> (u64, f64) {
+                $filter::set_bits_and_estimate(self)
             }
         }
 

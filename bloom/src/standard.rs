@@ -169,6 +169,11 @@ fn next_power_of_two(bits: u64) -> Result<u64, Error> {
 }
 
 impl BloomFilter {
+    /// Bits set and the estimate from them, counted once (for merges).
+    pub(crate) fn set_bits_and_estimate(&self) -> (u64, f64) {
+        self.bits.set_bits_and_estimate()
+    }
+
     builder_entry_points!(
         BloomBuilder,
         with_bits: "",

@@ -287,7 +287,16 @@ impl<W: Word> BitArray<W> {
     /// The distinct items estimated from the set bits (Swamidass and
     /// Baldi); infinite when every bit is set.
     pub(crate) fn estimated_len(&self) -> f64 {
-        bloom_estimate_items(self.set_bits(), self.num_bits, self.num_hashes)
+        self.set_bits_and_estimate().1
+    }
+
+    /// [`set_bits`](Self::set_bits) and the estimate from them, counted once.
+    pub(crate) fn set_bits_and_estimate(&self) -> (u64, f64) {
+        let set = self.set_bits();
+        (
+            set,
+            bloom_estimate_items(set, self.num_bits, self.num_hashes),
+        )
     }
 
     /// Clears every bit.

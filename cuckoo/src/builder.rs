@@ -148,14 +148,18 @@ impl CuckooBuilder {
     ///
     /// As [`sizing`](Self::sizing).
     pub fn config(&self) -> Result<CuckooConfig, Error> {
-        let sizing = self.sizing()?;
-        Ok(CuckooConfig {
+        Ok(self.config_of(&self.sizing()?))
+    }
+
+    /// The configuration of a filter of `sizing` built by this builder.
+    pub(crate) fn config_of(&self, sizing: &CuckooSizing) -> CuckooConfig {
+        CuckooConfig {
             buckets: sizing.buckets,
             fingerprint_bits: sizing.fingerprint_bits,
             max_kicks: self.max_kicks,
             growth: sizing.growth,
             hasher: self.base.hasher,
-        })
+        }
     }
 }
 

@@ -453,7 +453,7 @@ impl CuckooBuilder {
     /// allocator refuses the memory.
     pub fn build(&self) -> Result<CuckooFilter, Error> {
         let sizing = self.sizing()?;
-        let config = self.config()?;
+        let config = self.config_of(&sizing);
         let table = Table::new(sizing.buckets, Lanes::new(sizing.fingerprint_bits))?;
         let sized_for = SizedFor::new(sizing.expected_items, sizing.target_fpp);
         Ok(CuckooFilter::from_parts(

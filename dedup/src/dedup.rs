@@ -106,6 +106,8 @@ pub struct Deduplicator {
     present: Vec<bool>,
     elsewhere: Vec<bool>,
     fresh: Vec<u64>,
+    /// One other partition's answers for `fresh`.
+    found: Vec<bool>,
 }
 
 impl Deduplicator {
@@ -129,6 +131,7 @@ impl Deduplicator {
             present: Vec::new(),
             elsewhere: Vec::new(),
             fresh: Vec::new(),
+            found: Vec::new(),
         })
     }
 
@@ -428,11 +431,12 @@ impl Deduplicator {
                 .map(|(&hash, _)| hash),
         );
         elsewhere.resize(self.fresh.len(), false);
-        let mut found = vec![false; self.fresh.len()];
+        self.found.clear();
+        self.found.resize(self.fresh.len(), false);
         for (key, filter) in &self.partitions {
             if key != own_key {
-                filter.contains_hashes(&self.fresh, &mut found);
-                for (any, &here) in elsewhere.iter_mut().zip(&found) {
+                filter.contains_hashes(&self.fresh, &mut self.found);
+                for (any, &here) in elsewhere.iter_mut().zip(&self.found) {
                     *any |= here;
                 }
             }

@@ -219,15 +219,24 @@ return 1
 ";
 
 /// Sets the time to live of the configuration and every part to ARGV[8]
-/// ms, or removes it when ARGV[8] is 'persist'.
+/// ms, or removes it when ARGV[8] is 'persist'. The deadline is computed
+/// once from the server clock and set with PEXPIREAT, so every key gets
+/// the same one (a relative PEXPIRE per key may land a millisecond apart).
 const EXPIRE: &str = r"
 compare(FIELDS)
 check_parts()
+local ttl = ARGV[NFIELDS + 1]
+local deadline
+if ttl ~= 'persist' then
+  local now = redis.call('TIME')
+  local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+  deadline = string.format('%.0f', now_ms + tonumber(ttl))
+end
 for i = 1, #KEYS do
-  if ARGV[NFIELDS + 1] == 'persist' then
-    redis.call('PERSIST', KEYS[i])
+  if deadline then
+    redis.call('PEXPIREAT', KEYS[i], deadline)
   else
-    redis.call('PEXPIRE', KEYS[i], ARGV[NFIELDS + 1])
+    redis.call('PERSIST', KEYS[i])
   end
 end
 return 1

@@ -39,8 +39,9 @@ pub trait PeerFilter {
     /// Whether `key` may be present.
     fn contains(&self, key: u64) -> bool;
 
-    /// Removes `key`; whether it was found. Only called when
-    /// [`REMOVABLE`](Self::REMOVABLE).
+    /// Removes `key`; whether it was found, as far as the filter tells (a
+    /// filter that does not tell answers `true`, as [`Inserted::New`]).
+    /// Only called when [`REMOVABLE`](Self::REMOVABLE).
     fn remove(&mut self, _key: u64) -> bool {
         false
     }

@@ -39,7 +39,8 @@ pub struct ChurnPoint {
     pub live: u64,
     /// Live keys answered absent now.
     pub false_negatives: u64,
-    /// Removals of live keys that found nothing, so far.
+    /// Removals of live keys that found nothing, so far: the key was
+    /// answered absent just before, or the removal said it was not there.
     pub failed_removals: u64,
     /// Inserts refused as full, so far.
     pub refused: u64,
@@ -184,8 +185,13 @@ fn churn(entry: &Entry, config: &RunConfig, confidence: f64) -> Result<Vec<Churn
     for point in 0..=points {
         let until = span * point / points;
         while step < until {
-            if accepted[step as usize] && subject.remove_keys(&[key(step)]) == Some(0) {
-                failed_removals += 1;
+            if accepted[step as usize] {
+                // Asked before the removal, because some peers' removals do
+                // not say whether they found the key.
+                let absent = subject.count_contained(&[key(step)], Mode::OneKey) == 0;
+                if subject.remove_keys(&[key(step)]) == Some(0) || absent {
+                    failed_removals += 1;
+                }
             }
             let new = capacity + step;
             let mut refusal = Vec::new();

@@ -190,6 +190,14 @@ impl AtomicBloomFilter {
         if bits.prefetching() {
             bits.prefetch(hash);
         }
+        self.insert_prefetched(hash)
+    }
+
+    /// The insert itself, for a key whose words are prefetched already (by
+    /// [`insert_hash_shared`](Self::insert_hash_shared), or a batch ahead).
+    #[inline]
+    fn insert_prefetched(&self, hash: u64) -> bool {
+        let bits = &self.bits;
         let mut new = false;
         for_each_probe(bits.num_bits, bits.num_hashes, hash, |word, bit| {
             // Bits are never cleared while shared (`clear` takes `&mut`): a
@@ -244,7 +252,7 @@ impl AtomicBloomFilter {
     }
 }
 
-word_filter!(AtomicBloomFilter, insert_hash_shared);
+word_filter!(AtomicBloomFilter, insert_hash_shared, insert_prefetched);
 
 impl Merge for AtomicBloomFilter {
     /// As [`BloomFilter`]'s union (bitwise OR, estimated `len`).

@@ -216,7 +216,7 @@ impl BloomFilter {
     }
 }
 
-word_filter!(BloomFilter, add_hash, mut);
+word_filter!(BloomFilter, add_hash, add_hash, mut);
 
 /// Sets the key's k bits; whether any was clear. A free function over a
 /// slice so the compiler knows the bit array aliases nothing else and keeps

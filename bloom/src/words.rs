@@ -418,10 +418,12 @@ pub(crate) fn count_ones<W: Word>(words: &[W]) -> u64 {
 /// The public surface `BloomFilter` and `AtomicBloomFilter` share, written
 /// once: batched inserts, accessors, `Filter`, `Extend`, `Persist` (kind 1)
 /// and `Debug`. The filter has a field `bits: BitArray<_>`, a field
-/// `len: impl Counter`, and its single-key insert `$insert(hash) -> bool`,
-/// through `&mut self` when `mut` is given and `&self` otherwise.
+/// `len: impl Counter`, its single-key insert `$insert(hash) -> bool` and
+/// the same insert for a key whose words are already prefetched,
+/// `$insert_prefetched(hash) -> bool` (batches prefetch ahead), through
+/// `&mut self` when `mut` is given and `&self` otherwise.
 macro_rules! word_filter {
-    ($filter:ident, $insert:ident $(, $mutable:ident)?) => {
+    ($filter:ident, $insert:ident, $insert_prefetched:ident $(, $mutable:ident)?) => {
         impl $filter {
             /// Adds every key, hashing them in batches and prefetching the
             /// bits of the keys ahead; returns how many inserts returned
@@ -450,7 +452,7 @@ macro_rules! word_filter {
                     if let Some(&ahead) = ahead.filter(|_| prefetching) {
                         self.bits.prefetch(ahead);
                     }
-                    new += usize::from(self.$insert(hash));
+                    new += usize::from(self.$insert_prefetched(hash));
                 }
                 new
             }

@@ -13,7 +13,7 @@ use filterlab_core::sizing::{
 };
 use filterlab_core::theory::{
     BlockFppTable, blocked_bloom_classic_best_hashes, blocked_bloom_fpp, blocked_bloom_fpp_classic,
-    blocked_bloom_fpp_with, bloom_estimate_items, bloom_fpp_given_fill,
+    blocked_bloom_fpp_with, bloom_estimate_items, bloom_fpp_given_block_fills,
 };
 use filterlab_core::{
     Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Persist, for_each_batch, prefetch,
@@ -126,9 +126,9 @@ pub struct BlockedBloomConfig {
 #[derive(Clone)]
 pub struct BlockedBloomFilter {
     blocks: BlockStorage,
-    num_blocks: u64,
-    num_hashes: u32,
-    hasher: KeyHasher,
+    /// Blocks, probes and hasher: kept whole, as the builder and the
+    /// format make it, so that `config()` and merges compare one value.
+    config: BlockedBloomConfig,
     /// Inserts that returned `true`: at most the bits set, since each set a
     /// clear bit (the invariant readers and merges keep, so `+= 1` cannot
     /// overflow).
@@ -259,12 +259,16 @@ impl BlockedBloomBuilder {
     ///
     /// As [`sizing`](Self::sizing).
     pub fn config(&self) -> Result<BlockedBloomConfig, Error> {
-        let sizing = self.sizing()?;
-        Ok(BlockedBloomConfig {
+        Ok(self.config_of(&self.sizing()?))
+    }
+
+    /// The configuration of a filter of `sizing`.
+    fn config_of(&self, sizing: &BloomSizing) -> BlockedBloomConfig {
+        BlockedBloomConfig {
             num_blocks: sizing.num_bits / u64::from(BLOCK_BITS),
             num_hashes: sizing.num_hashes,
             hasher: self.base.hasher,
-        })
+        }
     }
 
     /// Allocates the filter.
@@ -280,12 +284,10 @@ impl BlockedBloomBuilder {
             Some(kernel) => kernel.select(sizing.num_hashes)?,
             None => Select::detect(sizing.num_hashes),
         };
-        let num_blocks = sizing.num_bits / u64::from(BLOCK_BITS);
+        let config = self.config_of(&sizing);
         Ok(BlockedBloomFilter {
-            blocks: BlockStorage::zeroed(address_blocks(num_blocks)?)?,
-            num_blocks,
-            num_hashes: sizing.num_hashes,
-            hasher: self.base.hasher,
+            blocks: BlockStorage::zeroed(address_blocks(config.num_blocks)?)?,
+            config,
             len: 0,
             sized_for: sized_for(&sizing),
             kernel,
@@ -328,17 +330,17 @@ impl BlockedBloomFilter {
     /// (and counts it in `len`). A Bloom filter never refuses a key.
     #[inline]
     pub fn insert<K: Key + ?Sized>(&mut self, key: &K) -> bool {
-        self.add_hash(self.hasher.hash(key))
+        self.add_hash(self.config.hasher.hash(key))
     }
 
     /// Adds a pre-hashed key (the infallible body of `Filter::insert_hash`).
     #[inline]
     fn add_hash(&mut self, hash: u64) -> bool {
-        let index = block_index(hash, self.num_blocks);
+        let index = block_index(hash, self.config.num_blocks);
         let seed = block_seed(hash);
         let new = self
             .kernel
-            .insert(self.blocks.block_mut(index), seed, self.num_hashes);
+            .insert(self.blocks.block_mut(index), seed, self.config.num_hashes);
         self.len += u64::from(new);
         new
     }
@@ -351,7 +353,7 @@ impl BlockedBloomFilter {
         I: IntoIterator,
         I::Item: Key,
     {
-        let hasher = self.hasher;
+        let hasher = self.config.hasher;
         let Ok(new) = for_each_batch(keys, &hasher, |hashes| {
             Ok::<_, std::convert::Infallible>(self.insert_batch(hashes))
         });
@@ -359,7 +361,8 @@ impl BlockedBloomFilter {
     }
 
     fn insert_batch(&mut self, hashes: &[u64]) -> usize {
-        let (num_blocks, num_hashes, kernel) = (self.num_blocks, self.num_hashes, self.kernel);
+        let (num_blocks, num_hashes, kernel) =
+            (self.config.num_blocks, self.config.num_hashes, self.kernel);
         let mut new = 0;
         pipelined(num_blocks, hashes, |key, ahead| {
             if let Some(ahead) = ahead {
@@ -388,7 +391,7 @@ impl BlockedBloomFilter {
     ) {
         let count = hashes.len().min(found.len());
         let hashes = &hashes[..count];
-        pipelined(self.num_blocks, hashes, |key, ahead| {
+        pipelined(self.config.num_blocks, hashes, |key, ahead| {
             if let Some(ahead) = ahead {
                 prefetch(self.blocks.block(ahead));
             }
@@ -411,23 +414,23 @@ impl BlockedBloomFilter {
     /// [`ErrorKind::InvalidParameter`] when this CPU cannot run `kernel`;
     /// the filter is then unchanged.
     pub fn set_kernel(&mut self, kernel: Kernel) -> Result<(), Error> {
-        self.kernel = kernel.select(self.num_hashes)?;
+        self.kernel = kernel.select(self.config.num_hashes)?;
         Ok(())
     }
 
     /// Bits in the array: 512 per block.
     pub fn num_bits(&self) -> u64 {
-        self.num_blocks * u64::from(BLOCK_BITS)
+        self.config.num_blocks * u64::from(BLOCK_BITS)
     }
 
     /// 512-bit blocks in the array.
     pub fn num_blocks(&self) -> u64 {
-        self.num_blocks
+        self.config.num_blocks
     }
 
     /// Probes per key.
     pub fn num_hashes(&self) -> u32 {
-        self.num_hashes
+        self.config.num_hashes
     }
 
     /// The FPP target the filter was sized for, if any.
@@ -465,7 +468,7 @@ impl BlockedBloomFilter {
     /// from one pass over the blocks (a merge needs both).
     pub(crate) fn set_bits_and_estimate(&self) -> (u64, f64) {
         self.block_fills().fold((0, 0.0), |(bits, items), set| {
-            let estimate = bloom_estimate_items(set, u64::from(BLOCK_BITS), self.num_hashes);
+            let estimate = bloom_estimate_items(set, u64::from(BLOCK_BITS), self.config.num_hashes);
             (bits + set, items + estimate)
         })
     }
@@ -474,16 +477,17 @@ impl BlockedBloomFilter {
     /// with independent bits in the block); slightly optimistic, see
     /// [`theoretical_fpp`](Filter::theoretical_fpp).
     pub fn classic_fpp(&self, items: u64) -> f64 {
-        blocked_bloom_fpp_classic(self.num_blocks, BLOCK_BITS, self.num_hashes, items)
+        blocked_bloom_fpp_classic(
+            self.config.num_blocks,
+            BLOCK_BITS,
+            self.config.num_hashes,
+            items,
+        )
     }
 
     /// This filter's configuration.
     pub fn config(&self) -> BlockedBloomConfig {
-        BlockedBloomConfig {
-            num_blocks: self.num_blocks,
-            num_hashes: self.num_hashes,
-            hasher: self.hasher,
-        }
+        self.config
     }
 }
 
@@ -509,7 +513,7 @@ impl BlockBatch for Lookups<'_> {
 
 impl Filter for BlockedBloomFilter {
     fn hasher(&self) -> &KeyHasher {
-        &self.hasher
+        &self.config.hasher
     }
 
     /// Never fails for a Bloom filter.
@@ -520,9 +524,9 @@ impl Filter for BlockedBloomFilter {
 
     #[inline]
     fn contains_hash(&self, hash: u64) -> bool {
-        let block = self.blocks.block(block_index(hash, self.num_blocks));
+        let block = self.blocks.block(block_index(hash, self.config.num_blocks));
         self.kernel
-            .contains(block, block_seed(hash), self.num_hashes)
+            .contains(block, block_seed(hash), self.config.num_hashes)
     }
 
     /// Inserts with the blocks of the keys ahead prefetched.
@@ -539,7 +543,7 @@ impl Filter for BlockedBloomFilter {
             hashes,
             found,
         };
-        self.kernel.run_batch(self.num_hashes, batch);
+        self.kernel.run_batch(self.config.num_hashes, batch);
     }
 
     fn len(&self) -> usize {
@@ -562,18 +566,24 @@ impl Filter for BlockedBloomFilter {
     /// The mean over blocks of (X_b/512)^k for the X_b bits set in each
     /// block now: exact for this instance.
     fn expected_fpp(&self) -> f64 {
-        let total: f64 = self
-            .block_fills()
-            .map(|set| bloom_fpp_given_fill(set, u64::from(BLOCK_BITS), self.num_hashes))
-            .sum();
-        total / self.num_blocks as f64
+        bloom_fpp_given_block_fills(
+            self.block_fills(),
+            u64::from(BLOCK_BITS),
+            self.config.num_hashes,
+        )
     }
 
     /// The exact FPP after `items` distinct inserts: the block load
     /// Binomial(n, 1/b) mixed with each load's exact Bloom FPP (Putze,
     /// Sanders and Singler; Bose et al.).
     fn theoretical_fpp(&self, items: u64) -> Option<f64> {
-        blocked_bloom_fpp(self.num_blocks, BLOCK_BITS, self.num_hashes, items).ok()
+        blocked_bloom_fpp(
+            self.config.num_blocks,
+            BLOCK_BITS,
+            self.config.num_hashes,
+            items,
+        )
+        .ok()
     }
 }
 
@@ -601,8 +611,8 @@ impl Eq for BlockedBloomFilter {}
 impl fmt::Debug for BlockedBloomFilter {
     /// A summary; the block array itself can be gigabytes.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let size = ("num_blocks", self.num_blocks);
-        let hashes = (self.num_hashes, &self.hasher);
+        let size = ("num_blocks", self.config.num_blocks);
+        let hashes = (self.config.num_hashes, &self.config.hasher);
         debug_summary(
             f,
             "BlockedBloomFilter",
@@ -638,16 +648,16 @@ impl Persist for BlockedBloomFilter {
         let [capacity, target_fpp] = self.sized_for.params();
         Header {
             kind: FilterKind::BlockedBloom,
-            hasher: self.hasher,
+            hasher: self.config.hasher,
             items: self.len,
             params: vec![
-                self.num_blocks,
+                self.config.num_blocks,
                 u64::from(BLOCK_BITS),
-                u64::from(self.num_hashes),
+                u64::from(self.config.num_hashes),
                 capacity,
                 target_fpp,
             ],
-            payload_len: self.num_blocks * u64::from(BLOCK_BITS / 8),
+            payload_len: self.config.num_blocks * u64::from(BLOCK_BITS / 8),
         }
     }
 
@@ -692,9 +702,7 @@ impl Persist for BlockedBloomFilter {
         check_counter(header.items, count_ones(blocks.words()))?;
         Ok(Self {
             blocks,
-            num_blocks: config.num_blocks,
-            num_hashes: config.num_hashes,
-            hasher: config.hasher,
+            config,
             len: header.items,
             sized_for: SizedFor::from_header(header, 3)?,
             kernel: Select::detect(config.num_hashes),

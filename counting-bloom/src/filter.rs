@@ -5,7 +5,7 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use filterlab_core::sizing::SizedFor;
-use filterlab_core::theory::bloom_fpp_given_fill;
+use filterlab_core::theory::{bloom_fpp_given_block_fills, bloom_fpp_given_fill};
 use filterlab_core::{
     Error, ErrorKind, Filter, Key, KeyHasher, Merge, Probes, RemovableFilter, for_each_batch,
     prefetch,
@@ -554,20 +554,14 @@ impl<L: Layout, const BITS: u32> Filter for CountingBloom<L, BITS> {
     fn expected_fpp(&self) -> f64 {
         let k = self.num_hashes;
         if L::BLOCKED {
-            let per_block = Width::<BITS>::PER_BLOCK;
-            let total: f64 = self
-                .counters
-                .blocks
-                .iter()
-                .map(|block| {
-                    let nonzero = block
-                        .0
-                        .iter()
-                        .map(|&word| u64::from(Width::<BITS>::nonzero(word).count_ones()));
-                    bloom_fpp_given_fill(nonzero.sum(), per_block, k)
-                })
-                .sum();
-            total / self.counters.blocks.len() as f64
+            let nonzero_per_block = self.counters.blocks.iter().map(|block| {
+                block
+                    .0
+                    .iter()
+                    .map(|&word| u64::from(Width::<BITS>::nonzero(word).count_ones()))
+                    .sum()
+            });
+            bloom_fpp_given_block_fills(nonzero_per_block, Width::<BITS>::PER_BLOCK, k)
         } else {
             bloom_fpp_given_fill(self.nonzero_counters(), self.num_counters, k)
         }

@@ -89,22 +89,9 @@ impl Avx2 {
         lanes: &Lanes,
         table: &[u32],
     ) -> bool {
-        #[cfg(target_arch = "x86_64")]
-        {
-            let Self(Detected) = self;
-            // SAFETY: `self` proves that the CPU supports AVX2, the only
-            // target feature `contains` enables.
-            unsafe { x86_64::contains(block, seed, &lanes.first, lanes.num_hashes, table) }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            let _ = (block, seed, lanes, table);
-            match self.0 {}
-        }
+        self.call(x86_64::contains, block, seed, lanes, table)
     }
-}
 
-impl Avx2 {
     /// Sets the key's probe bits in `block`; whether any of them was clear
     /// (the same answer and the same bits as the scalar insert). One pass:
     /// the probes' bits are gathered into a 512-bit mask in registers, then
@@ -122,18 +109,52 @@ impl Avx2 {
         lanes: &Lanes,
         table: &[u32],
     ) -> bool {
+        self.call(x86_64::insert, block, seed, lanes, table)
+    }
+
+    /// Calls `block_fn`, one of the AVX2 block functions of `x86_64`, with
+    /// the probes of `lanes`: the one place where the proof `self` turns
+    /// into a call of a function compiled for AVX2. Inlined, so `block_fn`
+    /// is a direct call in each caller.
+    #[inline]
+    fn call<B, R>(
+        self,
+        block_fn: BlockFn<B, R>,
+        block: B,
+        seed: u32,
+        lanes: &Lanes,
+        table: &[u32],
+    ) -> R {
         #[cfg(target_arch = "x86_64")]
         {
             let Self(Detected) = self;
             // SAFETY: `self` proves that the CPU supports AVX2, the only
-            // target feature `insert` enables.
-            unsafe { x86_64::insert(block, seed, &lanes.first, lanes.num_hashes, table) }
+            // target feature the block functions (the only `BlockFn`s, all
+            // private to this file) enable.
+            unsafe { block_fn(block, seed, &lanes.first, lanes.num_hashes, table) }
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
-            let _ = (block, seed, lanes, table);
+            let _ = (block_fn, block, seed, lanes, table);
             match self.0 {}
         }
+    }
+}
+
+/// An AVX2 block function: a block, the key's block seed, the multipliers
+/// of the first eight probes, k, and the whole multiplier table.
+type BlockFn<B, R> = unsafe fn(B, u32, &[u32; 8], u32, &[u32]) -> R;
+
+/// Where AVX2 cannot exist, stand-ins with the block functions' signatures,
+/// so that the wrappers compile: no `Avx2` value can exist to call them.
+#[cfg(not(target_arch = "x86_64"))]
+mod x86_64 {
+    pub(super) unsafe fn contains(_: &[u64; 8], _: u32, _: &[u32; 8], _: u32, _: &[u32]) -> bool {
+        unreachable!("no Avx2 value exists on this target")
+    }
+
+    pub(super) unsafe fn insert(_: &mut [u64; 8], _: u32, _: &[u32; 8], _: u32, _: &[u32]) -> bool {
+        unreachable!("no Avx2 value exists on this target")
     }
 }
 
@@ -222,23 +243,40 @@ mod x86_64 {
         let probes = num_hashes as usize;
         let mut start = 8;
         while start < probes {
-            // Panics (safely) only if a filter had more probes than multipliers.
-            let factors = &table[start..start + 8];
-            let lanes = &ACTIVE[(probes - start).min(8)];
-            // SAFETY: `factors` and `lanes` are 8 u32s each, the 32 bytes
-            // read; `loadu` has no alignment requirement.
-            let (factors, lanes) = unsafe {
-                (
-                    _mm256_loadu_si256(factors.as_ptr().cast::<__m256i>()),
-                    _mm256_loadu_si256(lanes.as_ptr().cast::<__m256i>()),
-                )
-            };
-            if !group_holds(low, high, _mm256_mullo_epi32(seed, factors), lanes) {
+            let (product, lanes) = later_group(seed, table, probes, start);
+            if !group_holds(low, high, product, lanes) {
                 return false;
             }
             start += 8;
         }
         true
+    }
+
+    /// The products of the group of up to eight probes from probe `start`
+    /// (of `probes`) with `seed`, and its lanes: all ones in the lanes that
+    /// hold a probe. The step both kernels take for each group after the first.
+    // The loads are `loadu`, which take any alignment.
+    #[allow(clippy::cast_ptr_alignment)]
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn later_group(
+        seed: __m256i,
+        table: &[u32],
+        probes: usize,
+        start: usize,
+    ) -> (__m256i, __m256i) {
+        // Panics (safely) only if a filter had more probes than multipliers.
+        let factors = &table[start..start + 8];
+        let lanes = &ACTIVE[(probes - start).min(8)];
+        // SAFETY: `factors` and `lanes` are 8 u32s each, the 32 bytes
+        // read; `loadu` has no alignment requirement.
+        let (factors, lanes) = unsafe {
+            (
+                _mm256_loadu_si256(factors.as_ptr().cast::<__m256i>()),
+                _mm256_loadu_si256(lanes.as_ptr().cast::<__m256i>()),
+            )
+        };
+        (_mm256_mullo_epi32(seed, factors), lanes)
     }
 
     /// Whether the block (`low`, `high` halves) has the bits of the probes
@@ -293,20 +331,10 @@ mod x86_64 {
         let probes = num_hashes as usize;
         let mut start = 8;
         while start < probes {
-            // Panics (safely) only if a filter had more probes than multipliers.
-            let factors = &table[start..start + 8];
-            let lanes = &ACTIVE[(probes - start).min(8)];
-            // SAFETY: `factors` and `lanes` are 8 u32s each, the 32 bytes
-            // read; `loadu` has no alignment requirement.
-            let (factors, lanes) = unsafe {
-                (
-                    _mm256_loadu_si256(factors.as_ptr().cast::<__m256i>()),
-                    _mm256_loadu_si256(lanes.as_ptr().cast::<__m256i>()),
-                )
-            };
+            let (product, lanes) = later_group(seed, table, probes, start);
             // Inactive lanes get all ones: no bit in any word.
             let inactive = _mm256_andnot_si256(lanes, _mm256_set1_epi32(-1));
-            (low, high) = group_mask(_mm256_mullo_epi32(seed, factors), inactive, (low, high));
+            (low, high) = group_mask(product, inactive, (low, high));
             start += 8;
         }
         let words = block.as_mut_ptr();

@@ -28,11 +28,8 @@ fn is_send_and_sync() {
 
 #[test]
 fn conformance() {
-    Conformance::new("AtomicBloomFilter", || sized(400, 0.01, 1))
-        .with_variant(|| sized(400, 0.01, 2))
-        .check();
-    Conformance::new("AtomicBloomFilter", || sized(400, 0.01, 1))
-        .with_variant(|| sized(400, 0.001, 1))
+    Conformance::varying("AtomicBloomFilter", |seed| sized(400, 0.01, seed), 1, 2).check();
+    Conformance::varying("AtomicBloomFilter", |fpp| sized(400, fpp, 1), 0.01, 0.001)
         .check_mergeable();
 }
 

@@ -38,12 +38,10 @@ fn sized(items: u64, fpp: f64, seed: u64, kernel: Kernel) -> BlockedBloomFilter 
 #[test]
 fn conformance_every_kernel() {
     for kernel in kernels() {
-        Conformance::new("BlockedBloomFilter", move || sized(400, 0.01, 1, kernel))
-            .with_variant(move || sized(400, 0.01, 2, kernel))
-            .check();
-        Conformance::new("BlockedBloomFilter", move || sized(400, 0.01, 1, kernel))
-            .with_variant(move || sized(400, 0.001, 1, kernel))
-            .check_mergeable();
+        let by_seed = move |seed| sized(400, 0.01, seed, kernel);
+        Conformance::varying("BlockedBloomFilter", by_seed, 1, 2).check();
+        let by_fpp = move |fpp| sized(400, fpp, 1, kernel);
+        Conformance::varying("BlockedBloomFilter", by_fpp, 0.01, 0.001).check_mergeable();
     }
 }
 
@@ -60,9 +58,7 @@ fn explicit(bits: u64) -> BlockedBloomFilter {
 #[test]
 fn conformance_explicit_sizes() {
     // 1000 bits round up to two blocks.
-    Conformance::new("BlockedBloomFilter(1000 bits)", || explicit(1000))
-        .with_variant(|| explicit(1025))
-        .check_mergeable();
+    Conformance::varying("BlockedBloomFilter(1000 bits)", explicit, 1000, 1025).check_mergeable();
 }
 
 #[test]

@@ -22,36 +22,25 @@ pub(crate) fn sized(items: u64, fpp: f64, seed: u64) -> BloomFilter {
 
 #[test]
 fn conformance_sized_by_fpp() {
-    Conformance::new("BloomFilter", || sized(400, 0.01, 1))
-        .with_variant(|| sized(400, 0.01, 2))
-        .check();
+    Conformance::varying("BloomFilter", |seed| sized(400, 0.01, seed), 1, 2).check();
 }
 
 #[test]
 fn conformance_merges() {
-    Conformance::new("BloomFilter", || sized(400, 0.01, 1))
-        .with_variant(|| sized(400, 0.001, 1))
-        .check_mergeable();
+    Conformance::varying("BloomFilter", |fpp| sized(400, fpp, 1), 0.01, 0.001).check_mergeable();
 }
 
 #[test]
 fn conformance_odd_sizes_and_power_of_two() {
     // 1000 bits: the last word is partly outside the array.
-    Conformance::new("BloomFilter(1000 bits)", || {
-        BloomFilter::with_bits(1000)
+    let explicit = |bits| {
+        BloomFilter::with_bits(bits)
             .hashes(3)
             .seed(9)
             .build()
             .unwrap()
-    })
-    .with_variant(|| {
-        BloomFilter::with_bits(1001)
-            .hashes(3)
-            .seed(9)
-            .build()
-            .unwrap()
-    })
-    .check();
+    };
+    Conformance::varying("BloomFilter(1000 bits)", explicit, 1000, 1001).check();
     Conformance::new("BloomFilter(power of two)", || {
         BloomFilter::with_fpp(0.02)
             .expected_items(300)

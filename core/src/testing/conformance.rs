@@ -3,6 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Debug;
+use std::rc::Rc;
 
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -22,6 +23,31 @@ pub struct Conformance<F, M> {
     variant: Option<Box<dyn Fn() -> F>>,
     cases: u32,
     multiset: bool,
+}
+
+impl<F> Conformance<F, Box<dyn Fn() -> F>>
+where
+    F: Filter + Persist + Clone + PartialEq + Debug + 'static,
+{
+    /// A suite for `make(config)`, with `make(variant)` as its
+    /// [variant](Self::with_variant): the usual case, where one parameter
+    /// (a seed, a size, an FPP) tells the two configurations apart, in one
+    /// call, so that a test can run the suite over a table of them (see the
+    /// [module example](crate::testing)).
+    pub fn varying<P>(
+        name: &'static str,
+        make: impl Fn(P) -> F + 'static,
+        config: P,
+        variant: P,
+    ) -> Self
+    where
+        P: Clone + 'static,
+    {
+        let make = Rc::new(make);
+        let make_variant = Rc::clone(&make);
+        Self::new(name, Box::new(move || make(config.clone())))
+            .with_variant(move || make_variant(variant.clone()))
+    }
 }
 
 /// Keys a case inserts: random, or drawn from a small range to force duplicates.

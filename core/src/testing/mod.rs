@@ -2,7 +2,8 @@
 //!
 //! Enabled by the `testing` feature. A filter crate checks the whole contract
 //! in one line from its integration tests, e.g.
-//! `Conformance::new("BloomFilter", || small(1)).with_variant(|| small(2)).check()`.
+//! `Conformance::varying("BloomFilter", small, 1, 2).check()`: the suite on
+//! `small(1)`, with `small(2)` as the differently configured variant.
 //! Here it is run on a toy filter that stores its key hashes exactly:
 //!
 //! ```
@@ -57,8 +58,8 @@
 //!     }
 //! }
 //!
-//! let make = |seed| move || ExactSet { hashes: BTreeSet::new(), hasher: KeyHasher::new(seed) };
-//! Conformance::new("ExactSet", make(1)).with_variant(make(2)).cases(8).check();
+//! let make = |seed| ExactSet { hashes: BTreeSet::new(), hasher: KeyHasher::new(seed) };
+//! Conformance::varying("ExactSet", make, 1, 2).cases(8).check();
 //! ```
 //!
 //! The properties are proptest properties against a `HashSet` oracle:

@@ -8,7 +8,7 @@
 //! FPP has saturated at 1, so their cost depends on neither the number of
 //! items nor the number of blocks.
 
-use super::bloom::ExactBloom;
+use super::bloom::{ExactBloom, bloom_fpp_given_fill};
 use super::stats::{ln_binomial_pmf, ln_poisson_pmf};
 use super::support::{MAX_EXACT_BLOCK_BITS, check_exact_hashes, pow_hashes};
 use crate::Error;
@@ -20,6 +20,40 @@ const TAIL: f64 = 1e-17;
 /// A table remembers the FPP at dense loads below this too (32 KiB at most),
 /// so that sizing searches, which revisit the same loads, evaluate each once.
 const REMEMBERED_DENSE_LOADS: u64 = 4096;
+
+/// The FPP of one blocked Bloom filter instance given the fill of each of
+/// its blocks: the mean over blocks of (X_b/B)^k, since a never-inserted
+/// key picks a uniform block and then k uniform positions in it. Exact for
+/// that instance, like [`bloom_fpp_given_fill`](super::bloom_fpp_given_fill)
+/// for a standard filter; 1 for no blocks.
+///
+/// The one formula behind the `expected_fpp` of every blocked layout (bits
+/// or counters, where a nonzero counter is a set bit).
+///
+/// # Examples
+///
+/// ```
+/// use filterlab_core::theory::bloom_fpp_given_block_fills;
+///
+/// // One block full, one empty: half of all queries land in the full one.
+/// assert_eq!(bloom_fpp_given_block_fills([512, 0], 512, 4), 0.5);
+/// ```
+pub fn bloom_fpp_given_block_fills(
+    fills: impl IntoIterator<Item = u64>,
+    block_bits: u64,
+    num_hashes: u32,
+) -> f64 {
+    let (blocks, total) = fills.into_iter().fold((0u64, 0.0), |(blocks, total), set| {
+        (
+            blocks + 1,
+            total + bloom_fpp_given_fill(set, block_bits, num_hashes),
+        )
+    });
+    if blocks == 0 {
+        return 1.0;
+    }
+    total / blocks as f64
+}
 
 /// The exact FPP of one small Bloom filter (a block of a blocked filter) at
 /// any load, remembered per load: entry i is `bloom_fpp_exact(bits, k, i)`.

@@ -141,16 +141,8 @@ pub fn counter_tail(
     items: u64,
     threshold: u32,
 ) -> Result<f64, Error> {
-    check_threshold(threshold)?;
-    if num_counters == 0 {
-        return Ok(f64::from(u8::from(threshold == 0)));
-    }
-    let trials = f64::from(num_hashes) * items as f64;
-    Ok(binomial_upper_tail(
-        trials,
-        1.0 / num_counters as f64,
-        threshold,
-    ))
+    // The whole array is one block: a key's k increments all land in it.
+    tail_in_blocks(1, num_counters, num_hashes, items, threshold)
 }
 
 /// [`counter_tail`] for a blocked counting Bloom filter: `num_blocks`
@@ -185,6 +177,25 @@ pub fn blocked_counter_tail(
     items: u64,
     threshold: u32,
 ) -> Result<f64, Error> {
+    tail_in_blocks(
+        num_blocks,
+        u64::from(block_counters),
+        num_hashes,
+        items,
+        threshold,
+    )
+}
+
+/// [`blocked_counter_tail`] for blocks of any size, so that the standard
+/// layout's [`counter_tail`] is its case of one block of m counters: one
+/// evaluation, one set of edge cases, for both layouts.
+fn tail_in_blocks(
+    num_blocks: u64,
+    block_counters: u64,
+    num_hashes: u32,
+    items: u64,
+    threshold: u32,
+) -> Result<f64, Error> {
     check_threshold(threshold)?;
     if threshold == 0 {
         return Ok(1.0);
@@ -193,7 +204,7 @@ pub fn blocked_counter_tail(
         return Ok(0.0);
     }
     let n = items as f64;
-    let cell = 1.0 / f64::from(block_counters);
+    let cell = 1.0 / block_counters as f64;
     let k = f64::from(num_hashes);
     let in_block = |load: f64| binomial_upper_tail(k * load, cell, threshold);
     if num_blocks == 1 {

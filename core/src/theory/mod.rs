@@ -22,7 +22,7 @@ mod support;
 
 pub use blocked::{
     BlockFppTable, blocked_bloom_classic_best_hashes, blocked_bloom_fpp, blocked_bloom_fpp_classic,
-    blocked_bloom_fpp_with,
+    blocked_bloom_fpp_with, bloom_fpp_given_block_fills,
 };
 pub use bloom::{
     bloom_estimate_items, bloom_fpp_classic, bloom_fpp_exact, bloom_fpp_given_fill,

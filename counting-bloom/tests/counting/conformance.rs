@@ -31,16 +31,14 @@ pub(crate) fn filled(items: u64, seed: u64) -> (CountingBloomFilter, Vec<u64>) {
 }
 
 fn conformance<L: Layout, const BITS: u32>(name: &'static str) {
-    Conformance::new(name, || sized::<L, BITS>(400, 0.01, 1))
+    Conformance::varying(name, |seed| sized::<L, BITS>(400, 0.01, seed), 1, 2)
         .multiset()
-        .with_variant(|| sized::<L, BITS>(400, 0.01, 2))
         .check();
     Conformance::new(name, || sized::<L, BITS>(400, 0.01, 1))
         .multiset()
         .check_removable();
-    Conformance::new(name, || sized::<L, BITS>(400, 0.01, 1))
+    Conformance::varying(name, |fpp| sized::<L, BITS>(400, fpp, 1), 0.01, 0.001)
         .multiset()
-        .with_variant(|| sized::<L, BITS>(400, 0.001, 1))
         .check_mergeable();
 }
 
@@ -66,21 +64,15 @@ conformance_tests! {
 /// 1000 counters: the last block is partly outside the array; many probes.
 #[test]
 fn explicit_sizes() {
-    let make = |counters: u64| {
-        move || {
-            CountingBloomBuilder::<Standard, 4>::with_counters(counters)
-                .hashes(13)
-                .seed(9)
-                .build()
-                .unwrap()
-        }
+    let make = |counters| {
+        CountingBloomBuilder::<Standard, 4>::with_counters(counters)
+            .hashes(13)
+            .seed(9)
+            .build()
+            .unwrap()
     };
-    Conformance::new("CountingBloomFilter(1000 counters)", make(1000))
-        .multiset()
-        .with_variant(make(1001))
-        .check();
-    Conformance::new("CountingBloomFilter(1000 counters)", make(1000))
-        .multiset()
-        .with_variant(make(1001))
-        .check_mergeable();
+    let suite =
+        Conformance::varying("CountingBloomFilter(1000 counters)", make, 1000, 1001).multiset();
+    suite.check();
+    suite.check_mergeable();
 }

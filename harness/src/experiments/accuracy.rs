@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::RunConfig;
 use crate::error::Error;
+use crate::experiments::sample::FppSample;
 use crate::experiments::verdict::{TargetCheck, TargetStatus, TheoryCheck, TheoryKind, Verdict};
 use crate::parallel::map_in_order;
 use crate::progress::Progress;
@@ -102,16 +103,31 @@ impl AccuracyRow {
         }
     }
 
+    /// The row's pooled FPP measurement as the single-instance experiments
+    /// record theirs: one set of interval and gate rules serves both.
+    pub fn sample(&self) -> FppSample {
+        FppSample {
+            queries: self.queries,
+            false_positives: self.false_positives,
+            empirical_fpp: self.empirical_fpp,
+            ci_low: self.ci_low,
+            ci_high: self.ci_high,
+            confidence: self.confidence,
+            theoretical_fpp: self.theoretical_fpp,
+            theory: self.theory,
+            fill_fpp: self.fill_fpp,
+            gated_on: self.gated_on,
+        }
+    }
+
     /// Whether the theory lies inside the interval; `None` without a theory.
     pub fn theory_inside(&self) -> Option<bool> {
-        self.theoretical_fpp
-            .map(|theory| self.ci_low <= theory && theory <= self.ci_high)
+        self.sample().theory_inside()
     }
 
     /// Whether the fill-conditional FPP lies inside the interval.
     pub fn fill_inside(&self) -> Option<bool> {
-        self.fill_fpp
-            .map(|fill| self.ci_low <= fill && fill <= self.ci_high)
+        self.sample().fill_inside()
     }
 
     /// The filter's exact theory / target, when the design itself exceeds
@@ -161,7 +177,8 @@ impl AccuracyRow {
 /// The gate holds filterlab filters (not peers) to: no false negatives, and
 /// the reference their entry names inside the row's interval: an exact
 /// theory ([`GateOn::Theory`]), or the FPP given each instance's state
-/// ([`GateOn::State`], which must then be known).
+/// ([`GateOn::State`], which must then be known), by the rules of
+/// [`FppSample::failure`], which the churn and growth experiments share.
 pub fn gate(rows: &[AccuracyRow]) -> Vec<String> {
     let mut failures = Vec::new();
     for row in rows.iter().filter(|r| r.is_filterlab()) {
@@ -172,37 +189,13 @@ pub fn gate(rows: &[AccuracyRow]) -> Vec<String> {
                 row.false_negatives
             ));
         }
-        let outside = |what: &str, value: Option<f64>| {
-            format!(
-                "{}: {what} {:.4e} outside the {:.4}% interval [{:.4e}, {:.4e}] (measured {:.4e})",
-                row.describe(),
-                value.unwrap_or(f64::NAN),
-                row.confidence * 100.0,
-                row.ci_low,
-                row.ci_high,
-                row.empirical_fpp
-            )
-        };
-        match row.gated_on {
-            GateOn::Theory => {
-                if row.theory == TheoryKind::Exact && row.theory_inside() == Some(false) {
-                    failures.push(outside("theory", row.theoretical_fpp));
-                }
-            }
-            GateOn::State => match row.fill_inside() {
-                Some(true) => {}
-                Some(false) => failures.push(outside("state-conditional FPP", row.fill_fpp)),
-                None => failures.push(format!(
-                    "{}: gated on its state-conditional FPP, which it does not report",
-                    row.describe()
-                )),
-            },
-            GateOn::Bound => {
-                if row.theoretical_fpp.is_some_and(|bound| row.ci_low > bound) {
-                    failures.push(outside("stated bound", row.theoretical_fpp));
-                }
-            }
-            GateOn::Nothing => {}
+        if row.gated_on == GateOn::State && row.fill_fpp.is_none() {
+            failures.push(format!(
+                "{}: gated on its state-conditional FPP, which it does not report",
+                row.describe()
+            ));
+        } else if let Some(why) = row.sample().failure() {
+            failures.push(format!("{}: {why}", row.describe()));
         }
     }
     failures
@@ -420,7 +413,7 @@ mod tests {
         ]);
         assert_eq!(failures.len(), 2, "{failures:?}");
         assert!(failures[0].contains("2 false negatives"));
-        assert!(failures[1].contains("outside"));
+        assert!(failures[1].contains("exact theory 1.0000e-2 against"));
     }
 
     #[test]
@@ -435,7 +428,7 @@ mod tests {
         cuckoo.fill_fpp = Some(0.012);
         let failures = gate(&[cuckoo]);
         assert!(
-            failures[0].contains("state-conditional FPP 1.2000e-2 outside"),
+            failures[0].contains("state-conditional FPP 1.2000e-2 against"),
             "{failures:?}"
         );
     }

@@ -105,8 +105,17 @@ impl FppSample {
 
     /// Whether the theory lies inside the interval (`None` without one).
     pub fn theory_inside(&self) -> Option<bool> {
-        self.theoretical_fpp
-            .map(|theory| self.ci_low <= theory && theory <= self.ci_high)
+        self.theoretical_fpp.map(|theory| self.inside(theory))
+    }
+
+    /// Whether the state-conditional FPP lies inside the interval (`None`
+    /// when the filter does not report one).
+    pub fn fill_inside(&self) -> Option<bool> {
+        self.fill_fpp.map(|fill| self.inside(fill))
+    }
+
+    fn inside(&self, value: f64) -> bool {
+        self.ci_low <= value && value <= self.ci_high
     }
 
     /// Why the gate fails this sample, when it does.

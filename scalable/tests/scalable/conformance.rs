@@ -46,9 +46,7 @@ fn conformance_default_layers() {
         ("ScalableBloomFilter(memory cap)", capped, 64, 63),
     ];
     for (name, make, config, variant) in suites {
-        Conformance::new(name, move || make(config))
-            .with_variant(move || make(variant))
-            .check();
+        Conformance::varying(name, make, config, variant).check();
     }
 }
 
@@ -80,7 +78,11 @@ fn standard_layers(fpp: f64) -> ScalableBloomFilter<BloomFilter> {
 
 #[test]
 fn conformance_standard_layers_growth_4() {
-    Conformance::new("ScalableBloomFilter<BloomFilter>", || standard_layers(0.01))
-        .with_variant(|| standard_layers(0.02))
-        .check();
+    Conformance::varying(
+        "ScalableBloomFilter<BloomFilter>",
+        standard_layers,
+        0.01,
+        0.02,
+    )
+    .check();
 }

@@ -21,10 +21,10 @@
 //! Defaults: 10,000,000 and 100,000,000 items, 15 rounds.
 
 use std::hint::black_box;
-use std::time::Instant;
 
 use filterlab_bloom::{BlockedBloomFilter, BloomFilter, Filter, Kernel};
 use filterlab_core::keys::{insert_key, query_key};
+use filterlab_peers::bench::{BestOfRounds, take_turns};
 use filterlab_peers::{FastBloom, FilterlabSubject, Mode, PeerSubject, SplitBlock, Subject};
 
 /// Lookups per timing, and never-inserted keys per FPP measurement.
@@ -33,22 +33,12 @@ const LOOKUPS: u64 = 1_000_000;
 /// The seed of every filter's hasher.
 const SEED: u64 = 1;
 
-/// A filter under test.
-struct Named {
-    name: String,
-    filter: Box<dyn Subject>,
-    /// Minimum ns per key over the rounds: insert, positive, negative.
-    best: [f64; 3],
-}
+/// The timed cells: ns per key of insert, positive and negative lookups.
+const CELLS: usize = 3;
 
-impl Named {
-    fn new(name: impl Into<String>, filter: Box<dyn Subject>) -> Self {
-        Self {
-            name: name.into(),
-            filter,
-            best: [f64::INFINITY; 3],
-        }
-    }
+/// A filter under test, named.
+fn named(name: impl Into<String>, filter: Box<dyn Subject>) -> BestOfRounds {
+    BestOfRounds::new(name, filter, CELLS)
 }
 
 /// One of this crate's filters as a subject.
@@ -58,7 +48,7 @@ fn ours<F: Filter + 'static>(filter: F) -> Box<dyn Subject> {
 
 /// The filters of one run at `items` keys, and the pairs to compare (ours,
 /// theirs) by index.
-fn subjects(items: u64) -> (Vec<Named>, [(usize, usize); 3]) {
+fn subjects(items: u64) -> (Vec<BestOfRounds>, [(usize, usize); 3]) {
     // The standard filter sized for 1%: 9.59 bits per key; fastbloom gets
     // exactly as many bits.
     let standard = || BloomFilter::with_fpp(0.01).expected_items(items).seed(SEED);
@@ -71,20 +61,20 @@ fn subjects(items: u64) -> (Vec<Named>, [(usize, usize); 3]) {
         .build()
         .expect("valid sizes");
     let list = vec![
-        Named::new("BloomFilter", ours(plain)),
-        Named::new(
+        named("BloomFilter", ours(plain)),
+        named(
             "fastbloom 0.17 (foldhash)",
             PeerSubject::boxed(FastBloom::with_bits(bits, items, SEED)),
         ),
-        Named::new(
+        named(
             format!("BlockedBloomFilter ({:?})", Kernel::detect()),
             ours(blocked),
         ),
-        Named::new(
+        named(
             "sbbf-rs-safe 0.3 (XXH3)",
             PeerSubject::boxed(SplitBlock::with_bits_per_key(10, items, SEED)),
         ),
-        Named::new(
+        named(
             "AtomicBloomFilter (1 thread)",
             ours(standard().build_atomic().expect("valid sizes")),
         ),
@@ -92,36 +82,17 @@ fn subjects(items: u64) -> (Vec<Named>, [(usize, usize); 3]) {
     (list, [(0, 1), (2, 3), (4, 0)])
 }
 
-/// Nanoseconds per key of `work` over `count` keys.
-fn per_key(count: usize, work: impl FnOnce() -> u64) -> f64 {
-    let start = Instant::now();
-    black_box(work());
-    start.elapsed().as_nanos() as f64 / count as f64
-}
-
 /// One round of one filter: refill it key by key, then look up; keeps the
 /// minimum of each cell.
-fn round(subject: &mut Named, keys: &[u64], present: &[u64], absent: &[u64]) {
-    let filter = subject.filter.as_mut();
-    filter.clear();
+fn round(subject: &mut BestOfRounds, keys: &[u64], present: &[u64], absent: &[u64]) {
+    subject.subject.clear();
     let mut refused = Vec::new();
-    let insert = per_key(keys.len(), || {
+    subject.time(0, keys.len(), |filter| {
         filter.insert_keys(black_box(keys), Mode::OneKey, &mut refused)
     });
     assert!(refused.is_empty(), "{} refused keys", subject.name);
-    let filter = &*filter;
-    let lookup = |keys: &[u64]| {
-        // Untimed first: the filters together exceed the caches, so the pass
-        // right after another filter ran would time refills of this one.
-        black_box(filter.count_contained(keys, Mode::OneKey));
-        per_key(keys.len(), || {
-            filter.count_contained(black_box(keys), Mode::OneKey)
-        })
-    };
-    let times = [insert, lookup(present), lookup(absent)];
-    for (best, time) in subject.best.iter_mut().zip(times) {
-        *best = best.min(time);
-    }
+    subject.time_lookups(1, present, Mode::OneKey);
+    subject.time_lookups(2, absent, Mode::OneKey);
 }
 
 fn run(items: u64, rounds: usize) {
@@ -132,12 +103,9 @@ fn run(items: u64, rounds: usize) {
         .collect();
     let absent: Vec<u64> = (0..LOOKUPS).map(|i| query_key(7, i)).collect();
     let (mut list, pairs) = subjects(items);
-    for r in 0..rounds {
-        let count = list.len();
-        for turn in 0..count {
-            round(&mut list[(r + turn) % count], &keys, &present, &absent);
-        }
-    }
+    take_turns(&mut list, rounds, |subject| {
+        round(subject, &keys, &present, &absent);
+    });
     println!(
         "\nn = {items:.0e}: ns/key, minimum over {rounds} rounds (order rotating); FPP on {LOOKUPS} never-inserted keys"
     );
@@ -146,9 +114,9 @@ fn run(items: u64, rounds: usize) {
         "filter", "bits/key", "FPP", "insert", "pos", "neg"
     );
     for subject in &list {
-        let filter = &subject.filter;
+        let filter = &subject.subject;
         let fpp = filter.count_contained(&absent, Mode::OneKey) as f64 / LOOKUPS as f64;
-        let [insert, positive, negative] = subject.best;
+        let [insert, positive, negative] = [0, 1, 2].map(|cell| subject.best(cell));
         println!(
             "{:<30} {:>9.2} {:>7.3}% {insert:>8.2} {positive:>8.2} {negative:>8.2}",
             subject.name,
@@ -159,7 +127,7 @@ fn run(items: u64, rounds: usize) {
     println!("ratios (ours / theirs; below 1.00 is faster):");
     for (ours, theirs) in pairs {
         let (a, b) = (&list[ours], &list[theirs]);
-        let ratio = |cell: usize| a.best[cell] / b.best[cell];
+        let ratio = |cell: usize| a.best(cell) / b.best(cell);
         println!(
             "  {} / {}: insert {:.2}, pos {:.2}, neg {:.2}",
             a.name,

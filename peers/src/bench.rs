@@ -94,6 +94,75 @@ impl Keys {
     }
 }
 
+/// A subject timed over rounds, for the examples that measure without
+/// criterion: each cell (a kind of timed pass) keeps the minimum ns per key
+/// over the rounds, so a noisy machine slows every subject alike rather
+/// than whichever ran during a burst. Let subjects [`take_turns`].
+pub struct BestOfRounds {
+    /// The subject's name in the printed tables.
+    pub name: String,
+    /// The filter under test.
+    pub subject: Box<dyn Subject>,
+    best: Vec<f64>,
+}
+
+impl BestOfRounds {
+    /// `subject`, named, with `cells` kinds of timed pass, none timed yet.
+    pub fn new(name: impl Into<String>, subject: Box<dyn Subject>, cells: usize) -> Self {
+        Self {
+            name: name.into(),
+            subject,
+            best: vec![f64::INFINITY; cells],
+        }
+    }
+
+    /// Times `work` (a pass over `keys` keys) as cell `cell`, keeping the
+    /// minimum ns per key; returns what `work` returned.
+    pub fn time(
+        &mut self,
+        cell: usize,
+        keys: usize,
+        work: impl FnOnce(&mut dyn Subject) -> u64,
+    ) -> u64 {
+        let start = Instant::now();
+        let answer = black_box(work(self.subject.as_mut()));
+        let per_key = start.elapsed().as_nanos() as f64 / keys.max(1) as f64;
+        self.best[cell] = self.best[cell].min(per_key);
+        answer
+    }
+
+    /// Times looking up `keys` in `mode` as cell `cell`; returns how many
+    /// were found. An untimed pass runs first: subjects together exceed the
+    /// caches, so the pass right after another subject ran would time
+    /// refills of this one.
+    pub fn time_lookups(&mut self, cell: usize, keys: &[u64], mode: Mode) -> u64 {
+        black_box(self.subject.count_contained(keys, mode));
+        self.time(cell, keys.len(), |subject| {
+            subject.count_contained(black_box(keys), mode)
+        })
+    }
+
+    /// The minimum ns per key of cell `cell` (infinite until timed).
+    pub fn best(&self, cell: usize) -> f64 {
+        self.best[cell]
+    }
+}
+
+/// Runs `round` on every subject, `rounds` times, the order rotating by one
+/// each round, so no subject always runs right after the same other one.
+pub fn take_turns(
+    subjects: &mut [BestOfRounds],
+    rounds: usize,
+    mut round: impl FnMut(&mut BestOfRounds),
+) {
+    let count = subjects.len();
+    for r in 0..rounds {
+        for turn in 0..count {
+            round(&mut subjects[(r + turn) % count]);
+        }
+    }
+}
+
 /// A benchmarked filter: its name in the groups, how it runs, and its
 /// size label (`n=1e7,p=1e-2`).
 #[derive(Clone, Copy, Debug)]

@@ -19,7 +19,6 @@ use common::{Size, blocked, bloom};
 use criterion::{Criterion, Throughput};
 use filterlab_bloom::{Error, Filter, Kernel};
 use filterlab_core::keys::{insert_key, query_key};
-use filterlab_core::{mix64, reduce};
 use filterlab_peers::{FilterlabSubject, Mode, Subject};
 
 const LOOKUPS: u64 = 1_000_000;
@@ -30,30 +29,15 @@ const BIG_ITEMS: u64 = (1 << 31) / 10 + 1;
 /// Batched lookups in filters far larger than the caches, beside the cost
 /// that bounds them: independent random reads of an array of the same size.
 fn batched_vs_random_reads(c: &mut Criterion) {
+    // The baseline: one independent random read per lookup in 256 MiB
+    // (group `random_read`), dropped before the filters are built.
+    filterlab_peers::bench::random_reads(c, 256 << 20, 1, LOOKUPS);
     let mut group = c.benchmark_group("batched");
     group.throughput(Throughput::Elements(LOOKUPS));
     let absent: Vec<u64> = (0..LOOKUPS).map(|i| query_key(9, i)).collect();
     let present: Vec<u64> = (0..LOOKUPS)
         .map(|i| insert_key(9, i * (BIG_ITEMS / LOOKUPS)))
         .collect();
-
-    // The baseline: 256 MiB of words, written so that every page is real
-    // (a zeroed allocation would map one shared zero page), read at
-    // precomputed random indexes that do not depend on each other.
-    let words = 1usize << 25;
-    let array: Vec<u64> = (0..words as u64).map(mix64).collect();
-    let indexes: Vec<usize> = (0..LOOKUPS)
-        .map(|i| reduce(mix64(i ^ 0x5eed), words as u64) as usize)
-        .collect();
-    group.bench_function("random_read/256MiB", |b| {
-        b.iter(|| {
-            indexes
-                .iter()
-                .map(|&i| array[black_box(i)])
-                .fold(0u64, u64::wrapping_add)
-        });
-    });
-    drop(array);
 
     let ten_bits = Size::BitsPerKey(10);
     let filters = [

@@ -66,9 +66,15 @@ pub struct ScalableCuckoo {
     workload: Workload,
 }
 
+/// The crate's fingerprint width for a sub-filter of FPP `fpp`:
+/// ⌈log2(2b/p_i)⌉ bits.
+fn fingerprint_bits(fpp: f64) -> f64 {
+    ((2.0 * SLOTS as f64) / fpp).log2().ceil()
+}
+
 fn build(workload: &Workload) -> Inner {
-    // Its first sub-filter's fingerprint width, the narrowest.
-    let bits = ((2.0 / workload.fpp).log2() + (2.0 * SLOTS as f64).log2()).ceil();
+    // Its first sub-filter's (p_0 = P/2) fingerprint width, the narrowest.
+    let bits = fingerprint_bits(workload.fpp / 2.0);
     ScalableCuckooFilterBuilder::new()
         .initial_capacity(to_usize(workload.items))
         .false_positive_probability(workload.fpp)
@@ -130,7 +136,7 @@ impl PeerFilter for ScalableCuckoo {
             let capacity = self.workload.items.saturating_mul(1 << layer).max(1);
             let slots = (capacity.div_ceil(SLOTS).next_power_of_two() * SLOTS) as f64;
             let fpp = self.workload.fpp / 2f64.powi(layer + 1);
-            let bits = ((1.0 / fpp).log2() + (2.0 * SLOTS as f64).log2()).ceil();
+            let bits = fingerprint_bits(fpp);
             let held = left.min(LOAD * slots);
             pass *= (1.0 - 0.5f64.powf(bits)).powf(2.0 * SLOTS as f64 * held / slots);
             left -= held;

@@ -309,22 +309,19 @@ impl CuckooFilter {
         place: Place,
         slots: [W; 2],
     ) -> bool {
-        let table = &mut self.tables[index];
-        for (bucket, slots) in [(place.first, slots[0]), (place.second, slots[1])] {
-            if let Some(slot) = lanes.find(slots, 0) {
-                table.swap(lanes, bucket, slot, place.fingerprint);
-                return true;
-            }
+        if let Some((bucket, slot)) = lanes.free_slot(place, slots) {
+            self.tables[index].swap(lanes, bucket, slot, place.fingerprint);
+            return true;
         }
         self.kick(lanes, index, hash, place, slots)
     }
 
-    /// Places a fingerprint whose two buckets (`slots`) are full. First one
-    /// breadth-first step: a resident fingerprint whose other bucket has a
-    /// free slot moves there and makes room (the eight other buckets are
-    /// read independently, so their cache misses overlap). Else a random
-    /// walk of at most `max_kicks` evictions; when that fails, the walk is
-    /// retraced so the table is exactly as before, and `false` returned.
+    /// Places a fingerprint whose two buckets (`slots`) are full. First a
+    /// breadth-first search two moves deep ([`Table::make_room`]: the 8 and
+    /// then 32 buckets are read independently, so their cache misses
+    /// overlap). Else a random walk of at most `max_kicks` evictions; when
+    /// that fails, the walk is retraced so the table is exactly as before,
+    /// and `false` returned.
     fn kick<W: Word>(
         &mut self,
         lanes: Lanes<W>,
@@ -336,14 +333,8 @@ impl CuckooFilter {
         let max_kicks = self.config.max_kicks;
         let table = &mut self.tables[index];
         let buckets = table.buckets();
-        for (bucket, slots) in [(place.first, slots[0]), (place.second, slots[1])] {
-            for slot in 0..SLOTS {
-                let resident = lanes.slot(slots, slot);
-                if table.put(lanes, alternate(buckets, bucket, resident), resident) {
-                    table.swap(lanes, bucket, slot, place.fingerprint);
-                    return true;
-                }
-            }
+        if table.make_room(lanes, place, slots) {
+            return true;
         }
         let kicks = Kicks(hash);
         let mut bucket = if kicks.start_from_second() {

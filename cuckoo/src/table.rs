@@ -83,9 +83,15 @@ macro_rules! word {
             #[inline]
             fn read(bytes: &[u8], at: usize) -> Self {
                 const SIZE: usize = size_of::<$word>();
-                bytes
-                    .get(at..at + SIZE)
-                    .and_then(|window| window.try_into().ok())
+                // Clamped, not checked: a bucket's word always fits (the
+                // padding), so the clamp never moves it, and the load needs
+                // no branch.
+                let Some(last) = bytes.len().checked_sub(SIZE) else {
+                    return 0;
+                };
+                let at = at.min(last);
+                bytes[at..at + SIZE]
+                    .try_into()
                     .map_or(0, <$word>::from_le_bytes)
             }
             #[inline]
@@ -163,14 +169,31 @@ impl<W: Word> Lanes<W> {
     #[inline]
     pub(crate) fn find(self, bucket: W, fingerprint: u64) -> Option<u32> {
         let flags = self.matches(bucket, fingerprint);
+        (flags != W::ZERO).then(|| self.lowest_lane(flags))
+    }
+
+    /// The lane of the lowest flag in `flags` (3 when there is none).
+    #[inline]
+    fn lowest_lane(self, flags: W) -> u32 {
         // The lowest flag is bit jf + f − 1 of lane j: count the lane
         // boundaries below it instead of dividing by f.
         let at = flags.trailing_zeros();
-        (flags != W::ZERO).then(|| {
-            u32::from(at >= self.bits)
-                + u32::from(at >= 2 * self.bits)
-                + u32::from(at >= 3 * self.bits)
-        })
+        u32::from(at >= self.bits) + u32::from(at >= 2 * self.bits) + u32::from(at >= 3 * self.bits)
+    }
+
+    /// The first free slot of a key's two buckets (`slots`), the first
+    /// bucket's before the second's, chosen by arithmetic: a branch on
+    /// which bucket has room is unpredictable at moderate loads, and each
+    /// misprediction waits for the buckets' cache misses.
+    #[inline]
+    pub(crate) fn free_slot(self, place: Place, slots: [W; 2]) -> Option<(u64, u32)> {
+        let empty = slots.map(|slots| self.matches(slots, 0));
+        // All ones when the first bucket has room, else zero.
+        let first = u64::from(empty[0] != W::ZERO).wrapping_neg();
+        let bucket = (place.first & first) | (place.second & !first);
+        let lanes = empty.map(|flags| self.lowest_lane(flags));
+        let slot = (lanes[0] & first as u32) | (lanes[1] & !first as u32);
+        (empty[0] | empty[1] != W::ZERO).then_some((bucket, slot))
     }
 
     /// The fingerprint in `slot` of `bucket`.
@@ -375,6 +398,70 @@ impl Table {
             }
             None => false,
         }
+    }
+
+    /// Where each resident of `parents` would move: child 4p + s is the
+    /// other bucket of slot s of parent p, with its slots. Every address is
+    /// computed and every bucket read before any is tested, so that their
+    /// cache misses overlap.
+    #[inline]
+    fn children<W: Word, const CHILDREN: usize>(
+        &self,
+        lanes: Lanes<W>,
+        parents: &[(u64, W)],
+    ) -> [(u64, W); CHILDREN] {
+        std::array::from_fn(|child| {
+            let (bucket, slots) = parents[child / SLOTS as usize];
+            let resident = lanes.slot(slots, child as u32 % SLOTS);
+            let other = alternate(self.buckets, bucket, resident);
+            (other, self.bucket(lanes, other))
+        })
+    }
+
+    /// Stores `place.fingerprint`, whose two buckets (`slots`) are full, by
+    /// moving at most two residents, found breadth-first: the 8 buckets its
+    /// residents could move to, then the 32 of theirs (two rounds of
+    /// overlapping cache misses instead of a walk of dependent ones).
+    /// Nothing is written unless a path is found; `false` then.
+    pub(crate) fn make_room<W: Word>(
+        &mut self,
+        lanes: Lanes<W>,
+        place: Place,
+        slots: [W; 2],
+    ) -> bool {
+        let has_room = |&(_, slots): &(u64, W)| lanes.find(slots, 0).is_some();
+        let roots = [(place.first, slots[0]), (place.second, slots[1])];
+        let children: [_; 2 * SLOTS as usize] = self.children(lanes, &roots);
+        // The path: a child bucket with room, or a grandchild bucket with
+        // room (its index) below a full child.
+        let (child, grandchild) = if let Some(child) = children.iter().position(has_room) {
+            (child, None)
+        } else {
+            let grandchildren: [_; 8 * SLOTS as usize] = self.children(lanes, &children);
+            let Some(grandchild) = grandchildren.iter().position(has_room) else {
+                return false;
+            };
+            (
+                grandchild / 4,
+                Some((grandchild, grandchildren[grandchild].0)),
+            )
+        };
+        let (root, root_slots) = roots[child / 4];
+        let root_slot = child as u32 % SLOTS;
+        let resident = lanes.slot(root_slots, root_slot);
+        if let Some((grandchild, free_bucket)) = grandchild {
+            // The grandchild bucket has room, so it is none of the full
+            // buckets above it: the child's resident moves there, then the
+            // root's resident into the slot it left.
+            let (bucket, slots) = children[child];
+            let slot = grandchild as u32 % SLOTS;
+            self.put(lanes, free_bucket, lanes.slot(slots, slot));
+            self.swap(lanes, bucket, slot, resident);
+        } else {
+            self.put(lanes, children[child].0, resident);
+        }
+        self.swap(lanes, root, root_slot, place.fingerprint);
+        true
     }
 
     /// Slots holding the key's fingerprint in its two buckets (once when

@@ -12,7 +12,7 @@ use filterlab_core::{
 use crate::builder::CuckooBuilder;
 use crate::config::{CuckooConfig, Growth, LOAD_TARGET};
 use crate::sizing::CuckooSizing;
-use crate::table::{Lanes, Place, SLOTS, Table, Word, alternate, table_bytes};
+use crate::table::{Lanes, Place, SLOTS, Table, Word, table_bytes};
 
 /// A cuckoo filter: each key stores an f-bit fingerprint in one of two
 /// buckets of four slots; it deletes, counts, optionally grows by
@@ -332,7 +332,6 @@ impl CuckooFilter {
     ) -> bool {
         let max_kicks = self.config.max_kicks;
         let table = &mut self.tables[index];
-        let buckets = table.buckets();
         if table.make_room(lanes, place, slots) {
             return true;
         }
@@ -345,7 +344,7 @@ impl CuckooFilter {
         let mut hand = place.fingerprint;
         for step in 0..max_kicks {
             hand = table.swap(lanes, bucket, kicks.slot(step), hand);
-            bucket = alternate(buckets, bucket, hand);
+            bucket = table.alternate(bucket, hand);
             if table.put(lanes, bucket, hand) {
                 return true;
             }
@@ -353,7 +352,7 @@ impl CuckooFilter {
         // Undo the swaps last to first: each fingerprint in hand goes back
         // to the slot it was evicted from, in the bucket it came from.
         for step in (0..max_kicks).rev() {
-            bucket = alternate(buckets, bucket, hand);
+            bucket = table.alternate(bucket, hand);
             hand = table.swap(lanes, bucket, kicks.slot(step), hand);
         }
         debug_assert_eq!(hand, place.fingerprint);

@@ -299,30 +299,13 @@ impl CuckooFilter {
     }
 
     /// Stores the key's fingerprint in table `index`, whose two buckets
-    /// were just read as `slots`: in a free slot of either, else by kicks.
-    #[inline]
-    fn store<W: Word>(
-        &mut self,
-        lanes: Lanes<W>,
-        index: usize,
-        hash: u64,
-        place: Place,
-        slots: [W; 2],
-    ) -> bool {
-        if let Some((bucket, slot)) = lanes.free_slot(place, slots) {
-            self.tables[index].swap(lanes, bucket, slot, place.fingerprint);
-            return true;
-        }
-        self.kick(lanes, index, hash, place, slots)
-    }
-
-    /// Places a fingerprint whose two buckets (`slots`) are full. First a
+    /// were just read as `slots`: in a free slot of either; else after a
     /// breadth-first search two moves deep ([`Table::make_room`]: the 8 and
     /// then 32 buckets are read independently, so their cache misses
-    /// overlap). Else a random walk of at most `max_kicks` evictions; when
-    /// that fails, the walk is retraced so the table is exactly as before,
-    /// and `false` returned.
-    fn kick<W: Word>(
+    /// overlap); else by a random walk of at most `max_kicks` evictions.
+    /// When that fails, the walk is retraced so the table is exactly as
+    /// before, and `false` returned.
+    fn store<W: Word>(
         &mut self,
         lanes: Lanes<W>,
         index: usize,
@@ -332,6 +315,10 @@ impl CuckooFilter {
     ) -> bool {
         let max_kicks = self.config.max_kicks;
         let table = &mut self.tables[index];
+        if let Some((bucket, slot)) = lanes.free_slot(place, slots) {
+            table.swap(lanes, bucket, slot, place.fingerprint);
+            return true;
+        }
         if table.make_room(lanes, place, slots) {
             return true;
         }

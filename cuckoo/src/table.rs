@@ -239,14 +239,13 @@ pub(crate) fn alternate(buckets: u64, bucket: u64, fingerprint: u64) -> u64 {
     alternate_to(buckets, bucket, reduce(mix64(fingerprint), buckets))
 }
 
-/// (target − bucket) mod B, for `target` = H(fp).
+/// (target − bucket) mod B, for `target` = H(fp), by arithmetic: which of
+/// the two cases applies is a coin flip per key, and a mispredicted branch
+/// would discard the next keys' memory reads already under way.
 #[inline]
 fn alternate_to(buckets: u64, bucket: u64, target: u64) -> u64 {
-    if target >= bucket {
-        target - bucket
-    } else {
-        target + (buckets - bucket)
-    }
+    let (difference, borrowed) = target.overflowing_sub(bucket);
+    difference.wrapping_add(buckets & u64::from(borrowed).wrapping_neg())
 }
 
 /// Bytes of bucket data (without padding) of a table: ⌈4f·B / 8⌉; `None`

@@ -214,7 +214,7 @@ impl Persist for CuckooFilter {
         let mut occupied = 0u64;
         for &buckets in &layout.table_buckets {
             let len = data_bytes(buckets, lanes.bits()).unwrap_or(u64::MAX);
-            let table = Table::from_data(buckets, read_data(input, len)?, lanes);
+            let table = Table::from_data(buckets, read_data(input, len)?);
             if table.has_stray_bits(lanes) {
                 return Err(invalid("bits set beyond the last bucket".to_owned()));
             }

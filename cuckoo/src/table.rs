@@ -236,16 +236,12 @@ pub(crate) struct Place {
 /// twice it gives back `bucket`), so buckets need not be a power of two.
 #[inline]
 pub(crate) fn alternate(buckets: u64, bucket: u64, fingerprint: u64) -> u64 {
-    alternate_to(buckets, bucket, reduce(mix64(fingerprint), buckets))
-}
-
-/// (target − bucket) mod B, for `target` = H(fp), by arithmetic: which of
-/// the two cases applies is a coin flip per key, and a mispredicted branch
-/// would discard the next keys' memory reads already under way.
-#[inline]
-fn alternate_to(buckets: u64, bucket: u64, target: u64) -> u64 {
-    let (difference, borrowed) = target.overflowing_sub(bucket);
-    difference.wrapping_add(buckets & u64::from(borrowed).wrapping_neg())
+    let target = reduce(mix64(fingerprint), buckets);
+    if target >= bucket {
+        target - bucket
+    } else {
+        target + (buckets - bucket)
+    }
 }
 
 /// Bytes of bucket data (without padding) of a table: ⌈4f·B / 8⌉; `None`
@@ -261,26 +257,12 @@ pub(crate) fn table_bytes(buckets: u64, bits: u32) -> Option<u64> {
     data_bytes(buckets, bits).and_then(|bytes| bytes.checked_add(PADDING as u64))
 }
 
-/// The widest fingerprint whose H(fp) a table keeps precomputed (4·2^f
-/// bytes: 16 KiB at 12 bits).
-const MAX_TARGETS_BITS: u32 = 12;
-
-/// The smallest table (bucket data) that keeps H(fp) precomputed: 4 MiB,
-/// so that the 16 KiB cost at most 0.4% of its memory.
-const MIN_TARGETS_BYTES: usize = 4 << 20;
-
 /// B buckets of four f-bit slots, bit-packed.
 #[derive(Clone, PartialEq, Eq)]
 pub(crate) struct Table {
     buckets: u64,
     /// The packed buckets followed by [`PADDING`] zero bytes.
     bytes: Vec<u8>,
-    /// H(fp) = reduce(mix64(fp), B) for every f-bit fingerprint, in large
-    /// tables of narrow fingerprints: one load from a small, cache-resident
-    /// array instead of two multiplications and a reduction on every
-    /// lookup's path to its second bucket. Derived from B and f, never
-    /// stored.
-    targets: Option<Box<[u32]>>,
 }
 
 impl Table {
@@ -299,42 +281,26 @@ impl Table {
         let mut probe: Vec<u8> = Vec::new();
         probe.try_reserve_exact(bytes).map_err(|_| too_large())?;
         drop(probe);
-        Ok(Self::with_targets(buckets, vec![0; bytes], lanes.bits()))
+        Ok(Self {
+            buckets,
+            bytes: vec![0; bytes],
+        })
     }
 
     /// A table from its packed bucket data (without padding), which must
     /// have the length [`data_bytes`] gives.
-    pub(crate) fn from_data(buckets: u64, mut data: Vec<u8>, lanes: Lanes) -> Self {
+    pub(crate) fn from_data(buckets: u64, mut data: Vec<u8>) -> Self {
         data.resize(data.len() + PADDING, 0);
-        Self::with_targets(buckets, data, lanes.bits())
-    }
-
-    fn with_targets(buckets: u64, bytes: Vec<u8>, bits: u32) -> Self {
-        let targets = (bits <= MAX_TARGETS_BITS
-            && bytes.len() >= MIN_TARGETS_BYTES
-            && u32::try_from(buckets).is_ok())
-        .then(|| {
-            (0..1u64 << bits)
-                .map(|fingerprint| reduce(mix64(fingerprint), buckets) as u32)
-                .collect()
-        });
         Self {
             buckets,
-            bytes,
-            targets,
+            bytes: data,
         }
     }
 
     /// The other bucket of `fingerprint` in `bucket` ([`alternate`]).
     #[inline]
     pub(crate) fn alternate(&self, bucket: u64, fingerprint: u64) -> u64 {
-        match self.targets.as_deref() {
-            Some(targets) => {
-                let target = targets.get(fingerprint as usize).copied().unwrap_or(0);
-                alternate_to(self.buckets, bucket, u64::from(target))
-            }
-            None => alternate(self.buckets, bucket, fingerprint),
-        }
+        alternate(self.buckets, bucket, fingerprint)
     }
 
     /// The packed bucket data, without padding.
@@ -347,9 +313,9 @@ impl Table {
         self.buckets
     }
 
-    /// Bytes of memory the table takes (with its precomputed H(fp)).
+    /// Bytes of memory the table takes.
     pub(crate) fn memory(&self) -> usize {
-        self.bytes.len() + self.targets.as_ref().map_or(0, |targets| 4 * targets.len())
+        self.bytes.len()
     }
 
     /// Empties every slot.

@@ -12,7 +12,7 @@ use filterlab_core::{
 use crate::builder::CuckooBuilder;
 use crate::config::{CuckooConfig, Growth, LOAD_TARGET};
 use crate::sizing::CuckooSizing;
-use crate::table::{Lanes, Place, SLOTS, Table, alternate, table_bytes};
+use crate::table::{Lanes, Place, SLOTS, Table, Word, table_bytes};
 
 /// A cuckoo filter: each key stores an f-bit fingerprint in one of two
 /// buckets of four slots; it deletes, counts, optionally grows by
@@ -47,10 +47,28 @@ pub struct CuckooFilter {
     config: CuckooConfig,
     /// The fingerprint width of `config`, in the form the tables use.
     lanes: Lanes,
+    /// The same in a `u64`, when a bucket fits one (f ≤ 16): the hot paths
+    /// (lookups, inserts, removals) then use it.
+    narrow: Option<Lanes<u64>>,
     max_memory: u64,
     /// Accepted inserts minus removals: the occupied slots.
     len: u64,
     sized_for: SizedFor,
+}
+
+/// Binds `$lanes` to the filter's `u64` lanes when its buckets fit a `u64`,
+/// else to its `u128` ones, and evaluates `$body`: the hot paths are each
+/// one generic function, instantiated for both words.
+macro_rules! with_lanes {
+    ($filter:expr, |$lanes:ident| $body:expr) => {
+        match $filter.narrow {
+            Some($lanes) => $body,
+            None => {
+                let $lanes = $filter.lanes;
+                $body
+            }
+        }
+    };
 }
 
 /// Keys ahead of the one being processed whose buckets a batched operation
@@ -115,6 +133,7 @@ impl CuckooFilter {
             tables,
             config: *config,
             lanes: Lanes::new(config.fingerprint_bits),
+            narrow: Lanes::narrow(config.fingerprint_bits),
             max_memory,
             len,
             sized_for,
@@ -148,10 +167,18 @@ impl CuckooFilter {
         if self.contains_hash(hash) {
             return Ok(false);
         }
-        let (place, slots, _) = self.probe(self.tables.len() - 1, hash);
-        self.add_absent(hash, place, slots)?;
+        match self.narrow {
+            Some(lanes) => self.add_new(lanes, hash)?,
+            None => self.add_new(self.lanes, hash)?,
+        }
         self.len += 1;
         Ok(true)
+    }
+
+    /// Adds a key no table matches.
+    fn add_new<W: Word>(&mut self, lanes: Lanes<W>, hash: u64) -> Result<(), Error> {
+        let (place, slots, _) = self.probe(lanes, self.tables.len() - 1, hash);
+        self.add_absent(lanes, hash, place, slots)
     }
 
     /// How many copies of `key` the filter may hold: the slots of its two
@@ -264,51 +291,36 @@ impl CuckooFilter {
     /// Reads the key's two buckets in table `index`: its place, the two
     /// buckets' slots, and whether its fingerprint is in either.
     #[inline]
-    fn probe(&self, index: usize, hash: u64) -> (Place, [u128; 2], bool) {
+    fn probe<W: Word>(&self, lanes: Lanes<W>, index: usize, hash: u64) -> (Place, [W; 2], bool) {
         let table = &self.tables[index];
-        let place = table.place(self.lanes, hash);
-        let slots = [
-            table.bucket(self.lanes, place.first),
-            table.bucket(self.lanes, place.second),
-        ];
-        let found = self.lanes.holds(slots[0], place.fingerprint)
-            | self.lanes.holds(slots[1], place.fingerprint);
-        (place, slots, found)
+        let place = table.place(lanes, hash);
+        let slots = table.pair(lanes, place);
+        (place, slots, lanes.holds_either(slots, place.fingerprint))
     }
 
     /// Stores the key's fingerprint in table `index`, whose two buckets
-    /// were just read as `slots`: in a free slot of either, else by kicks.
-    #[inline]
-    fn store(&mut self, index: usize, hash: u64, place: Place, slots: [u128; 2]) -> bool {
-        let lanes = self.lanes;
+    /// were just read as `slots`: in a free slot of either; else after a
+    /// breadth-first search two moves deep ([`Table::make_room`]: the 8 and
+    /// then 32 buckets are read independently, so their cache misses
+    /// overlap); else by a random walk of at most `max_kicks` evictions.
+    /// When that fails, the walk is retraced so the table is exactly as
+    /// before, and `false` returned.
+    fn store<W: Word>(
+        &mut self,
+        lanes: Lanes<W>,
+        index: usize,
+        hash: u64,
+        place: Place,
+        slots: [W; 2],
+    ) -> bool {
+        let max_kicks = self.config.max_kicks;
         let table = &mut self.tables[index];
-        for (bucket, slots) in [(place.first, slots[0]), (place.second, slots[1])] {
-            if let Some(slot) = lanes.find(slots, 0) {
-                table.swap(lanes, bucket, slot, place.fingerprint);
-                return true;
-            }
+        if let Some((bucket, slot)) = lanes.free_slot(place, slots) {
+            table.swap(lanes, bucket, slot, place.fingerprint);
+            return true;
         }
-        self.kick(index, hash, place, slots)
-    }
-
-    /// Places a fingerprint whose two buckets (`slots`) are full. First one
-    /// breadth-first step: a resident fingerprint whose other bucket has a
-    /// free slot moves there and makes room (the eight other buckets are
-    /// read independently, so their cache misses overlap). Else a random
-    /// walk of at most `max_kicks` evictions; when that fails, the walk is
-    /// retraced so the table is exactly as before, and `false` returned.
-    fn kick(&mut self, index: usize, hash: u64, place: Place, slots: [u128; 2]) -> bool {
-        let (lanes, max_kicks) = (self.lanes, self.config.max_kicks);
-        let table = &mut self.tables[index];
-        let buckets = table.buckets();
-        for (bucket, slots) in [(place.first, slots[0]), (place.second, slots[1])] {
-            for slot in 0..SLOTS {
-                let resident = lanes.slot(slots, slot);
-                if table.put(lanes, alternate(buckets, bucket, resident), resident) {
-                    table.swap(lanes, bucket, slot, place.fingerprint);
-                    return true;
-                }
-            }
+        if table.make_room(lanes, place, slots) {
+            return true;
         }
         let kicks = Kicks(hash);
         let mut bucket = if kicks.start_from_second() {
@@ -319,7 +331,7 @@ impl CuckooFilter {
         let mut hand = place.fingerprint;
         for step in 0..max_kicks {
             hand = table.swap(lanes, bucket, kicks.slot(step), hand);
-            bucket = alternate(buckets, bucket, hand);
+            bucket = table.alternate(bucket, hand);
             if table.put(lanes, bucket, hand) {
                 return true;
             }
@@ -327,7 +339,7 @@ impl CuckooFilter {
         // Undo the swaps last to first: each fingerprint in hand goes back
         // to the slot it was evicted from, in the bucket it came from.
         for step in (0..max_kicks).rev() {
-            bucket = alternate(buckets, bucket, hand);
+            bucket = table.alternate(bucket, hand);
             hand = table.swap(lanes, bucket, kicks.slot(step), hand);
         }
         debug_assert_eq!(hand, place.fingerprint);
@@ -336,17 +348,119 @@ impl CuckooFilter {
 
     /// Inserts a key no table matches, whose buckets in the newest table
     /// were read as `slots`: there, or in a new sub-table.
-    fn add_absent(&mut self, hash: u64, place: Place, slots: [u128; 2]) -> Result<(), Error> {
+    fn add_absent<W: Word>(
+        &mut self,
+        lanes: Lanes<W>,
+        hash: u64,
+        place: Place,
+        slots: [W; 2],
+    ) -> Result<(), Error> {
         let newest = self.tables.len() - 1;
-        if self.store(newest, hash, place, slots) {
+        if self.store(lanes, newest, hash, place, slots) {
             return Ok(());
         }
         self.grow()?;
         // A new table is empty: the key's first bucket has a free slot.
-        let (place, slots, _) = self.probe(newest + 1, hash);
-        let stored = self.store(newest + 1, hash, place, slots);
+        let (place, slots, _) = self.probe(lanes, newest + 1, hash);
+        let stored = self.store(lanes, newest + 1, hash, place, slots);
         debug_assert!(stored);
         Ok(())
+    }
+
+    /// [`Filter::insert_hash`] with buckets read as `W` words.
+    #[inline]
+    fn insert_with<W: Word>(&mut self, lanes: Lanes<W>, hash: u64) -> Result<bool, Error> {
+        let newest = self.tables.len() - 1;
+        // Each table's two buckets are read once: to test for the key, and
+        // to store it when this is the table it goes to.
+        for index in 0..=newest {
+            let (place, slots, found) = self.probe(lanes, index, hash);
+            if found {
+                if !self.store(lanes, index, hash, place, slots) {
+                    return Err(Error::new(
+                        ErrorKind::Full,
+                        format!(
+                            "the key is present in sub-table {index}, which has no slot for another copy within {} kicks",
+                            self.config.max_kicks
+                        ),
+                    ));
+                }
+                self.len += 1;
+                return Ok(false);
+            }
+            if index == newest {
+                self.add_absent(lanes, hash, place, slots)?;
+            }
+        }
+        self.len += 1;
+        Ok(true)
+    }
+
+    /// [`Filter::contains_hash`] with buckets read as `W` words.
+    #[inline]
+    fn contains_with<W: Word>(&self, lanes: Lanes<W>, hash: u64) -> bool {
+        // Newest (largest) first: most keys live there. A filter that has
+        // not grown takes no branch on what its buckets hold, so a run of
+        // lookups never stalls on a mispredicted answer.
+        let Some((newest, older)) = self.tables.split_last() else {
+            return false;
+        };
+        let found = newest.holds(lanes, newest.place(lanes, hash));
+        if older.is_empty() {
+            return found;
+        }
+        found
+            || older
+                .iter()
+                .rev()
+                .any(|table| table.holds(lanes, table.place(lanes, hash)))
+    }
+
+    /// [`Filter::contains_hashes`] with buckets read as `W` words: both
+    /// buckets of the keys ahead prefetched, table by table (newest first,
+    /// skipping keys already found).
+    fn contains_batch<W: Word>(&self, lanes: Lanes<W>, hashes: &[u64], found: &mut [bool]) {
+        let count = hashes.len().min(found.len());
+        let (hashes, found) = (&hashes[..count], &mut found[..count]);
+        found.fill(false);
+        let prefetching = self.prefetching();
+        for table in self.tables.iter().rev() {
+            let ahead = |i: usize| -> Option<Place> {
+                hashes
+                    .get(i + PREFETCH_AHEAD)
+                    .map(|&hash| table.place(lanes, hash))
+            };
+            for (i, (answer, &hash)) in found.iter_mut().zip(hashes).enumerate() {
+                if prefetching {
+                    if let Some(place) = ahead(i) {
+                        prefetch(table.bucket_byte(lanes, place.first));
+                        prefetch(table.bucket_byte(lanes, place.second));
+                    }
+                }
+                if !*answer {
+                    *answer = table.holds(lanes, table.place(lanes, hash));
+                }
+            }
+        }
+    }
+
+    /// [`RemovableFilter::remove_hash`] with buckets read as `W` words.
+    fn remove_with<W: Word>(&mut self, lanes: Lanes<W>, hash: u64) -> bool {
+        for index in 0..self.tables.len() {
+            let (place, slots, found) = self.probe(lanes, index, hash);
+            if found {
+                let table = &mut self.tables[index];
+                for (bucket, slots) in [(place.first, slots[0]), (place.second, slots[1])] {
+                    if let Some(slot) = lanes.find(slots, place.fingerprint) {
+                        table.swap(lanes, bucket, slot, 0);
+                        break;
+                    }
+                }
+                self.len -= 1;
+                return true;
+            }
+        }
+        false
     }
 
     /// Buckets of the next sub-table: the first table's times expansion^i.
@@ -490,39 +604,12 @@ impl Filter for CuckooFilter {
     /// (more than 2·4 copies of a key in its two buckets, or its table
     /// full). The filter is exactly as before: nothing is ever dropped.
     fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
-        let newest = self.tables.len() - 1;
-        // Each table's two buckets are read once: to test for the key, and
-        // to store it when this is the table it goes to.
-        for index in 0..=newest {
-            let (place, slots, found) = self.probe(index, hash);
-            if found {
-                if !self.store(index, hash, place, slots) {
-                    return Err(Error::new(
-                        ErrorKind::Full,
-                        format!(
-                            "the key is present in sub-table {index}, which has no slot for another copy within {} kicks",
-                            self.config.max_kicks
-                        ),
-                    ));
-                }
-                self.len += 1;
-                return Ok(false);
-            }
-            if index == newest {
-                self.add_absent(hash, place, slots)?;
-            }
-        }
-        self.len += 1;
-        Ok(true)
+        with_lanes!(self, |lanes| self.insert_with(lanes, hash))
     }
 
     #[inline]
     fn contains_hash(&self, hash: u64) -> bool {
-        // Newest (largest) first: most keys live there.
-        self.tables
-            .iter()
-            .rev()
-            .any(|table| table.holds(self.lanes, table.place(self.lanes, hash)))
+        with_lanes!(self, |lanes| self.contains_with(lanes, hash))
     }
 
     /// Inserts with the buckets of the keys ahead prefetched.
@@ -541,29 +628,7 @@ impl Filter for CuckooFilter {
     /// Looks up with both buckets of the keys ahead prefetched, table by
     /// table (newest first, skipping keys already found).
     fn contains_hashes(&self, hashes: &[u64], found: &mut [bool]) {
-        let lanes = self.lanes;
-        let count = hashes.len().min(found.len());
-        let (hashes, found) = (&hashes[..count], &mut found[..count]);
-        found.fill(false);
-        let prefetching = self.prefetching();
-        for table in self.tables.iter().rev() {
-            let ahead = |i: usize| -> Option<Place> {
-                hashes
-                    .get(i + PREFETCH_AHEAD)
-                    .map(|&hash| table.place(lanes, hash))
-            };
-            for (i, (answer, &hash)) in found.iter_mut().zip(hashes).enumerate() {
-                if prefetching {
-                    if let Some(place) = ahead(i) {
-                        prefetch(table.bucket_byte(lanes, place.first));
-                        prefetch(table.bucket_byte(lanes, place.second));
-                    }
-                }
-                if !*answer {
-                    *answer = table.holds(lanes, table.place(lanes, hash));
-                }
-            }
-        }
+        with_lanes!(self, |lanes| self.contains_batch(lanes, hashes, found));
     }
 
     /// Accepted inserts, copies included, minus removals: the slots in use.
@@ -620,22 +685,7 @@ impl RemovableFilter for CuckooFilter {
     /// inserted): removing a key that merely tests positive removes another
     /// key's fingerprint, which can then be reported absent.
     fn remove_hash(&mut self, hash: u64) -> Result<bool, Error> {
-        let lanes = self.lanes;
-        for index in 0..self.tables.len() {
-            let (place, slots, found) = self.probe(index, hash);
-            if found {
-                let table = &mut self.tables[index];
-                for (bucket, slots) in [(place.first, slots[0]), (place.second, slots[1])] {
-                    if let Some(slot) = lanes.find(slots, place.fingerprint) {
-                        table.swap(lanes, bucket, slot, 0);
-                        break;
-                    }
-                }
-                self.len -= 1;
-                return Ok(true);
-            }
-        }
-        Ok(false)
+        Ok(with_lanes!(self, |lanes| self.remove_with(lanes, hash)))
     }
 }
 

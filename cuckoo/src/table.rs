@@ -5,17 +5,22 @@
 //! (slot j at bits 4f·i + jf, little-endian). Its first bit is a multiple of
 //! 4, so it starts at byte f·i/2 with a shift of 0 or 4 bits, and
 //! 4f + 4 ≤ 128 for every f in 4..=32 except 32, whose buckets are
-//! byte-aligned: one unaligned 16-byte load reads any bucket. The array
-//! carries 16 bytes of padding after the last bucket so that the load
-//! never leaves it; the padding and the bits between the last bucket and
-//! the end of its byte are always zero.
+//! byte-aligned: one unaligned 16-byte load reads any bucket (an 8-byte
+//! one when f ≤ 16, see below). The array carries 16 bytes of padding
+//! after the last bucket so that the load never leaves it; the padding and
+//! the bits between the last bucket and the end of its byte are always
+//! zero.
 //!
 //! The four slots of a bucket are compared with a fingerprint at once, as
-//! four f-bit lanes of a `u128` (SWAR): after XOR with the fingerprint
-//! repeated in each lane, a matching slot is a zero lane, and
+//! four f-bit lanes of one machine word (SWAR): after XOR with the
+//! fingerprint repeated in each lane, a matching slot is a zero lane, and
 //! `(v − low) & !v & high` is nonzero exactly when some lane of v is zero
 //! (a borrow only propagates out of a zero lane, so the lowest flagged lane
-//! is exact).
+//! is exact). The word is a `u64` when a bucket and its shift fit in 64
+//! bits (f ≤ 15, and f = 16 whose buckets are byte-aligned), which is one
+//! 8-byte load and half the arithmetic of the `u128` every width fits.
+
+use std::ops::{BitAnd, BitOr, BitXor, Not, Shl, Shr};
 
 use filterlab_core::{Error, ErrorKind, mix64, reduce};
 
@@ -29,26 +34,107 @@ pub(crate) const MAX_FINGERPRINT_BITS: u32 = 32;
 /// stays inside the array.
 const PADDING: usize = 16;
 
-/// The slot layout of one fingerprint width: the masks the SWAR tests use.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Lanes {
-    bits: u32,
-    fingerprint_mask: u64,
-    bucket_mask: u128,
-    /// The lowest bit of each of the four lanes.
-    low: u128,
-    /// The highest bit of each of the four lanes.
-    high: u128,
+/// An unsigned word that holds a bucket's four lanes: `u64` or `u128`.
+pub(crate) trait Word:
+    Copy
+    + Eq
+    + From<u64>
+    + BitAnd<Output = Self>
+    + BitOr<Output = Self>
+    + BitXor<Output = Self>
+    + Not<Output = Self>
+    + Shl<u32, Output = Self>
+    + Shr<u32, Output = Self>
+{
+    const ZERO: Self;
+    const ONE: Self;
+    fn wrapping_sub(self, other: Self) -> Self;
+    fn wrapping_mul(self, other: Self) -> Self;
+    fn trailing_zeros(self) -> u32;
+    /// The low 64 bits.
+    fn low_u64(self) -> u64;
+    /// The little-endian word at byte `at` of `bytes` (zero when out of range).
+    fn read(bytes: &[u8], at: usize) -> Self;
+    /// Stores the word little-endian at byte `at` of `bytes`.
+    fn write(self, bytes: &mut [u8], at: usize);
 }
 
-impl Lanes {
-    /// The layout of `bits`-bit fingerprints (4..=32, checked by callers).
-    pub(crate) const fn new(bits: u32) -> Self {
-        let low = 1 | 1 << bits | 1 << (2 * bits) | 1 << (3 * bits);
+macro_rules! word {
+    ($($word:ty),*) => {$(
+        impl Word for $word {
+            const ZERO: Self = 0;
+            const ONE: Self = 1;
+            #[inline]
+            fn wrapping_sub(self, other: Self) -> Self {
+                <$word>::wrapping_sub(self, other)
+            }
+            #[inline]
+            fn wrapping_mul(self, other: Self) -> Self {
+                <$word>::wrapping_mul(self, other)
+            }
+            #[inline]
+            fn trailing_zeros(self) -> u32 {
+                <$word>::trailing_zeros(self)
+            }
+            #[inline]
+            fn low_u64(self) -> u64 {
+                self as u64
+            }
+            #[inline]
+            fn read(bytes: &[u8], at: usize) -> Self {
+                const SIZE: usize = size_of::<$word>();
+                // Clamped, not checked: a bucket's word always fits (the
+                // padding), so the clamp never moves it, and the load needs
+                // no branch.
+                let Some(last) = bytes.len().checked_sub(SIZE) else {
+                    return 0;
+                };
+                let at = at.min(last);
+                bytes[at..at + SIZE]
+                    .try_into()
+                    .map_or(0, <$word>::from_le_bytes)
+            }
+            #[inline]
+            fn write(self, bytes: &mut [u8], at: usize) {
+                const SIZE: usize = size_of::<$word>();
+                if let Some(window) = bytes.get_mut(at..at + SIZE) {
+                    window.copy_from_slice(&self.to_le_bytes());
+                }
+            }
+        }
+    )*};
+}
+
+word!(u64, u128);
+
+/// The slot layout of one fingerprint width in words of type `W`: the
+/// masks the SWAR tests use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Lanes<W = u128> {
+    bits: u32,
+    fingerprint_mask: u64,
+    /// The lowest bit of each of the four lanes.
+    low: W,
+    /// The highest bit of each of the four lanes.
+    high: W,
+}
+
+impl Lanes<u64> {
+    /// The layout of `bits`-bit fingerprints in a `u64`, when a bucket and
+    /// its shift (4 bits when f is odd) fit in one.
+    pub(crate) fn narrow(bits: u32) -> Option<Self> {
+        (SLOTS * bits + 4 * (bits % 2) <= u64::BITS).then(|| Self::new(bits))
+    }
+}
+
+impl<W: Word> Lanes<W> {
+    /// The layout of `bits`-bit fingerprints (4..=32, checked by callers;
+    /// at most 15 or 16 for `u64`, see [`Lanes::narrow`]).
+    pub(crate) fn new(bits: u32) -> Self {
+        let low = W::ONE | W::ONE << bits | W::ONE << (2 * bits) | W::ONE << (3 * bits);
         Self {
             bits,
             fingerprint_mask: (1 << bits) - 1,
-            bucket_mask: u128::MAX >> (128 - SLOTS * bits),
             low,
             high: low << (bits - 1),
         }
@@ -62,38 +148,62 @@ impl Lanes {
     /// One flag bit in each lane of `v` that is zero (exact for the lowest
     /// flagged lane; nonzero exactly when some lane is zero).
     #[inline]
-    fn zero_lanes(self, v: u128) -> u128 {
+    fn zero_lanes(self, v: W) -> W {
         v.wrapping_sub(self.low) & !v & self.high
     }
 
-    /// Whether any slot of `bucket` holds `fingerprint`.
+    /// The flags of the slots of `bucket` holding `fingerprint`.
     #[inline]
-    pub(crate) fn holds(self, bucket: u128, fingerprint: u64) -> bool {
-        self.zero_lanes(bucket ^ (u128::from(fingerprint) * self.low)) != 0
+    fn matches(self, bucket: W, fingerprint: u64) -> W {
+        self.zero_lanes(bucket ^ W::from(fingerprint).wrapping_mul(self.low))
+    }
+
+    /// Whether any slot of either bucket holds `fingerprint`: one test of
+    /// the two buckets' flags, no branch between them.
+    #[inline]
+    pub(crate) fn holds_either(self, buckets: [W; 2], fingerprint: u64) -> bool {
+        (self.matches(buckets[0], fingerprint) | self.matches(buckets[1], fingerprint)) != W::ZERO
     }
 
     /// The first slot of `bucket` holding `fingerprint` (0 for an empty slot).
     #[inline]
-    pub(crate) fn find(self, bucket: u128, fingerprint: u64) -> Option<u32> {
-        let flags = self.zero_lanes(bucket ^ (u128::from(fingerprint) * self.low));
+    pub(crate) fn find(self, bucket: W, fingerprint: u64) -> Option<u32> {
+        let flags = self.matches(bucket, fingerprint);
+        (flags != W::ZERO).then(|| self.lowest_lane(flags))
+    }
+
+    /// The lane of the lowest flag in `flags` (3 when there is none).
+    #[inline]
+    fn lowest_lane(self, flags: W) -> u32 {
         // The lowest flag is bit jf + f − 1 of lane j: count the lane
         // boundaries below it instead of dividing by f.
         let at = flags.trailing_zeros();
-        (flags != 0).then(|| {
-            u32::from(at >= self.bits)
-                + u32::from(at >= 2 * self.bits)
-                + u32::from(at >= 3 * self.bits)
-        })
+        u32::from(at >= self.bits) + u32::from(at >= 2 * self.bits) + u32::from(at >= 3 * self.bits)
+    }
+
+    /// The first free slot of a key's two buckets (`slots`), the first
+    /// bucket's before the second's, chosen by arithmetic: a branch on
+    /// which bucket has room is unpredictable at moderate loads, and each
+    /// misprediction waits for the buckets' cache misses.
+    #[inline]
+    pub(crate) fn free_slot(self, place: Place, slots: [W; 2]) -> Option<(u64, u32)> {
+        let empty = slots.map(|slots| self.matches(slots, 0));
+        // All ones when the first bucket has room, else zero.
+        let first = u64::from(empty[0] != W::ZERO).wrapping_neg();
+        let bucket = (place.first & first) | (place.second & !first);
+        let lanes = empty.map(|flags| self.lowest_lane(flags));
+        let slot = (lanes[0] & first as u32) | (lanes[1] & !first as u32);
+        (empty[0] | empty[1] != W::ZERO).then_some((bucket, slot))
     }
 
     /// The fingerprint in `slot` of `bucket`.
     #[inline]
-    pub(crate) fn slot(self, bucket: u128, slot: u32) -> u64 {
-        (bucket >> (slot * self.bits)) as u64 & self.fingerprint_mask
+    pub(crate) fn slot(self, bucket: W, slot: u32) -> u64 {
+        (bucket >> (slot * self.bits)).low_u64() & self.fingerprint_mask
     }
 
     /// Slots of `bucket` holding `fingerprint`.
-    pub(crate) fn count(self, bucket: u128, fingerprint: u64) -> u32 {
+    pub(crate) fn count(self, bucket: W, fingerprint: u64) -> u32 {
         (0..SLOTS)
             .map(|slot| u32::from(self.slot(bucket, slot) == fingerprint))
             .sum()
@@ -187,6 +297,12 @@ impl Table {
         }
     }
 
+    /// The other bucket of `fingerprint` in `bucket` ([`alternate`]).
+    #[inline]
+    pub(crate) fn alternate(&self, bucket: u64, fingerprint: u64) -> u64 {
+        alternate(self.buckets, bucket, fingerprint)
+    }
+
     /// The packed bucket data, without padding.
     pub(crate) fn data(&self) -> &[u8] {
         &self.bytes[..self.bytes.len() - PADDING]
@@ -209,68 +325,78 @@ impl Table {
 
     /// Where `hash`'s key lives in this table.
     #[inline]
-    pub(crate) fn place(&self, lanes: Lanes, hash: u64) -> Place {
+    pub(crate) fn place<W: Word>(&self, lanes: Lanes<W>, hash: u64) -> Place {
         let fingerprint = lanes.fingerprint(hash);
         let first = reduce(hash, self.buckets);
         Place {
             fingerprint,
             first,
-            second: alternate(self.buckets, first, fingerprint),
+            second: self.alternate(first, fingerprint),
         }
     }
 
-    /// The byte at which `bucket`'s 16-byte window starts, and the shift
-    /// of the bucket in it.
+    /// The byte at which `bucket`'s word starts, and the shift of the
+    /// bucket in it.
     #[inline]
-    fn window(lanes: Lanes, bucket: u64) -> (usize, u32) {
+    fn window<W: Word>(lanes: Lanes<W>, bucket: u64) -> (usize, u32) {
         let half_bytes = bucket * u64::from(lanes.bits());
         ((half_bytes >> 1) as usize, ((half_bytes & 1) as u32) << 2)
     }
 
+    /// The four slots of `bucket` in the low 4f bits. The bits above
+    /// them (the next bucket's) are left in: every use of a bucket word
+    /// looks at slots 0..4 only (a SWAR borrow runs upwards, out of them).
     #[inline]
-    fn load(&self, at: usize) -> u128 {
-        let window: [u8; 16] = self.bytes[at..at + 16].try_into().unwrap_or([0; 16]);
-        u128::from_le_bytes(window)
+    pub(crate) fn bucket<W: Word>(&self, lanes: Lanes<W>, bucket: u64) -> W {
+        let (at, shift) = Self::window(lanes, bucket);
+        W::read(&self.bytes, at) >> shift
     }
 
-    /// The four slots of `bucket`.
+    /// The key's two buckets, both addresses computed and both words
+    /// loaded before either is tested, so that their cache misses overlap.
     #[inline]
-    pub(crate) fn bucket(&self, lanes: Lanes, bucket: u64) -> u128 {
-        let (at, shift) = Self::window(lanes, bucket);
-        (self.load(at) >> shift) & lanes.bucket_mask
+    pub(crate) fn pair<W: Word>(&self, lanes: Lanes<W>, place: Place) -> [W; 2] {
+        [
+            self.bucket(lanes, place.first),
+            self.bucket(lanes, place.second),
+        ]
     }
 
     /// The first byte of `bucket`, for prefetching.
     #[inline]
-    pub(crate) fn bucket_byte(&self, lanes: Lanes, bucket: u64) -> &u8 {
-        &self.bytes[Self::window(lanes, bucket).0]
+    pub(crate) fn bucket_byte<W: Word>(&self, lanes: Lanes<W>, bucket: u64) -> &u8 {
+        let at = Self::window(lanes, bucket).0;
+        self.bytes.get(at).unwrap_or(&self.bytes[0])
     }
 
     /// Writes `fingerprint` into `slot` of `bucket`; returns what it held.
     #[inline]
-    pub(crate) fn swap(&mut self, lanes: Lanes, bucket: u64, slot: u32, fingerprint: u64) -> u64 {
+    pub(crate) fn swap<W: Word>(
+        &mut self,
+        lanes: Lanes<W>,
+        bucket: u64,
+        slot: u32,
+        fingerprint: u64,
+    ) -> u64 {
         let (at, shift) = Self::window(lanes, bucket);
-        let window = self.load(at);
+        let window = W::read(&self.bytes, at);
         let lane = shift + slot * lanes.bits();
-        let mask = u128::from(lanes.fingerprint_mask) << lane;
-        let old = ((window & mask) >> lane) as u64;
-        let window = (window & !mask) | (u128::from(fingerprint) << lane);
-        self.bytes[at..at + 16].copy_from_slice(&window.to_le_bytes());
+        let mask = W::from(lanes.fingerprint_mask) << lane;
+        let old = ((window & mask) >> lane).low_u64();
+        let window = (window & !mask) | (W::from(fingerprint) << lane);
+        window.write(&mut self.bytes, at);
         old
     }
 
-    /// Whether `fingerprint` is in `first` or `second`: both buckets are
-    /// read before either is tested, so their memory accesses overlap.
+    /// Whether `fingerprint` is in `first` or `second`.
     #[inline]
-    pub(crate) fn holds(&self, lanes: Lanes, place: Place) -> bool {
-        let first = self.bucket(lanes, place.first);
-        let second = self.bucket(lanes, place.second);
-        lanes.holds(first, place.fingerprint) | lanes.holds(second, place.fingerprint)
+    pub(crate) fn holds<W: Word>(&self, lanes: Lanes<W>, place: Place) -> bool {
+        lanes.holds_either(self.pair(lanes, place), place.fingerprint)
     }
 
     /// Puts `fingerprint` into a free slot of `bucket`, if it has one.
     #[inline]
-    pub(crate) fn put(&mut self, lanes: Lanes, bucket: u64, fingerprint: u64) -> bool {
+    pub(crate) fn put<W: Word>(&mut self, lanes: Lanes<W>, bucket: u64, fingerprint: u64) -> bool {
         match lanes.find(self.bucket(lanes, bucket), 0) {
             Some(slot) => {
                 self.swap(lanes, bucket, slot, fingerprint);
@@ -278,6 +404,70 @@ impl Table {
             }
             None => false,
         }
+    }
+
+    /// Where each resident of `parents` would move: child 4p + s is the
+    /// other bucket of slot s of parent p, with its slots. Every address is
+    /// computed and every bucket read before any is tested, so that their
+    /// cache misses overlap.
+    #[inline]
+    fn children<W: Word, const CHILDREN: usize>(
+        &self,
+        lanes: Lanes<W>,
+        parents: &[(u64, W)],
+    ) -> [(u64, W); CHILDREN] {
+        std::array::from_fn(|child| {
+            let (bucket, slots) = parents[child / SLOTS as usize];
+            let resident = lanes.slot(slots, child as u32 % SLOTS);
+            let other = self.alternate(bucket, resident);
+            (other, self.bucket(lanes, other))
+        })
+    }
+
+    /// Stores `place.fingerprint`, whose two buckets (`slots`) are full, by
+    /// moving at most two residents, found breadth-first: the 8 buckets its
+    /// residents could move to, then the 32 of theirs (two rounds of
+    /// overlapping cache misses instead of a walk of dependent ones).
+    /// Nothing is written unless a path is found; `false` then.
+    pub(crate) fn make_room<W: Word>(
+        &mut self,
+        lanes: Lanes<W>,
+        place: Place,
+        slots: [W; 2],
+    ) -> bool {
+        let has_room = |&(_, slots): &(u64, W)| lanes.find(slots, 0).is_some();
+        let roots = [(place.first, slots[0]), (place.second, slots[1])];
+        let children: [_; 2 * SLOTS as usize] = self.children(lanes, &roots);
+        // The path: a child bucket with room, or a grandchild bucket with
+        // room (its index) below a full child.
+        let (child, grandchild) = if let Some(child) = children.iter().position(has_room) {
+            (child, None)
+        } else {
+            let grandchildren: [_; 8 * SLOTS as usize] = self.children(lanes, &children);
+            let Some(grandchild) = grandchildren.iter().position(has_room) else {
+                return false;
+            };
+            (
+                grandchild / 4,
+                Some((grandchild, grandchildren[grandchild].0)),
+            )
+        };
+        let (root, root_slots) = roots[child / 4];
+        let root_slot = child as u32 % SLOTS;
+        let resident = lanes.slot(root_slots, root_slot);
+        if let Some((grandchild, free_bucket)) = grandchild {
+            // The grandchild bucket has room, so it is none of the full
+            // buckets above it: the child's resident moves there, then the
+            // root's resident into the slot it left.
+            let (bucket, slots) = children[child];
+            let slot = grandchild as u32 % SLOTS;
+            self.put(lanes, free_bucket, lanes.slot(slots, slot));
+            self.swap(lanes, bucket, slot, resident);
+        } else {
+            self.put(lanes, children[child].0, resident);
+        }
+        self.swap(lanes, root, root_slot, place.fingerprint);
+        true
     }
 
     /// Slots holding the key's fingerprint in its two buckets (once when
@@ -314,55 +504,85 @@ impl Table {
 mod tests {
     use super::*;
 
-    #[test]
-    fn swar_finds_exactly_the_matching_slots() {
-        for bits in MIN_FINGERPRINT_BITS..=MAX_FINGERPRINT_BITS {
-            let lanes = Lanes::new(bits);
-            let max = (1u64 << bits) - 1;
-            for values in [
-                [0, 0, 0, 0],
-                [1, max, 0, 3],
-                [max, max, max, 1],
-                [2, 0, 2, max],
-            ] {
-                let bucket = values.iter().enumerate().fold(0u128, |acc, (j, &v)| {
-                    acc | u128::from(v) << (j as u32 * bits)
-                });
-                for probe in [0, 1, 2, 3, max, max - 1] {
-                    let expected = values.iter().position(|&v| v == probe);
-                    assert_eq!(
-                        lanes.find(bucket, probe),
-                        expected.map(|j| j as u32),
-                        "f={bits} {values:?} {probe}"
-                    );
-                    assert_eq!(lanes.holds(bucket, probe), expected.is_some());
-                    let count = values.iter().filter(|&&v| v == probe).count() as u32;
-                    assert_eq!(lanes.count(bucket, probe), count);
-                }
+    /// The SWAR tests of one width in words of type `W`.
+    fn check_swar<W: Word + std::fmt::Debug>(lanes: Lanes<W>) {
+        let bits = lanes.bits();
+        let max = (1u64 << bits) - 1;
+        for values in [
+            [0, 0, 0, 0],
+            [1, max, 0, 3],
+            [max, max, max, 1],
+            [2, 0, 2, max],
+        ] {
+            let bucket = values.iter().enumerate().fold(W::ZERO, |acc, (j, &v)| {
+                acc | W::from(v) << (j as u32 * bits)
+            });
+            // The next bucket's bits above the four slots change nothing.
+            let above = if SLOTS * bits < 8 * size_of::<W>() as u32 {
+                !W::ZERO << (SLOTS * bits)
+            } else {
+                W::ZERO
+            };
+            for (bucket, probe) in [bucket, bucket | above]
+                .into_iter()
+                .flat_map(|bucket| [0, 1, 2, 3, max, max - 1].map(|probe| (bucket, probe)))
+            {
+                let expected = values.iter().position(|&v| v == probe);
+                assert_eq!(
+                    lanes.find(bucket, probe),
+                    expected.map(|j| j as u32),
+                    "f={bits} {values:?} {probe}"
+                );
+                assert_eq!(lanes.holds_either([bucket; 2], probe), expected.is_some());
+                let count = values.iter().filter(|&&v| v == probe).count() as u32;
+                assert_eq!(lanes.count(bucket, probe), count);
             }
         }
     }
 
     #[test]
+    fn swar_finds_exactly_the_matching_slots() {
+        for bits in MIN_FINGERPRINT_BITS..=MAX_FINGERPRINT_BITS {
+            check_swar(Lanes::<u128>::new(bits));
+            let narrow = Lanes::narrow(bits);
+            assert_eq!(narrow.is_some(), bits <= 16, "f={bits}");
+            if let Some(narrow) = narrow {
+                check_swar(narrow);
+            }
+        }
+    }
+
+    /// Fills every slot of a small table through `lanes` and reads it back
+    /// through `lanes` and through the `u128` lanes.
+    fn check_packing<W: Word>(lanes: Lanes<W>) {
+        let bits = lanes.bits();
+        let wide = Lanes::<u128>::new(bits);
+        let buckets = 7;
+        let mut table = Table::new(buckets, wide).unwrap();
+        let value = |b: u64, s: u32| 1 + (b * 4 + u64::from(s)) % ((1 << bits) - 1);
+        for bucket in 0..buckets {
+            for slot in 0..SLOTS {
+                assert_eq!(table.swap(lanes, bucket, slot, value(bucket, slot)), 0);
+            }
+        }
+        for bucket in 0..buckets {
+            let (slots, wide_slots) = (table.bucket(lanes, bucket), table.bucket(wide, bucket));
+            for slot in 0..SLOTS {
+                assert_eq!(lanes.slot(slots, slot), value(bucket, slot), "f={bits}");
+                assert_eq!(wide.slot(wide_slots, slot), value(bucket, slot), "f={bits}");
+            }
+        }
+        assert!(!table.has_stray_bits(wide));
+        assert_eq!(table.occupancy(wide), [0, 0, 0, 0, buckets], "f={bits}");
+    }
+
+    #[test]
     fn packed_slots_do_not_disturb_their_neighbours() {
-        for bits in [4, 5, 7, 8, 12, 13, 16, 31, 32] {
-            let lanes = Lanes::new(bits);
-            let buckets = 7;
-            let mut table = Table::new(buckets, lanes).unwrap();
-            let value = |b: u64, s: u32| 1 + (b * 4 + u64::from(s)) % ((1 << bits) - 1);
-            for bucket in 0..buckets {
-                for slot in 0..SLOTS {
-                    assert_eq!(table.swap(lanes, bucket, slot, value(bucket, slot)), 0);
-                }
+        for bits in [4, 5, 7, 8, 12, 13, 15, 16, 17, 31, 32] {
+            check_packing(Lanes::<u128>::new(bits));
+            if let Some(narrow) = Lanes::narrow(bits) {
+                check_packing(narrow);
             }
-            for bucket in 0..buckets {
-                let slots = table.bucket(lanes, bucket);
-                for slot in 0..SLOTS {
-                    assert_eq!(lanes.slot(slots, slot), value(bucket, slot), "f={bits}");
-                }
-            }
-            assert!(!table.has_stray_bits(lanes));
-            assert_eq!(table.occupancy(lanes), [0, 0, 0, 0, buckets], "f={bits}");
         }
     }
 
@@ -382,7 +602,7 @@ mod tests {
     #[test]
     fn fingerprints_are_never_zero() {
         for bits in [4, 8, 32] {
-            let lanes = Lanes::new(bits);
+            let lanes = Lanes::<u128>::new(bits);
             for hash in [0u64, 1 << bits, u64::MAX, 0xffff_0000_0000_0000] {
                 let fingerprint = lanes.fingerprint(hash);
                 assert!(fingerprint != 0 && fingerprint < 1 << bits);

@@ -210,12 +210,14 @@ where
                 self.dump = Some(dump);
                 self.data_capacity = data;
                 // Every chunk but the last is full: the first chunk's size
-                // and the count must cover the stream exactly.
+                // and the count must cover the stream exactly, and a first
+                // chunk that is also the last holds the whole stream.
                 dump.total >= 1
                     && data >= 1
                     && data.checked_mul(dump.total - 1).is_some_and(|full| {
                         full < dump.stream_len && dump.stream_len - full <= data
                     })
+                    && (dump.total > 1 || data == dump.stream_len)
             }
             Some(first) if first != dump => {
                 return Err(out_of_order(format!(

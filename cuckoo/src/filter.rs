@@ -167,10 +167,7 @@ impl CuckooFilter {
         if self.contains_hash(hash) {
             return Ok(false);
         }
-        match self.narrow {
-            Some(lanes) => self.add_new(lanes, hash)?,
-            None => self.add_new(self.lanes, hash)?,
-        }
+        with_lanes!(self, |lanes| self.add_new(lanes, hash))?;
         self.len += 1;
         Ok(true)
     }

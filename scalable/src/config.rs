@@ -134,9 +134,24 @@ impl ScalableConfig {
         }
     }
 
-    /// How `items` counted keys split over the layers (at least one).
-    pub(crate) fn loads(&self, items: u64) -> Vec<u64> {
-        scalable_bloom_loads(items, self.initial_capacity, self.growth)
+    /// How `items` counted keys split over the layers (at least one);
+    /// `None` when they need more than `max_layers` layers. Checked before
+    /// splitting, so a huge count with growth 1 (a non-scaling filter, or a
+    /// corrupt file) costs at most `max_layers` steps, not one per layer.
+    pub(crate) fn loads(&self, items: u64) -> Option<Vec<u64>> {
+        // `None` here: the capacities overflow u64, so any count fits.
+        let held = (0..self.max_layers).try_fold(0u64, |held, index| {
+            self.layer_capacity(index)
+                .and_then(|capacity| held.checked_add(capacity))
+        });
+        if held.is_some_and(|held| items > held) {
+            return None;
+        }
+        Some(scalable_bloom_loads(
+            items,
+            self.initial_capacity,
+            self.growth,
+        ))
     }
 }
 
@@ -333,10 +348,9 @@ pub(crate) fn plan<L: Layer>(
     items: u64,
     existing: &[L],
 ) -> Result<Option<ScalableSizing>, Error> {
-    let loads = config.loads(items);
-    if loads.len() > config.max_layers as usize {
+    let Some(loads) = config.loads(items) else {
         return Ok(None);
-    }
+    };
     let mut layers = Vec::with_capacity(loads.len());
     let mut bytes = 0u64;
     for (index, &load) in (0u32..).zip(&loads) {

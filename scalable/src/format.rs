@@ -140,8 +140,9 @@ impl<L: Layer> Persist for ScalableBloomFilter<L> {
         debug_assert!(config.growth <= MAX_GROWTH && config.max_memory <= MAX_MEMORY_CAP);
         // Layers fill by count, so the counter alone decides how many there are.
         let layers = param(8)?;
-        let needed = config.loads(header.items).len() as u64;
-        if layers != needed || layers > u64::from(MAX_LAYERS.min(config.max_layers)) {
+        let needed = config.loads(header.items).map(|loads| loads.len() as u64);
+        if needed != Some(layers) || layers > u64::from(MAX_LAYERS.min(config.max_layers)) {
+            let needed = needed.map_or("more layers than allowed".into(), |n| n.to_string());
             return Err(invalid(format!(
                 "{layers} layers for {} items, which fill {needed} (at most {} allowed)",
                 header.items, config.max_layers
@@ -155,7 +156,9 @@ impl<L: Layer> Persist for ScalableBloomFilter<L> {
         header: &Header,
         input: &mut FrameReader<R>,
     ) -> Result<Self, Error> {
-        let loads = config.loads(header.items);
+        let loads = config
+            .loads(header.items)
+            .ok_or_else(|| invalid(format!("{} items need too many layers", header.items)))?;
         let mut reader = PayloadReader {
             frame: input,
             remaining: header.payload_len,

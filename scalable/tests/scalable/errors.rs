@@ -216,6 +216,32 @@ fn crafted_counters_and_parameters_are_refused() {
     );
 }
 
+/// A count far past the caps is refused after at most `max_layers` steps,
+/// not one step per layer it would fill: with growth 1 (non-scaling) a
+/// count of 2^64 − 1 over a capacity of 1 used to never return, when
+/// planned (found by CI's fuzz run, `fuzz/regressions/build_scalable/`)
+/// and when read from a file.
+#[test]
+fn counts_past_the_caps_are_refused_at_once() {
+    let one = ScalableBloomFilter::with_fpp(0.01)
+        .initial_capacity(1)
+        .growth(1)
+        .non_scaling(true);
+    for items in [2, 1 << 40, u64::MAX] {
+        expect_error(one.sizing_for(items), ErrorKind::TooLarge, items);
+    }
+    let two_layers = ScalableBloomFilter::with_fpp(0.01)
+        .initial_capacity(1)
+        .max_layers(2);
+    assert_eq!(two_layers.sizing_for(3).unwrap().layers.len(), 2);
+    expect_error(two_layers.sizing_for(4), ErrorKind::TooLarge, 4);
+    let bytes = one.build().unwrap().to_bytes();
+    for items in [2, 1 << 40, u64::MAX] {
+        let crafted = craft(&bytes, |h| h.items = items);
+        assert_eq!(read_err(&crafted), ErrorKind::InvalidHeader, "{items}");
+    }
+}
+
 #[test]
 fn config_drift_is_rejected() {
     let builder = |seed| {

@@ -3,6 +3,12 @@
 #
 #   scripts/fuzz-ci.sh [SECONDS_PER_TARGET]      (default 30, or $FUZZ_SECONDS)
 #
+# libFuzzer's random seed is fixed (1, or $FUZZ_SEED; 0 picks a random one),
+# so a CI run replays the same mutations whatever commit it checks: CI is
+# the regression gate, and it fails for a change, not for the luck of a
+# seed. Exploration with random seeds and longer runs is done apart (see
+# fuzz/README.md), and each finding joins fuzz/regressions/.
+#
 # Each target starts from a scratch copy of its committed corpus
 # (fuzz/corpus/<target>/) plus its committed regression inputs
 # (fuzz/regressions/<target>/, read only), so the run never dirties the tree.
@@ -14,6 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds="${1:-${FUZZ_SECONDS:-30}}"
+seed="${FUZZ_SEED:-1}"
 
 # cargo-fuzz drives libFuzzer, which needs a nightly toolchain; install both
 # when missing.
@@ -51,9 +58,9 @@ for target in $(cargo +nightly fuzz list); do
     if [ -d "fuzz/regressions/$target" ]; then
         inputs+=("fuzz/regressions/$target")
     fi
-    echo "-- fuzz $target for ${seconds}s ($(find "${inputs[@]}" -type f | wc -l) inputs)"
+    echo "-- fuzz $target for ${seconds}s, seed $seed ($(find "${inputs[@]}" -type f | wc -l) inputs)"
     if cargo +nightly fuzz run "$target" "${inputs[@]}" -- \
-        -max_total_time="$seconds" -timeout=1 -rss_limit_mb=2048 \
+        -max_total_time="$seconds" -seed="$seed" -timeout=1 -rss_limit_mb=2048 \
         -artifact_prefix="$artifacts/" -print_final_stats=1 \
         >"$scratch/$target.log" 2>&1; then
         grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb)' "$scratch/$target.log" || true

@@ -266,6 +266,27 @@ impl<W: Write> FrameWriter<W> {
         Ok(())
     }
 
+    /// Runs `write` with the payload as a [`Write`]r, for files nested in
+    /// this one (each written by its own [`Persist::write_to`]); see
+    /// [`NestedWriter`]. An error the frame raised under `write` is
+    /// returned as it was, not as what passing through `io::Error` made of
+    /// it.
+    ///
+    /// # Errors
+    ///
+    /// Whatever `write` returns; writing past the payload length is
+    /// [`ErrorKind::LengthMismatch`].
+    pub fn write_nested<T>(
+        &mut self,
+        write: impl FnOnce(&mut NestedWriter<'_, W>) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let mut nested = NestedWriter {
+            frame: self,
+            stash: ErrorStash::default(),
+        };
+        write(&mut nested).map_err(|err| nested.stash.take_or(err))
+    }
+
     /// Appends 64-bit words, little-endian, in bounded chunks.
     ///
     /// # Errors
@@ -305,6 +326,94 @@ impl<W: Write> FrameWriter<W> {
         self.inner.write_all(&checksum.to_le_bytes())?;
         self.inner.flush()?;
         Ok(self.inner)
+    }
+}
+
+/// The first filterlab error met under an `std::io` adapter.
+///
+/// An `io::Error` cannot carry an [`ErrorKind`], so an adapter that turns
+/// filterlab errors into `io::Error`s (a frame's payload seen as a
+/// [`Write`]r, a stream cut into chunks) keeps the first one here, and the
+/// caller returns it in place of what came back through `std::io`.
+#[derive(Debug, Default)]
+pub struct ErrorStash(Option<Error>);
+
+impl ErrorStash {
+    /// Keeps `err` (unless an earlier one is kept) and returns the
+    /// `io::Error` to pass up: an unexpected end for
+    /// [`ErrorKind::Truncated`], so that readers that see only the
+    /// `io::Error` report truncation as well.
+    pub fn keep(&mut self, err: Error) -> io::Error {
+        let kind = if err.kind() == ErrorKind::Truncated {
+            io::ErrorKind::UnexpectedEof
+        } else {
+            io::ErrorKind::Other
+        };
+        let io = io::Error::new(kind, err.to_string());
+        self.0.get_or_insert(err);
+        io
+    }
+
+    /// The kept error if there is one, else `err`.
+    pub fn take_or(&mut self, err: Error) -> Error {
+        self.0.take().unwrap_or(err)
+    }
+}
+
+/// A frame's payload as a [`Write`]r, lent by
+/// [`FrameWriter::write_nested`]: what is written goes into the payload
+/// (counted and checksummed), never past its length.
+pub struct NestedWriter<'a, W: Write> {
+    frame: &'a mut FrameWriter<W>,
+    stash: ErrorStash,
+}
+
+impl<W: Write> Write for NestedWriter<'_, W> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        match self.frame.write_bytes(bytes) {
+            Ok(()) => Ok(bytes.len()),
+            Err(err) => Err(self.stash.keep(err)),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A frame's payload as a [`Read`]er, lent by
+/// [`FrameReader::read_nested`]: it reads the payload (checksummed), never
+/// past its end.
+pub struct NestedReader<'a, R: Read> {
+    frame: &'a mut FrameReader<R>,
+    stash: ErrorStash,
+}
+
+impl<R: Read> NestedReader<'_, R> {
+    /// Payload bytes not read yet.
+    pub fn remaining(&self) -> u64 {
+        self.frame.remaining
+    }
+}
+
+impl<R: Read> Read for NestedReader<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        if self.frame.remaining == 0 {
+            return Err(self.stash.keep(Error::new(
+                ErrorKind::LengthMismatch,
+                "nested data runs past the end of the payload",
+            )));
+        }
+        let count = buf
+            .len()
+            .min(usize::try_from(self.frame.remaining).unwrap_or(usize::MAX));
+        match self.frame.read_bytes_into(&mut buf[..count]) {
+            Ok(()) => Ok(count),
+            Err(err) => Err(self.stash.keep(err)),
+        }
     }
 }
 
@@ -432,6 +541,32 @@ impl<R: Read> FrameReader<R> {
     /// The validated header.
     pub fn header(&self) -> &Header {
         &self.header
+    }
+
+    /// Payload bytes not read yet.
+    pub fn remaining(&self) -> u64 {
+        self.remaining
+    }
+
+    /// Runs `read` over the rest of the payload as a [`Read`]er, for files
+    /// nested in this one (each read with its own
+    /// [`Persist::read_from`]); see [`NestedReader`]. An error the frame
+    /// raised under `read` is returned as it was, not as what passing
+    /// through `io::Error` made of it.
+    ///
+    /// # Errors
+    ///
+    /// Whatever `read` returns; reading past the payload's end is
+    /// [`ErrorKind::LengthMismatch`].
+    pub fn read_nested<T>(
+        &mut self,
+        read: impl FnOnce(&mut NestedReader<'_, R>) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let mut nested = NestedReader {
+            frame: self,
+            stash: ErrorStash::default(),
+        };
+        read(&mut nested).map_err(|err| nested.stash.take_or(err))
     }
 
     /// Reads exactly `buf.len()` payload bytes.
@@ -689,6 +824,45 @@ mod tests {
             FrameWriter::new(Vec::new(), &sample_header(8 * words.len() as u64)).unwrap();
         frame.write_words(words).unwrap();
         frame.finish().unwrap()
+    }
+
+    /// Two framed files nested in an enclosing frame's payload come back
+    /// whole; a nested write or read past the payload fails with the
+    /// frame's own error kind, not the `io::Error` it passed through.
+    #[test]
+    fn nested_files_round_trip_and_keep_their_error_kinds() {
+        let inner = [framed(&[1, 2]), framed(&[3])];
+        let len = inner.iter().map(|file| file.len() as u64).sum();
+        let mut outer = FrameWriter::new(Vec::new(), &sample_header(len)).unwrap();
+        for file in &inner {
+            outer
+                .write_nested(|payload| Ok(payload.write_all(file)?))
+                .unwrap();
+        }
+        let err = outer
+            .write_nested(|payload| Ok(payload.write_all(&[0])?))
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::LengthMismatch);
+        let bytes = outer.finish().unwrap();
+
+        let mut frame = FrameReader::open(&bytes[..], FilterKind::Bloom, 1 << 20).unwrap();
+        for (file, count) in inner.iter().zip([2, 1]) {
+            let words = frame
+                .read_nested(|payload| {
+                    let mut nested = FrameReader::open(payload, FilterKind::Bloom, 1 << 20)?;
+                    let words = nested.read_words(count)?;
+                    nested.finish()?;
+                    Ok(words)
+                })
+                .unwrap();
+            assert_eq!(words.len(), count, "{file:?}");
+        }
+        assert_eq!(frame.remaining(), 0);
+        let err = frame
+            .read_nested(|payload| FrameReader::open(payload, FilterKind::Bloom, 1 << 20).map(drop))
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::LengthMismatch);
+        frame.finish().unwrap();
     }
 
     fn read_back(bytes: &[u8], count: usize) -> Result<Vec<u64>, Error> {

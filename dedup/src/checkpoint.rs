@@ -99,7 +99,7 @@ impl Deduplicator {
             frame.write_bytes(&[key.tag()])?;
             frame.write_bytes(&(bytes.len() as u64).to_le_bytes())?;
             frame.write_bytes(&bytes)?;
-            filter.write_to(PayloadWriter { frame: &mut frame })?;
+            frame.write_nested(|payload| filter.write_to(payload))?;
         }
         frame.finish()?;
         Ok(())
@@ -181,13 +181,9 @@ impl Deduplicator {
         let live = header.param(7, PARAMS[7])?;
         let mut restored = self.empty_like()?;
         restored.partitions.clear();
-        let mut payload = PayloadReader {
-            frame: &mut frame,
-            remaining: header.payload_len,
-        };
         let mut previous: Option<PartitionKey> = None;
         for _ in 0..live {
-            let key = payload.read_key()?;
+            let key = read_key(&mut frame)?;
             let in_order = previous.as_ref().is_none_or(|before| *before < key);
             let expected_unpartitioned =
                 self.settings.partition_count.is_some() || key == Self::unpartitioned_key();
@@ -196,16 +192,18 @@ impl Deduplicator {
                     "partition key {key} out of order or out of place"
                 )));
             }
-            let filter = BloomFilter::read_from_expecting(&mut payload, &self.sizing.config)?;
+            let config = &self.sizing.config;
+            let filter =
+                frame.read_nested(|payload| BloomFilter::read_from_expecting(payload, config))?;
             restored.partitions.insert(key.clone(), filter);
             previous = Some(key);
         }
-        if payload.remaining != 0 {
+        if frame.remaining() != 0 {
             return Err(filterlab_core::Error::new(
                 CoreKind::LengthMismatch,
                 format!(
                     "{} payload bytes follow the last partition",
-                    payload.remaining
+                    frame.remaining()
                 ),
             )
             .into());
@@ -312,60 +310,18 @@ fn bad_header(detail: String) -> Error {
     filterlab_core::Error::new(CoreKind::InvalidHeader, detail).into()
 }
 
-/// The checkpoint's payload as a writer, for each partition's framed filter.
-struct PayloadWriter<'a, W: Write> {
-    frame: &'a mut FrameWriter<W>,
-}
-
-impl<W: Write> Write for PayloadWriter<'_, W> {
-    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        self.frame
-            .write_bytes(bytes)
-            .map(|()| bytes.len())
-            .map_err(io::Error::other)
+/// Reads a partition's tag, length and key from the checkpoint's payload.
+fn read_key<R: Read>(frame: &mut FrameReader<R>) -> Result<PartitionKey, Error> {
+    let mut prefix = [0u8; KEY_PREFIX_BYTES as usize];
+    frame.read_bytes_into(&mut prefix)?;
+    let len = u64::from_le_bytes(prefix[1..].try_into().unwrap_or([0xff; 8]));
+    if len > MAX_KEY_BYTES {
+        return Err(bad_header(format!("a partition key of {len} bytes")));
     }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-/// The checkpoint's payload as a reader that never reads past its end.
-struct PayloadReader<'a, R: Read> {
-    frame: &'a mut FrameReader<R>,
-    remaining: u64,
-}
-
-impl<R: Read> PayloadReader<'_, R> {
-    /// Reads a partition's tag, length and key.
-    fn read_key(&mut self) -> Result<PartitionKey, Error> {
-        let mut prefix = [0u8; KEY_PREFIX_BYTES as usize];
-        self.read_exact(&mut prefix)?;
-        let len = u64::from_le_bytes(prefix[1..].try_into().unwrap_or([0xff; 8]));
-        if len > MAX_KEY_BYTES {
-            return Err(bad_header(format!("a partition key of {len} bytes")));
-        }
-        let mut bytes = vec![0u8; len as usize];
-        self.read_exact(&mut bytes)?;
-        PartitionKey::from_tagged(prefix[0], &bytes)
-            .ok_or_else(|| bad_header(format!("partition key with tag {}", prefix[0])))
-    }
-}
-
-impl<R: Read> Read for PayloadReader<'_, R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let take = buf
-            .len()
-            .min(usize::try_from(self.remaining).unwrap_or(usize::MAX));
-        self.frame
-            .read_bytes_into(&mut buf[..take])
-            .map_err(|err| match err.kind() {
-                CoreKind::Truncated => io::Error::new(io::ErrorKind::UnexpectedEof, err),
-                _ => io::Error::other(err),
-            })?;
-        self.remaining -= take as u64;
-        Ok(take)
-    }
+    let mut bytes = vec![0u8; len as usize];
+    frame.read_bytes_into(&mut bytes)?;
+    PartitionKey::from_tagged(prefix[0], &bytes)
+        .ok_or_else(|| bad_header(format!("partition key with tag {}", prefix[0])))
 }
 
 /// A file written in full or not at all: bytes go to a temporary file in

@@ -6,12 +6,12 @@
 
 use std::io::{self, Read, Write};
 
+use filterlab_core::format::ErrorStash;
 use filterlab_core::{Error, ErrorKind, FilterKind, Persist};
 use xxhash_rust::xxh3::{Xxh3, xxh3_64};
 
 use crate::filter::ScalableBloomFilter;
 use crate::layer::Layer;
-use crate::stash::Stash;
 
 /// The first eight bytes of every chunk.
 pub const CHUNK_MAGIC: [u8; 8] = *b"FLTRCHNK";
@@ -66,7 +66,7 @@ struct ChunkWriter<S> {
     chunk: Vec<u8>,
     sequence: u64,
     store: S,
-    stash: Stash,
+    stash: ErrorStash,
 }
 
 impl<S: FnMut(u64, &[u8]) -> Result<(), Error>> ChunkWriter<S> {
@@ -126,7 +126,7 @@ struct ChunkReader<I, B> {
     /// Stream bytes received.
     offset: u64,
     hasher: Xxh3,
-    stash: Stash,
+    stash: ErrorStash,
 }
 
 fn u64_at(bytes: &[u8], at: usize) -> u64 {
@@ -149,7 +149,7 @@ where
             data_capacity: 0,
             offset: 0,
             hasher: Xxh3::new(),
-            stash: Stash::default(),
+            stash: ErrorStash::default(),
         }
     }
 
@@ -416,7 +416,7 @@ impl<L: Layer> ScalableBloomFilter<L> {
             chunk,
             sequence: 0,
             store,
-            stash: Stash::default(),
+            stash: ErrorStash::default(),
         };
         self.write_to(&mut writer)
             .map_err(|err| writer.stash.take_or(err))?;

@@ -10,7 +10,6 @@ use filterlab_core::{Error, ErrorKind, FilterKind, Persist};
 use crate::config::{MAX_GROWTH, MAX_LAYERS, MAX_MEMORY_CAP, ScalableConfig};
 use crate::filter::ScalableBloomFilter;
 use crate::layer::Layer;
-use crate::stash::{PayloadReader, PayloadWriter, Stash};
 
 /// Header parameters, in order.
 const PARAM_NAMES: [&str; 9] = [
@@ -92,14 +91,8 @@ impl<L: Layer> Persist for ScalableBloomFilter<L> {
     }
 
     fn write_payload<W: Write>(&self, out: &mut FrameWriter<W>) -> Result<(), Error> {
-        let mut writer = PayloadWriter {
-            frame: out,
-            stash: Stash::default(),
-        };
         for layer in &self.layers {
-            layer
-                .write_to(&mut writer)
-                .map_err(|err| writer.stash.take_or(err))?;
+            out.write_nested(|payload| layer.write_to(payload))?;
         }
         Ok(())
     }
@@ -159,25 +152,21 @@ impl<L: Layer> Persist for ScalableBloomFilter<L> {
         let loads = config
             .loads(header.items)
             .ok_or_else(|| invalid(format!("{} items need too many layers", header.items)))?;
-        let mut reader = PayloadReader {
-            frame: input,
-            remaining: header.payload_len,
-            stash: Stash::default(),
-        };
         let mut layers = Vec::with_capacity(loads.len());
         let mut memory = 0u64;
         for (index, &load) in (0u32..).zip(&loads) {
-            let limit = reader.remaining;
-            let layer = L::read_from_with_limit(&mut reader, limit)
-                .map_err(|err| reader.stash.take_or(err))?;
+            let layer = input.read_nested(|payload| {
+                let limit = payload.remaining();
+                L::read_from_with_limit(payload, limit)
+            })?;
             check_layer(&config, index, &layer, load)?;
             memory = memory.saturating_add(layer.memory_usage() as u64);
             layers.push(layer);
         }
-        if reader.remaining != 0 {
+        if input.remaining() != 0 {
             return Err(Error::new(
                 ErrorKind::LengthMismatch,
-                format!("{} payload bytes follow the last layer", reader.remaining),
+                format!("{} payload bytes follow the last layer", input.remaining()),
             ));
         }
         if memory > config.max_memory {

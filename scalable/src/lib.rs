@@ -7,7 +7,6 @@ mod filter;
 mod format;
 mod info;
 mod layer;
-mod stash;
 
 pub use chunks::{
     CHUNK_MAGIC, CHUNK_OVERHEAD, CHUNK_VERSION, DEFAULT_CHUNK_BYTES, MAX_CHUNK_BYTES,

@@ -268,7 +268,7 @@ impl<W: Write> FrameWriter<W> {
 
     /// Runs `write` with the payload as a [`Write`]r, for files nested in
     /// this one (each written by its own [`Persist::write_to`]); see
-    /// [`NestedWriter`]. An error the frame raised under `write` is
+    /// [`Nested`]. An error the frame raised under `write` is
     /// returned as it was, not as what passing through `io::Error` made of
     /// it.
     ///
@@ -278,13 +278,9 @@ impl<W: Write> FrameWriter<W> {
     /// [`ErrorKind::LengthMismatch`].
     pub fn write_nested<T>(
         &mut self,
-        write: impl FnOnce(&mut NestedWriter<'_, W>) -> Result<T, Error>,
+        write: impl FnOnce(&mut Nested<'_, Self>) -> Result<T, Error>,
     ) -> Result<T, Error> {
-        let mut nested = NestedWriter {
-            frame: self,
-            stash: ErrorStash::default(),
-        };
-        write(&mut nested).map_err(|err| nested.stash.take_or(err))
+        Nested::run(self, write)
     }
 
     /// Appends 64-bit words, little-endian, in bounded chunks.
@@ -360,15 +356,31 @@ impl ErrorStash {
     }
 }
 
-/// A frame's payload as a [`Write`]r, lent by
-/// [`FrameWriter::write_nested`]: what is written goes into the payload
-/// (counted and checksummed), never past its length.
-pub struct NestedWriter<'a, W: Write> {
-    frame: &'a mut FrameWriter<W>,
+/// A frame's payload as `std::io` sees it, lent by
+/// [`FrameWriter::write_nested`] (a [`Write`]r) and
+/// [`FrameReader::read_nested`] (a [`Read`]er): bytes go through the frame
+/// (counted and checksummed), never past the payload's length.
+pub struct Nested<'a, F> {
+    frame: &'a mut F,
     stash: ErrorStash,
 }
 
-impl<W: Write> Write for NestedWriter<'_, W> {
+impl<'a, F> Nested<'a, F> {
+    /// Runs `work` over `frame`'s payload; the frame's own error in place
+    /// of the `io::Error` it became, when there was one.
+    fn run<T>(
+        frame: &'a mut F,
+        work: impl FnOnce(&mut Self) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let mut nested = Self {
+            frame,
+            stash: ErrorStash::default(),
+        };
+        work(&mut nested).map_err(|err| nested.stash.take_or(err))
+    }
+}
+
+impl<W: Write> Write for Nested<'_, FrameWriter<W>> {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
         match self.frame.write_bytes(bytes) {
             Ok(()) => Ok(bytes.len()),
@@ -381,22 +393,14 @@ impl<W: Write> Write for NestedWriter<'_, W> {
     }
 }
 
-/// A frame's payload as a [`Read`]er, lent by
-/// [`FrameReader::read_nested`]: it reads the payload (checksummed), never
-/// past its end.
-pub struct NestedReader<'a, R: Read> {
-    frame: &'a mut FrameReader<R>,
-    stash: ErrorStash,
-}
-
-impl<R: Read> NestedReader<'_, R> {
+impl<R: Read> Nested<'_, FrameReader<R>> {
     /// Payload bytes not read yet.
     pub fn remaining(&self) -> u64 {
         self.frame.remaining
     }
 }
 
-impl<R: Read> Read for NestedReader<'_, R> {
+impl<R: Read> Read for Nested<'_, FrameReader<R>> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if buf.is_empty() {
             return Ok(0);
@@ -550,7 +554,7 @@ impl<R: Read> FrameReader<R> {
 
     /// Runs `read` over the rest of the payload as a [`Read`]er, for files
     /// nested in this one (each read with its own
-    /// [`Persist::read_from`]); see [`NestedReader`]. An error the frame
+    /// [`Persist::read_from`]); see [`Nested`]. An error the frame
     /// raised under `read` is returned as it was, not as what passing
     /// through `io::Error` made of it.
     ///
@@ -560,13 +564,9 @@ impl<R: Read> FrameReader<R> {
     /// [`ErrorKind::LengthMismatch`].
     pub fn read_nested<T>(
         &mut self,
-        read: impl FnOnce(&mut NestedReader<'_, R>) -> Result<T, Error>,
+        read: impl FnOnce(&mut Nested<'_, Self>) -> Result<T, Error>,
     ) -> Result<T, Error> {
-        let mut nested = NestedReader {
-            frame: self,
-            stash: ErrorStash::default(),
-        };
-        read(&mut nested).map_err(|err| nested.stash.take_or(err))
+        Nested::run(self, read)
     }
 
     /// Reads exactly `buf.len()` payload bytes.

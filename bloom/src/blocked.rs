@@ -6,7 +6,7 @@ use std::io::{Read, Write};
 use std::sync::{Mutex, PoisonError};
 
 use filterlab_core::format::{FrameReader, FrameWriter, Header};
-use filterlab_core::memory::check_memory;
+use filterlab_core::memory::{addressable, check_memory};
 use filterlab_core::reduce;
 use filterlab_core::sizing::{
     BuilderBase, HashChoice, SizeSearch, SizedFor, Target, hashes_from_header,
@@ -315,8 +315,7 @@ fn approximate_best_hashes(bits: u64, items: u64) -> u32 {
 }
 
 fn address_blocks(num_blocks: u64) -> Result<usize, Error> {
-    usize::try_from(num_blocks)
-        .map_err(|_| Error::new(ErrorKind::TooLarge, "block array exceeds the address space"))
+    addressable(num_blocks, "block array")
 }
 
 impl BlockedBloomFilter {

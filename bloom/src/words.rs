@@ -10,7 +10,7 @@ use std::io::{Read, Write};
 use std::sync::atomic::Ordering;
 
 use filterlab_core::format::{FrameReader, FrameWriter, Header};
-use filterlab_core::memory::zeroed_words;
+use filterlab_core::memory::{addressable, zeroed_words};
 use filterlab_core::sizing::{SizedFor, hashes_from_header};
 use filterlab_core::theory::{bloom_estimate_items, bloom_fpp_exact, bloom_fpp_given_fill};
 use filterlab_core::{Error, ErrorKind, FilterKind, KeyHasher, Probes, prefetch};
@@ -64,8 +64,7 @@ impl BloomConfig {
 
     /// Words in the array, or an error when they exceed the address space.
     fn word_count(&self) -> Result<usize, Error> {
-        usize::try_from(self.num_bits.div_ceil(64))
-            .map_err(|_| Error::new(ErrorKind::TooLarge, "bit array exceeds the address space"))
+        addressable(self.num_bits.div_ceil(64), "bit array")
     }
 }
 

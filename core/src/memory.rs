@@ -21,6 +21,21 @@ pub fn check_memory(bytes: u64, limit: u64, what: &str) -> Result<(), Error> {
     Ok(())
 }
 
+/// `count` (of array elements: words, blocks) as a `usize`.
+///
+/// # Errors
+///
+/// [`ErrorKind::TooLarge`], naming `what`, when `count` exceeds the
+/// address space (a 32-bit target).
+pub fn addressable(count: u64, what: &str) -> Result<usize, Error> {
+    usize::try_from(count).map_err(|_| {
+        Error::new(
+            ErrorKind::TooLarge,
+            format!("{what} exceeds the address space"),
+        )
+    })
+}
+
 /// A zeroed vector of `count` words, or an error instead of an abort when the
 /// allocator refuses.
 ///
@@ -58,6 +73,11 @@ mod tests {
             ErrorKind::TooLarge
         );
         assert_eq!(zeroed_words(3).unwrap(), vec![0, 0, 0]);
+        assert_eq!(addressable(7, "x").unwrap(), 7);
+        if usize::BITS < 64 {
+            let err = addressable(u64::MAX, "the x").unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::TooLarge);
+        }
         assert_eq!(
             zeroed_words(usize::MAX / 4).unwrap_err().kind(),
             ErrorKind::TooLarge

@@ -2,6 +2,7 @@
 
 use filterlab_bloom::BloomFilter;
 use filterlab_core::format::{FrameWriter, Header};
+use filterlab_core::memory::{addressable, zeroed_words};
 use filterlab_core::theory::bloom_estimate_items;
 use filterlab_core::{Error, ErrorKind, FilterKind, Persist};
 
@@ -39,12 +40,8 @@ impl<const BITS: u32> CountingBloom<Standard, BITS> {
     /// ```
     pub fn to_bloom(&self) -> Result<BloomFilter, Error> {
         let (config, counters, sized_for, len) = self.parts();
-        let words = usize::try_from(config.num_counters.div_ceil(64))
-            .map_err(|_| Error::new(ErrorKind::TooLarge, "bit array exceeds the address space"))?;
-        let mut bits: Vec<u64> = Vec::new();
-        bits.try_reserve_exact(words)
-            .map_err(|_| Error::new(ErrorKind::TooLarge, "cannot allocate the bit array"))?;
-        bits.resize(words, 0);
+        let words = addressable(config.num_counters.div_ceil(64), "bit array")?;
+        let mut bits = zeroed_words(words)?;
         let per_word = Width::<BITS>::PER_WORD;
         for (word_index, word) in counters.words().enumerate() {
             let mut nonzero = Width::<BITS>::nonzero(word);

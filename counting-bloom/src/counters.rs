@@ -6,6 +6,7 @@
 use std::io::Read;
 
 use filterlab_core::format::{FrameReader, FrameWriter};
+use filterlab_core::memory::addressable;
 use filterlab_core::{Error, ErrorKind};
 
 /// Bytes per block: one cache line.
@@ -98,12 +99,7 @@ pub(crate) fn blocks_for<const BITS: u32>(num_counters: u64) -> u64 {
 /// [`blocks_for`] as a length: an error instead of a truncation when the
 /// blocks exceed the address space.
 pub(crate) fn block_count<const BITS: u32>(num_counters: u64) -> Result<usize, Error> {
-    usize::try_from(blocks_for::<BITS>(num_counters)).map_err(|_| {
-        Error::new(
-            ErrorKind::TooLarge,
-            "counter array exceeds the address space",
-        )
-    })
+    addressable(blocks_for::<BITS>(num_counters), "counter array")
 }
 
 /// The counter array: whole blocks, zeroed, and the helpers every layout

@@ -403,10 +403,7 @@ const BRANCH_FREE_PROBES: u32 = 3;
 /// Prefetches the words of the key's first `count` probes.
 #[inline]
 fn prefetch_probes<W>(bits: &[W], num_bits: u64, count: u32, hash: u64) {
-    let mut probes = Probes::new(hash, num_bits);
-    for _ in 0..count {
-        prefetch(&bits[(probes.next_index() >> 6) as usize]);
-    }
+    for_each_probe(num_bits, count, hash, |word, _| prefetch(&bits[word]));
 }
 
 /// Bits set in `words`.

@@ -10,7 +10,7 @@ use filterlab_peers::{Subject, Theory};
 use serde::{Serialize, Serializer};
 
 use crate::experiments::verdict::TheoryKind;
-use crate::registry::{Build, Capability, Entry, GateOn};
+use crate::registry::{Capability, Entry, GateOn};
 
 /// The entries with `capability` that take inserts, and a note for each
 /// static one (built once from its keys, it has nothing to measure here).
@@ -20,7 +20,7 @@ pub fn dynamic_with(entries: &[Entry], capability: Capability) -> (Vec<&Entry>, 
         .iter()
         .filter(|e| e.has(capability))
         .filter(|e| {
-            let dynamic = matches!(e.build, Build::Empty(_));
+            let dynamic = e.takes_inserts();
             if !dynamic {
                 notes.push(format!(
                     "{}: static (built once from its keys), not measured here",

@@ -359,6 +359,13 @@ impl Entry {
         self.origin == Origin::Filterlab
     }
 
+    /// Whether it is built empty and takes inserts (not built once from
+    /// its keys; the registry's tests hold this equal to lacking
+    /// [`Capability::StaticSet`]).
+    pub fn takes_inserts(&self) -> bool {
+        matches!(self.build, Build::Empty(_))
+    }
+
     /// Whether it can do `capability`.
     pub fn has(&self, capability: Capability) -> bool {
         self.capabilities.contains(&capability)

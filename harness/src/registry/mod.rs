@@ -104,7 +104,7 @@ mod tests {
     #[test]
     fn static_filters_and_only_they_are_built_from_keys() {
         for entry in registry() {
-            let from_keys = matches!(entry.build, Build::FromKeys(_));
+            let from_keys = !entry.takes_inserts();
             assert_eq!(
                 entry.has(Capability::StaticSet),
                 from_keys,

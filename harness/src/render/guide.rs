@@ -56,7 +56,7 @@ impl<'a> Facts<'a> {
         self.measured
             .entries
             .iter()
-            .filter(|e| !e.has(Capability::StaticSet) && (!filterlab_only || e.is_filterlab()))
+            .filter(|e| e.takes_inserts() && (!filterlab_only || e.is_filterlab()))
             .collect()
     }
 

@@ -228,19 +228,13 @@ impl<L: Layout, const BITS: u32> CountingBloomBuilder<L, BITS> {
 
     fn sizing_for_fpp(&self, fpp: f64) -> Result<CountingSizing, Error> {
         let items = self.base.items_for_fpp(fpp)?;
-        // k is checked before the search, which may refuse the size.
-        let explicit = self.base.explicit_hashes()?;
         let exact = ExactFpp::<L, BITS>::new(items);
         let fpp_of = |m: u64, k: u32| exact.fpp(m, k);
         let near = |m: u64| exact.hashes_near(m);
         let search = exact.search(fpp, self.max_counters(), &fpp_of, &near);
-        let (counters, mut k, mut achieved) = search.smallest()?;
-        let mut choice = exact.choice(counters);
-        if let Some(explicit) = explicit {
-            k = explicit;
-            achieved = exact.fpp(counters, k)?;
-            choice = HashChoice::Explicit;
-        }
+        let (counters, k, achieved) = search.smallest()?;
+        let chosen = (k, achieved, exact.choice(counters));
+        let (k, achieved, choice) = self.base.explicit_or(chosen, |k| exact.fpp(counters, k))?;
         Ok(Self::report(
             items,
             Some(fpp),

@@ -19,6 +19,11 @@ macro_rules! check_bad_parameters {
             $filter::with_bits(100).hashes(65),
             $filter::with_bits(100),
             $filter::with_fpp(0.01).expected_items(1000).hashes(0),
+            // A bad k is refused as such, before the size it would need.
+            $filter::with_fpp(0.01)
+                .expected_items(10_000_000)
+                .max_memory(1 << 20)
+                .hashes(65),
         ] {
             expect_error(builder.build(), InvalidParameter, &builder);
         }

@@ -67,18 +67,23 @@ impl BuilderBase {
         self.max_memory.saturating_mul(8)
     }
 
-    /// The load to size for `fpp`: required, and at least 1.
+    /// The load to size for `fpp`: required, and at least 1. The caller's
+    /// k, if any, is checked here too, before any size search, so that a
+    /// bad k is refused as such by every filter, whatever size it would
+    /// have led to.
     ///
     /// # Errors
     ///
     /// [`ErrorKind::InvalidParameter`](crate::ErrorKind::InvalidParameter)
-    /// for an FPP [`check_fpp`] refuses, no load, or a zero load.
+    /// for an FPP [`check_fpp`] refuses, no load, a zero load, or a k
+    /// [`check_hashes`] refuses.
     pub fn items_for_fpp(&self, fpp: f64) -> Result<u64, Error> {
         check_fpp(fpp)?;
         let items = self
             .expected_items
             .ok_or_else(|| Error::invalid("sizing by FPP needs expected_items(n)"))?;
         check_items(items)?;
+        self.explicit_hashes()?;
         Ok(items)
     }
 

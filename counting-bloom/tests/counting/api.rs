@@ -304,6 +304,11 @@ fn bad_parameters_are_typed_errors() {
             builder(0.01).expected_items(0),
             builder(0.01).expected_items(1000).hashes(0),
             builder(0.01).expected_items(1000).hashes(65),
+            // A bad k is refused as such, before the size it would need.
+            builder(0.01)
+                .expected_items(1_000_000)
+                .max_memory(1 << 20)
+                .hashes(65),
             counters(0).hashes(3),
             counters(100),
             counters(100).hashes(0),

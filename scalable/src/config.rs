@@ -262,9 +262,20 @@ impl<L: Layer> ScalableBloomBuilder<L> {
     pub fn sizing_for(&self, items: u64) -> Result<ScalableSizing, Error> {
         let config = self.config()?;
         plan::<L>(&config, items, &[])?.ok_or_else(|| {
+            let caps = if config.non_scaling {
+                format!(
+                    "one layer of {} items (non-scaling)",
+                    config.initial_capacity
+                )
+            } else {
+                format!(
+                    "{} layers from {} items growing ×{}, and {} bytes",
+                    config.max_layers, config.initial_capacity, config.growth, config.max_memory
+                )
+            };
             Error::new(
                 ErrorKind::TooLarge,
-                format!("{items} items exceed what the caps of {config:?} allow"),
+                format!("{items} items need more than the caps allow: {caps}"),
             )
         })
     }

@@ -220,6 +220,8 @@ pub struct FrameWriter<W: Write> {
     checksum: Xxh3,
     remaining: u64,
     buffer: Vec<u8>,
+    /// False for a payload written alone ([`payload_only`](Self::payload_only)).
+    framed: bool,
 }
 
 impl<W: Write> FrameWriter<W> {
@@ -244,7 +246,20 @@ impl<W: Write> FrameWriter<W> {
             checksum,
             remaining: header.payload_len,
             buffer: Vec::with_capacity(CHUNK_BYTES),
+            framed: true,
         })
+    }
+
+    /// A writer of `header`'s payload alone: no header before it, no
+    /// checksum after it (see [`Persist::write_payload_to`]).
+    pub fn payload_only(inner: W, header: &Header) -> Self {
+        Self {
+            inner,
+            checksum: Xxh3::new(),
+            remaining: header.payload_len,
+            buffer: Vec::with_capacity(CHUNK_BYTES),
+            framed: false,
+        }
     }
 
     /// Appends raw payload bytes.
@@ -318,8 +333,10 @@ impl<W: Write> FrameWriter<W> {
                 ),
             ));
         }
-        let checksum = self.checksum.digest();
-        self.inner.write_all(&checksum.to_le_bytes())?;
+        if self.framed {
+            let checksum = self.checksum.digest();
+            self.inner.write_all(&checksum.to_le_bytes())?;
+        }
         self.inner.flush()?;
         Ok(self.inner)
     }
@@ -428,6 +445,8 @@ pub struct FrameReader<R: Read> {
     checksum: Xxh3,
     remaining: u64,
     header: Header,
+    /// False for a payload read alone ([`payload_only`](Self::payload_only)).
+    framed: bool,
 }
 
 impl<R: Read> FrameReader<R> {
@@ -441,6 +460,18 @@ impl<R: Read> FrameReader<R> {
     /// `payload_limit`), [`ErrorKind::Truncated`] or [`ErrorKind::Io`].
     pub fn open(inner: R, kind: FilterKind, payload_limit: u64) -> Result<Self, Error> {
         Self::open_inner(inner, Some(kind), payload_limit)
+    }
+
+    /// A reader of `header`'s payload alone, from `inner`: no header before
+    /// it, no checksum after it (see [`Persist::read_payload_from`]).
+    pub fn payload_only(inner: R, header: Header) -> Self {
+        Self {
+            inner,
+            checksum: Xxh3::new(),
+            remaining: header.payload_len,
+            header,
+            framed: false,
+        }
     }
 
     /// Reads and validates a header of any kind (to inspect a file).
@@ -539,6 +570,7 @@ impl<R: Read> FrameReader<R> {
             checksum,
             remaining: header.payload_len,
             header,
+            framed: true,
         })
     }
 
@@ -641,6 +673,9 @@ impl<R: Read> FrameReader<R> {
                 ErrorKind::LengthMismatch,
                 format!("{} payload bytes left unread", self.remaining),
             ));
+        }
+        if !self.framed {
+            return Ok(self.inner);
         }
         let mut stored = [0u8; 8];
         read_exact(&mut self.inner, &mut stored)?;
@@ -752,6 +787,46 @@ pub trait Persist: Sized {
     /// the configurations differ.
     fn read_from_expecting<R: Read>(reader: R, expected: &Self::Config) -> Result<Self, Error> {
         read_filter(reader, DEFAULT_PAYLOAD_LIMIT, Some(expected)).map(|(filter, _)| filter)
+    }
+
+    /// Writes the payload alone: the bytes [`write_to`](Self::write_to)
+    /// writes between the header and the checksum. For a store that keeps
+    /// the header's fields apart (filterlab-redis keeps a Bloom filter's
+    /// payload in Redis strings and its configuration beside them).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Io`] when the writer fails.
+    fn write_payload_to<W: Write>(&self, writer: W) -> Result<(), Error> {
+        let mut frame = FrameWriter::payload_only(writer, &self.header());
+        self.write_payload(&mut frame)?;
+        frame.finish()?;
+        Ok(())
+    }
+
+    /// Reads a filter from its payload alone and the header it was written
+    /// with (see [`write_payload_to`](Self::write_payload_to)): every check
+    /// of [`read_from`](Self::read_from) but the two checksums, which the
+    /// store does not keep.
+    ///
+    /// # Errors
+    ///
+    /// As [`read_from`](Self::read_from), without
+    /// [`ErrorKind::ChecksumMismatch`]; [`ErrorKind::WrongKind`] for a
+    /// header of another kind.
+    fn read_payload_from<R: Read>(header: Header, reader: R) -> Result<Self, Error> {
+        if header.kind != Self::KIND {
+            return Err(Error::new(
+                ErrorKind::WrongKind,
+                format!("a payload of kind {}, expected {}", header.kind, Self::KIND),
+            ));
+        }
+        let config = Self::config_from_header(&header)?;
+        let mut frame = FrameReader::payload_only(reader, header);
+        let header = frame.header().clone();
+        let filter = Self::read_payload(config, &header, &mut frame)?;
+        frame.finish()?;
+        Ok(filter)
     }
 
     /// The filter as bytes.

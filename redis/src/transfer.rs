@@ -2,17 +2,16 @@
 //! bit-identical, streamed in bounded chunks through filterlab-bloom's
 //! public binary format (kind 1): the Redis strings hold that format's
 //! payload byte for byte (see `layout::redis_offset`), so both directions
-//! copy bytes (GETRANGE, SETRANGE) and frame them with core's format.
+//! copy bytes (GETRANGE, SETRANGE) and hand them to `Persist`'s payload-only
+//! reader and writer, the header's fields coming from the stored layout.
 
-use std::cell::RefCell;
 use std::io::{self, Read, Write};
 use std::process;
-use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use filterlab_bloom::BloomFilter;
-use filterlab_core::format::{FrameWriter, Header};
+use filterlab_core::format::Header;
 use filterlab_core::{ErrorKind as CoreKind, Filter, FilterKind, Persist, mix64};
 use redis::Client;
 
@@ -29,10 +28,6 @@ pub const TRANSFER_CHUNK_BYTES: u64 = 1 << 20;
 /// How long an import's uploaded parts live without a new chunk: a client
 /// that dies mid-import leaves no key behind for longer.
 const UPLOAD_TTL_MS: u64 = 10 * 60 * 1000;
-
-/// Bytes of the framing's fixed header, and the offset of its parameter count.
-const FIXED_HEADER_LEN: u64 = 48;
-const PARAM_COUNT_AT: usize = 14;
 
 impl RedisBloomFilter {
     /// Copies the filter into a local [`BloomFilter`] that answers every
@@ -63,17 +58,14 @@ impl RedisBloomFilter {
             ],
             payload_len: layout.total_bytes(),
         };
-        let buffer = SharedBuffer::default();
-        let frame = FrameWriter::new(buffer.clone(), &header)?;
         let mut reader = ExportReader {
             filter: self,
-            frame: Some(frame),
-            buffer,
-            consumed: 0,
+            chunk: Vec::new(),
+            at: 0,
             next: 0,
             error: None,
         };
-        let read = BloomFilter::read_from_with_limit(&mut reader, layout.total_bytes());
+        let read = BloomFilter::read_payload_from(header, &mut reader);
         read.map_err(|err| reader.error.take().unwrap_or_else(|| err.into()))
     }
 
@@ -135,31 +127,13 @@ impl RedisBloomFilter {
     }
 }
 
-/// A growable byte buffer shared by the frame writer (which appends) and
-/// the export reader (which drains it).
-#[derive(Clone, Default)]
-struct SharedBuffer(Rc<RefCell<Vec<u8>>>);
-
-impl Write for SharedBuffer {
-    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-/// The kind-1 stream of a filter in Redis: core's frame writer fed with
-/// chunks read from the server on demand.
+/// The payload of a filter in Redis as a reader: chunks fetched from the
+/// server on demand.
 struct ExportReader<'a> {
     filter: &'a mut RedisBloomFilter,
-    /// `None` once the checksum is written.
-    frame: Option<FrameWriter<SharedBuffer>>,
-    buffer: SharedBuffer,
-    /// Bytes of `buffer` already read.
-    consumed: usize,
+    /// The chunk being read, and how much of it is read.
+    chunk: Vec<u8>,
+    at: usize,
     /// The next payload byte to fetch.
     next: u64,
     /// The typed error behind a failed read.
@@ -167,17 +141,11 @@ struct ExportReader<'a> {
 }
 
 impl ExportReader<'_> {
-    /// Adds the next chunk (or the checksum) to the buffer; false at the end.
+    /// Fetches the next chunk; false at the end of the payload.
     fn refill(&mut self) -> Result<bool, Error> {
-        let Some(frame) = self.frame.as_mut() else {
-            return Ok(false);
-        };
         let layout = self.filter.layout;
         if self.next == layout.total_bytes() {
-            if let Some(frame) = self.frame.take() {
-                frame.finish()?;
-            }
-            return Ok(true);
+            return Ok(false);
         }
         let part = self.next / layout.part_bytes();
         let start = self.next - part * layout.part_bytes();
@@ -195,7 +163,8 @@ impl ExportReader<'_> {
                 ),
             ));
         }
-        frame.write_bytes(&bytes)?;
+        self.chunk = bytes;
+        self.at = 0;
         self.next += end - start;
         Ok(true)
     }
@@ -203,19 +172,7 @@ impl ExportReader<'_> {
 
 impl Read for ExportReader<'_> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        loop {
-            {
-                let buffer = self.buffer.0.borrow();
-                let available = &buffer[self.consumed..];
-                if !available.is_empty() {
-                    let n = available.len().min(out.len());
-                    out[..n].copy_from_slice(&available[..n]);
-                    self.consumed += n;
-                    return Ok(n);
-                }
-            }
-            self.buffer.0.borrow_mut().clear();
-            self.consumed = 0;
+        if self.at == self.chunk.len() {
             match self.refill() {
                 Ok(true) => {}
                 Ok(false) => return Ok(0),
@@ -226,6 +183,11 @@ impl Read for ExportReader<'_> {
                 }
             }
         }
+        let available = &self.chunk[self.at..];
+        let n = available.len().min(out.len());
+        out[..n].copy_from_slice(&available[..n]);
+        self.at += n;
+        Ok(n)
     }
 }
 
@@ -243,14 +205,11 @@ fn upload(
     let mut writer = ImportWriter {
         target,
         uploads,
-        position: 0,
-        head: Vec::new(),
-        payload_start: None,
         chunk: Vec::new(),
         chunk_start: 0,
         error: None,
     };
-    if let Err(err) = filter.write_to(&mut writer) {
+    if let Err(err) = filter.write_payload_to(&mut writer) {
         return Err(writer.error.take().unwrap_or_else(|| err.into()));
     }
     if writer.chunk_start != layout.total_bytes() {
@@ -266,17 +225,10 @@ fn upload(
     Ok(())
 }
 
-/// Receives a kind-1 stream: skips the header, sends the payload to the
-/// uploads chunk by chunk, ignores the checksum.
+/// Receives a kind-1 payload and sends it to the uploads chunk by chunk.
 struct ImportWriter<'a> {
     target: &'a mut RedisBloomFilter,
     uploads: &'a [String],
-    /// Bytes of the stream received.
-    position: u64,
-    /// The first bytes of the header, up to its parameter count.
-    head: Vec<u8>,
-    /// Where the payload starts, once the parameter count is known.
-    payload_start: Option<u64>,
     /// Payload bytes not sent yet, starting at payload offset `chunk_start`.
     chunk: Vec<u8>,
     chunk_start: u64,
@@ -285,37 +237,6 @@ struct ImportWriter<'a> {
 }
 
 impl ImportWriter<'_> {
-    fn consume(&mut self, mut bytes: &[u8]) -> Result<(), Error> {
-        while !bytes.is_empty() {
-            let Some(start) = self.payload_start else {
-                let take = (PARAM_COUNT_AT + 2 - self.head.len()).min(bytes.len());
-                self.head.extend_from_slice(&bytes[..take]);
-                bytes = &bytes[take..];
-                self.position += take as u64;
-                if let [.., low, high] = self.head[..]
-                    && self.head.len() == PARAM_COUNT_AT + 2
-                {
-                    let params = u64::from(u16::from_le_bytes([low, high]));
-                    self.payload_start = Some(FIXED_HEADER_LEN + 8 * params);
-                }
-                continue;
-            };
-            let end = start + self.target.layout.total_bytes();
-            let take = if self.position < start {
-                (start - self.position).min(bytes.len() as u64) as usize
-            } else if self.position < end {
-                let take = (end - self.position).min(bytes.len() as u64) as usize;
-                self.push_payload(&bytes[..take])?;
-                take
-            } else {
-                bytes.len()
-            };
-            bytes = &bytes[take..];
-            self.position += take as u64;
-        }
-        Ok(())
-    }
-
     /// Buffers payload bytes, sending each chunk when it is full or reaches
     /// the end of its part.
     fn push_payload(&mut self, mut bytes: &[u8]) -> Result<(), Error> {
@@ -351,7 +272,7 @@ impl ImportWriter<'_> {
 
 impl Write for ImportWriter<'_> {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        match self.consume(bytes) {
+        match self.push_payload(bytes) {
             Ok(()) => Ok(bytes.len()),
             Err(err) => {
                 let message = err.to_string();

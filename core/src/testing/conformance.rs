@@ -253,6 +253,7 @@ where
                 let expected = F::read_from_expecting(&bytes[..], &filter.config())
                     .map_err(|e| TestCaseError::fail(e.to_string()))?;
                 Self::assert_holds(&expected, &oracle, "after a round trip")?;
+                check_payload_round_trip(&filter, &bytes)?;
 
                 // Clear gives back a fresh filter that works again.
                 filter.clear();
@@ -513,4 +514,24 @@ fn expect_kind<F: Persist + Debug>(name: &str, bytes: &[u8], kind: ErrorKind, wh
         Err(err) if err.kind() == kind => {}
         other => fail(name, what, format!("expected {kind:?}, got {other:?}")),
     }
+}
+
+/// The payload alone round-trips: [`Persist::write_payload_to`] writes the
+/// bytes of `bytes` (the filter's file) between header and checksum, and
+/// [`Persist::read_payload_from`] reads them back, with the header, into
+/// an equal filter.
+fn check_payload_round_trip<F>(filter: &F, bytes: &[u8]) -> Result<(), TestCaseError>
+where
+    F: Persist + PartialEq + Debug,
+{
+    let mut payload = Vec::new();
+    filter
+        .write_payload_to(&mut payload)
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let header_len = bytes.len() - payload.len() - 8;
+    prop_assert_eq!(&payload[..], &bytes[header_len..bytes.len() - 8]);
+    let from_payload = F::read_payload_from(filter.header(), &payload[..])
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    prop_assert_eq!(&from_payload, filter);
+    Ok(())
 }

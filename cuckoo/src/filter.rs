@@ -430,20 +430,28 @@ impl CuckooFilter {
         found.fill(false);
         let prefetching = self.prefetching();
         for table in self.tables.iter().rev() {
-            let ahead = |i: usize| -> Option<Place> {
-                hashes
-                    .get(i + PREFETCH_AHEAD)
-                    .map(|&hash| table.place(lanes, hash))
-            };
-            for (i, (answer, &hash)) in found.iter_mut().zip(hashes).enumerate() {
+            let place_ahead = |hash: u64| {
+                let place = table.place(lanes, hash);
                 if prefetching {
-                    if let Some(place) = ahead(i) {
-                        prefetch(table.bucket_byte(lanes, place.first));
-                        prefetch(table.bucket_byte(lanes, place.second));
-                    }
+                    prefetch(table.bucket_byte(lanes, place.first));
+                    prefetch(table.bucket_byte(lanes, place.second));
+                }
+                place
+            };
+            // Key i's place, computed once when its buckets are prefetched,
+            // waits in slot i % PREFETCH_AHEAD until key i is looked up.
+            let mut ahead = [Place::default(); PREFETCH_AHEAD];
+            for (slot, &hash) in ahead.iter_mut().zip(hashes) {
+                *slot = place_ahead(hash);
+            }
+            for (i, answer) in found.iter_mut().enumerate() {
+                let slot = &mut ahead[i % PREFETCH_AHEAD];
+                let place = *slot;
+                if let Some(&hash) = hashes.get(i + PREFETCH_AHEAD) {
+                    *slot = place_ahead(hash);
                 }
                 if !*answer {
-                    *answer = table.holds(lanes, table.place(lanes, hash));
+                    *answer = table.holds(lanes, place);
                 }
             }
         }

@@ -234,7 +234,7 @@ impl<W: Word> Lanes<W> {
 }
 
 /// A key's place in one table: its fingerprint and two buckets.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Place {
     pub(crate) fingerprint: u64,
     pub(crate) first: u64,

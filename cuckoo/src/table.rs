@@ -214,17 +214,27 @@ impl<W: Word> Lanes<W> {
     /// instead, and 1 when those are zero too: every nonzero value has
     /// probability 2^-f + 2^-2f (value 1: 2^-f + 2^-2f+1), uniform over the
     /// 2^f − 1 usable values up to a relative 2^-f on one of them.
+    ///
+    /// The redraw is a branch taken once in 2^f keys, not a select: a
+    /// lookup's second bucket, and so its second load, waits on the
+    /// fingerprint, and a predicted branch keeps the redraw off that chain.
     #[inline]
     pub(crate) fn fingerprint(self, hash: u64) -> u64 {
         let low = hash & self.fingerprint_mask;
+        if low == 0 { self.redraw(hash) } else { low }
+    }
+
+    /// The fingerprint of a hash whose low f bits are zero.
+    #[cold]
+    #[inline(never)]
+    fn redraw(self, hash: u64) -> u64 {
         let redraw = (hash >> self.bits) & self.fingerprint_mask;
-        let redraw = redraw + u64::from(redraw == 0);
-        if low == 0 { redraw } else { low }
+        redraw + u64::from(redraw == 0)
     }
 }
 
 /// A key's place in one table: its fingerprint and two buckets.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Place {
     pub(crate) fingerprint: u64,
     pub(crate) first: u64,

@@ -176,11 +176,7 @@ impl Read for ExportReader<'_> {
             match self.refill() {
                 Ok(true) => {}
                 Ok(false) => return Ok(0),
-                Err(err) => {
-                    let message = err.to_string();
-                    self.error = Some(err);
-                    return Err(io::Error::other(message));
-                }
+                Err(err) => return Err(keep(&mut self.error, err)),
             }
         }
         let available = &self.chunk[self.at..];
@@ -274,17 +270,21 @@ impl Write for ImportWriter<'_> {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
         match self.push_payload(bytes) {
             Ok(()) => Ok(bytes.len()),
-            Err(err) => {
-                let message = err.to_string();
-                self.error = Some(err);
-                Err(io::Error::other(message))
-            }
+            Err(err) => Err(keep(&mut self.error, err)),
         }
     }
 
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
+}
+
+/// Keeps a transfer's typed error in `slot` and returns the `io::Error` that
+/// carries its message through `std::io` (the caller returns the kept one).
+fn keep(slot: &mut Option<Error>, err: Error) -> io::Error {
+    let io = io::Error::other(err.to_string());
+    *slot = Some(err);
+    io
 }
 
 /// Writes `bytes` at `offset` of an upload key and sets its time to live,

@@ -10,6 +10,7 @@ use std::hash::{Hash, Hasher};
 
 use xxhash_rust::xxh3;
 
+use crate::sizing::MAX_HASHES;
 use crate::{Error, ErrorKind};
 
 /// The hash algorithm behind a [`KeyHasher`], recorded in the binary format by its id.
@@ -419,6 +420,26 @@ impl Iterator for Probes {
     fn next(&mut self) -> Option<u64> {
         Some(self.next_index())
     }
+}
+
+/// The odd multipliers that spread a key's 32-bit block seed over its probes
+/// inside one 64-byte block, in the blocked filters: probe j of a block of
+/// 2^b places is `(seed · BLOCK_MULTIPLIERS[j] mod 2^32) >> (32 − b)`. Each
+/// probe is one multiplication of the seed, independent of the others, so
+/// vector code computes a key's probes in one instruction. Multiplier j is
+/// the high half of SplitMix64's output for j + 1 ([`mix64`]), forced odd.
+/// Part of the binary format of every blocked filter: they decide which
+/// places a key uses.
+pub static BLOCK_MULTIPLIERS: [u32; MAX_HASHES as usize] = block_multipliers();
+
+const fn block_multipliers() -> [u32; MAX_HASHES as usize] {
+    let mut table = [0; MAX_HASHES as usize];
+    let mut j = 0;
+    while j < table.len() {
+        table[j] = (mix64(j as u64 + 1) >> 32) as u32 | 1;
+        j += 1;
+    }
+    table
 }
 
 #[cfg(test)]

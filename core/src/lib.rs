@@ -23,5 +23,5 @@ pub mod theory;
 pub use error::{Error, ErrorKind};
 pub use filter::{BATCH, Filter, Merge, RemovableFilter, for_each_batch, insert_in_batches};
 pub use format::{FilterKind, Persist};
-pub use hash::{HashAlgorithm, Key, KeyHasher, Probes, ViaHash, mix64, reduce};
+pub use hash::{BLOCK_MULTIPLIERS, HashAlgorithm, Key, KeyHasher, Probes, ViaHash, mix64, reduce};
 pub use prefetch::prefetch;

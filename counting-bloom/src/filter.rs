@@ -11,10 +11,11 @@ use filterlab_core::{
     prefetch,
 };
 
+use crate::block;
 use crate::builder::{CountingBloomBuilder, CountingBloomConfig};
 use crate::counters::{BLOCK_BYTES, BLOCK_WORDS, Counters, Width, block_count};
 use crate::kernel::{self, Words};
-use crate::layout::{self, Blocked, Layout, Standard, block_probes, overflow_probability};
+use crate::layout::{self, Blocked, Layout, Standard, overflow_probability};
 use crate::sizing::CountingSizing;
 
 /// A counting Bloom filter with `BITS`-bit counters (4, 8 or 16) laid out
@@ -101,35 +102,6 @@ pub(crate) struct Tally {
     pub(crate) nonzero: u64,
     pub(crate) saturated: u64,
     pub(crate) sum: u128,
-}
-
-/// Runs a kernel on a key's counters: `words` is the key's block for the
-/// blocked layout (so that word indexes are known to be below 8) or the
-/// whole array for the standard one, and `probes` its probe sequence over
-/// them. `L::BLOCKED` is a constant: only one branch is compiled.
-macro_rules! on_counters {
-    ($filter:ident, $hash:expr, |$words:ident, $probes:ident| $body:expr) => {
-        if L::BLOCKED {
-            let (block, $probes) = block_probes::<BITS>($hash, $filter.num_counters);
-            let $words = &$filter.counters.blocks[block].0;
-            $body
-        } else {
-            let $probes = Probes::new($hash, $filter.num_counters);
-            let $words = &$filter.counters;
-            $body
-        }
-    };
-    (mut $filter:ident, $hash:expr, |$words:ident, $probes:ident| $body:expr) => {
-        if L::BLOCKED {
-            let (block, $probes) = block_probes::<BITS>($hash, $filter.num_counters);
-            let $words = &mut $filter.counters.blocks[block].0;
-            $body
-        } else {
-            let $probes = Probes::new($hash, $filter.num_counters);
-            let $words = &mut $filter.counters;
-            $body
-        }
-    };
 }
 
 /// Arrays smaller than this (1 MiB) stay in cache: batches skip prefetching.
@@ -235,25 +207,45 @@ impl<L: Layout, const BITS: u32> CountingBloom<L, BITS> {
         (self.counters.word(word) >> shift) & Width::<BITS>::MAX
     }
 
+    /// The fewest counts one insert adds (before saturation): k for the
+    /// standard layout, one for the blocked one, whose keys add one to each
+    /// distinct counter they name.
+    pub(crate) fn least_counts_per_item(&self) -> u32 {
+        if L::BLOCKED { 1 } else { self.num_hashes }
+    }
+
+    /// The block of a key of the blocked layout.
+    #[inline]
+    fn block_of(&self, hash: u64) -> usize {
+        block::block_index(hash, self.counters.blocks.len())
+    }
+
     /// Whether every counter of the key is nonzero.
     #[inline]
     fn probe(&self, hash: u64) -> bool {
         let k = self.num_hashes;
-        on_counters!(self, hash, |words, probes| kernel::all_nonzero::<BITS, _>(
-            words,
-            probes,
-            k,
-            L::BRANCH_FREE_PROBES
-        ))
+        if L::BLOCKED {
+            block::contains::<BITS>(&self.counters.blocks[self.block_of(hash)], hash, k)
+        } else {
+            let probes = Probes::new(hash, self.num_counters);
+            kernel::all_nonzero::<BITS, _>(&self.counters, probes, k, L::BRANCH_FREE_PROBES)
+        }
     }
 
     /// Inserts a pre-hashed key; whether it was new.
     #[inline]
     fn add(&mut self, hash: u64) -> bool {
         let k = self.num_hashes;
-        let new = on_counters!(mut self, hash, |words, probes| {
-            kernel::increment::<BITS, _>(words, probes, k)
-        });
+        let new = if L::BLOCKED {
+            let index = self.block_of(hash);
+            block::increment::<BITS>(&mut self.counters.blocks[index], hash, k)
+        } else {
+            kernel::increment::<BITS, _>(
+                &mut self.counters,
+                Probes::new(hash, self.num_counters),
+                k,
+            )
+        };
         self.len = self.len.saturating_add(1);
         new
     }
@@ -267,9 +259,16 @@ impl<L: Layout, const BITS: u32> CountingBloom<L, BITS> {
             return false;
         }
         let k = self.num_hashes;
-        let taken = on_counters!(mut self, hash, |words, probes| {
-            kernel::decrement::<BITS, _>(words, probes, k)
-        });
+        let taken = if L::BLOCKED {
+            let index = self.block_of(hash);
+            block::decrement::<BITS>(&mut self.counters.blocks[index], hash, k)
+        } else {
+            kernel::decrement::<BITS, _>(
+                &mut self.counters,
+                Probes::new(hash, self.num_counters),
+                k,
+            )
+        };
         self.len -= u64::from(taken);
         taken
     }
@@ -279,8 +278,7 @@ impl<L: Layout, const BITS: u32> CountingBloom<L, BITS> {
     #[inline]
     fn prefetch_key(&self, hash: u64) {
         if L::BLOCKED {
-            let (block, _) = block_probes::<BITS>(hash, self.num_counters);
-            prefetch(&self.counters.blocks[block]);
+            prefetch(&self.counters.blocks[self.block_of(hash)]);
         } else {
             let probes = Probes::new(hash, self.num_counters);
             for word in kernel::probe_words::<BITS>(probes, self.num_hashes) {
@@ -347,9 +345,12 @@ impl<L: Layout, const BITS: u32> CountingBloom<L, BITS> {
     /// [`count`](Self::count) for a pre-hashed key.
     pub fn count_hash(&self, hash: u64) -> u32 {
         let k = self.num_hashes;
-        on_counters!(self, hash, |words, probes| {
-            kernel::minimum::<BITS, _>(words, probes, k) as u32
-        })
+        let count = if L::BLOCKED {
+            block::minimum::<BITS>(&self.counters.blocks[self.block_of(hash)], hash, k)
+        } else {
+            kernel::minimum::<BITS, _>(&self.counters, Probes::new(hash, self.num_counters), k)
+        };
+        count as u32
     }
 
     /// Adds every key, hashing them in batches and prefetching the counters
@@ -595,10 +596,11 @@ impl<L: Layout, const BITS: u32> Merge for CountingBloom<L, BITS> {
 
     /// Keeps the smaller of each pair of counters: every key held by both
     /// stays present. `len` becomes an upper bound on the items held:
-    /// min(len_a, len_b, sum of the counters / k).
+    /// min(len_a, len_b, sum of the counters / k), or for the blocked
+    /// layout, whose keys may add fewer than k, min(len_a, len_b, sum).
     fn intersect(&mut self, other: &Self) -> Result<(), Error> {
         self.merge(other, u64::min)?;
-        let held = self.tally().sum / u128::from(self.num_hashes);
+        let held = self.tally().sum / u128::from(self.least_counts_per_item());
         let held = u64::try_from(held).unwrap_or(u64::MAX);
         self.len = self.len.min(other.len).min(held);
         Ok(())

@@ -118,8 +118,9 @@ impl<L: Layout, const BITS: u32> Persist for CountingBloom<L, BITS> {
     /// Reads the counters, then checks what they must satisfy: counters
     /// past the end of the array are zero, the header's count of saturated
     /// counters is theirs, and without a saturated counter the counters hold
-    /// k for every item counted (a filter that never saturated has exactly
-    /// k·len in its counters, or more after an intersection).
+    /// what every item counted added (a standard filter that never saturated
+    /// has exactly k·len in its counters, or more after an intersection; a
+    /// blocked one at least len).
     fn read_payload<R: Read>(
         config: CountingBloomConfig,
         header: &Header,
@@ -142,14 +143,11 @@ impl<L: Layout, const BITS: u32> Persist for CountingBloom<L, BITS> {
                 tally.saturated
             )));
         }
-        if tally.saturated == 0
-            && u128::from(header.items) * u128::from(config.num_hashes) > tally.sum
-        {
+        let needed = u128::from(header.items) * u128::from(filter.least_counts_per_item());
+        if tally.saturated == 0 && needed > tally.sum {
             return Err(invalid(format!(
-                "{} items need {} counts, the counters hold {}",
-                header.items,
-                u128::from(header.items) * u128::from(config.num_hashes),
-                tally.sum
+                "{} items need {needed} counts, the counters hold {}",
+                header.items, tally.sum
             )));
         }
         Ok(filter)

@@ -1,7 +1,5 @@
-//! The per-key counter operations, written once over [`Words`]: the whole
-//! array for the standard layout, one block for the blocked layout (where
-//! the compiler sees that every word index is below 8 and drops the bounds
-//! checks).
+//! The standard layout's per-key counter operations, over the [`Words`] of
+//! the whole array. (The blocked layout's are in `block`.)
 
 use filterlab_core::Probes;
 
@@ -11,18 +9,6 @@ use crate::counters::{BLOCK_WORDS, Counters, Width};
 pub(crate) trait Words {
     fn word(&self, index: usize) -> u64;
     fn word_mut(&mut self, index: usize) -> &mut u64;
-}
-
-impl Words for [u64; BLOCK_WORDS] {
-    #[inline]
-    fn word(&self, index: usize) -> u64 {
-        self[index]
-    }
-
-    #[inline]
-    fn word_mut(&mut self, index: usize) -> &mut u64 {
-        &mut self[index]
-    }
 }
 
 impl Words for Counters {

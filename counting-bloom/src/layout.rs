@@ -4,10 +4,10 @@
 
 use std::fmt::Debug;
 
+use filterlab_core::Error;
 use filterlab_core::theory::{
     blocked_bloom_fpp, blocked_counter_tail, bloom_fpp_exact, counter_tail, saturation_threshold,
 };
-use filterlab_core::{Error, Probes, reduce};
 
 use crate::counters::Width;
 
@@ -47,24 +47,6 @@ pub struct Blocked;
 
 impl Layout for Standard {}
 impl Layout for Blocked {}
-
-/// The block of a blocked filter with `num_counters` counters that a key
-/// with `hash` maps to, and its probes over the block's counters.
-///
-/// The block by multiply-shift over the high bits of the hash, as
-/// `BlockedBloomFilter` chooses it; the counters in it by core's [`Probes`]
-/// over the block's counters, seeded with the hash rotated by 32 bits so
-/// that its first probes come from the low half, which the block index does
-/// not use (measured: the FPP of one block, and of 4 and 1000 blocks,
-/// matches the exact formula; see the crate's tests).
-#[inline]
-pub(crate) fn block_probes<const BITS: u32>(hash: u64, num_counters: u64) -> (usize, Probes) {
-    let per_block = Width::<BITS>::PER_BLOCK;
-    (
-        reduce(hash, num_counters / per_block) as usize,
-        Probes::new(hash.rotate_left(32), per_block),
-    )
-}
 
 impl sealed::Sealed for Standard {
     const NAME: &'static str = "CountingBloomFilter";

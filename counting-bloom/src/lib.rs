@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
+mod block;
 mod builder;
 mod convert;
 mod counters;

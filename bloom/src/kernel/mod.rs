@@ -27,28 +27,17 @@
 mod avx2;
 mod scalar;
 
-use filterlab_core::sizing::MAX_HASHES;
-use filterlab_core::{Error, mix64};
+use filterlab_core::Error;
+#[cfg(test)]
+use filterlab_core::mix64;
 
 use crate::blocks::BLOCK_WORDS;
 
 use self::avx2::{Avx2, Lanes};
 
-/// The odd multipliers that spread a key's 32-bit block seed over its
-/// probes: probe j is bit `(seed · MULTIPLIERS[j] mod 2^32) >> 23` of the
-/// block. Multiplier j is the high half of SplitMix64's output for j + 1,
-/// forced odd. Part of the binary format: they decide which bits a key sets.
-pub(crate) static MULTIPLIERS: [u32; MAX_HASHES as usize] = multipliers();
-
-const fn multipliers() -> [u32; MAX_HASHES as usize] {
-    let mut table = [0; MAX_HASHES as usize];
-    let mut j = 0;
-    while j < table.len() {
-        table[j] = (mix64(j as u64 + 1) >> 32) as u32 | 1;
-        j += 1;
-    }
-    table
-}
+/// The probe multipliers, core's: probe j is bit
+/// `(seed · MULTIPLIERS[j] mod 2^32) >> 23` of the block.
+pub(crate) use filterlab_core::BLOCK_MULTIPLIERS as MULTIPLIERS;
 
 /// Sets the key's `num_hashes` probe bits in the block with the scalar
 /// code; whether any was clear (the key was new).

@@ -1,0 +1,206 @@
+//! The blocked layout's kernel: where a key's counters lie in its 64-byte
+//! block, and the lookup, insert, remove and count over them, written once
+//! for every width; [`avx512`] runs the same operations for 4-bit counters
+//! with a handful of vector instructions where the CPU has AVX-512BW.
+//!
+//! # Where a key's counters lie
+//!
+//! A key's block is `reduce(hash, blocks)`, from the hash's high bits, as in
+//! `BlockedBloomFilter`. Its probes in the block come from the hash's low 32
+//! bits (the block seed), one multiplication each by core's
+//! [`BLOCK_MULTIPLIERS`]: probe j is the top `log2(counters per block)`
+//! bits of `seed · BLOCK_MULTIPLIERS[j] mod 2^32`. A key adds one to each
+//! **distinct** counter its probes name: two probes on the same counter add
+//! one, not two, so a key's counters are a set, which vector code builds as
+//! a mask and updates with one masked add.
+//!
+//! Counter c of a block sits in lane `c mod LANES` of the block viewed as
+//! 8-bit lanes (16-bit ones for 16-bit counters), plane `c / LANES`: for 4-bit
+//! counters, counters 0..64 are the low nibbles of the block's 64 bytes and
+//! 64..128 their high nibbles. One byte-lane test then reads a whole plane.
+
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)] // see the module's docs
+mod avx512;
+
+use filterlab_core::{BLOCK_MULTIPLIERS, reduce};
+
+use crate::counters::{BLOCK_BYTES, Block, Width};
+
+/// The block-local arithmetic of `BITS`-bit counters.
+struct Place<const BITS: u32>;
+
+impl<const BITS: u32> Place<BITS> {
+    /// Bits per lane: a byte for 4- and 8-bit counters, the counter itself
+    /// for 16-bit ones.
+    const LANE_BITS: u64 = if BITS < 8 { 8 } else { BITS as u64 };
+    /// Lanes per block.
+    const LANES: u64 = BLOCK_BYTES as u64 * 8 / Self::LANE_BITS;
+    /// How far a probe's product shifts down to leave its counter index.
+    const SHIFT: u32 = 32 - Width::<BITS>::PER_BLOCK.trailing_zeros();
+
+    /// The word of the block and the bit shift of counter `counter`.
+    #[inline]
+    fn locate(counter: u32) -> (usize, u32) {
+        let counter = u64::from(counter);
+        let bit = counter % Self::LANES * Self::LANE_BITS + counter / Self::LANES * u64::from(BITS);
+        ((bit / 64) as usize, (bit % 64) as u32)
+    }
+}
+
+/// The block of a key with `hash` among `num_blocks` blocks.
+#[inline]
+pub(crate) fn block_index(hash: u64, num_blocks: usize) -> usize {
+    reduce(hash, num_blocks as u64) as usize
+}
+
+/// The seed of a key's probes inside its block: the low 32 bits of the
+/// hash, which the block index barely uses.
+#[inline]
+fn block_seed(hash: u64) -> u32 {
+    hash as u32
+}
+
+/// The key's counters in its block as a mask: bit c set when a probe names
+/// counter c (at most `num_hashes` bits; fewer when probes coincide).
+#[inline]
+fn probe_mask<const BITS: u32>(hash: u64, num_hashes: u32) -> u128 {
+    let seed = block_seed(hash);
+    BLOCK_MULTIPLIERS[..num_hashes as usize]
+        .iter()
+        .fold(0, |mask, &multiplier| {
+            mask | 1 << (seed.wrapping_mul(multiplier) >> Place::<BITS>::SHIFT)
+        })
+}
+
+/// The word index, shift and value of each counter in `mask`, lowest first.
+#[inline]
+fn counters<const BITS: u32>(
+    block: &Block,
+    mut mask: u128,
+) -> impl Iterator<Item = (usize, u32, u64)> + '_ {
+    std::iter::from_fn(move || {
+        if mask == 0 {
+            return None;
+        }
+        let counter = mask.trailing_zeros();
+        mask &= mask - 1;
+        let (word, shift) = Place::<BITS>::locate(counter);
+        Some((word, shift, (block.0[word] >> shift) & Width::<BITS>::MAX))
+    })
+}
+
+/// Whether every counter of the key is nonzero.
+#[inline]
+pub(crate) fn contains<const BITS: u32>(block: &Block, hash: u64, num_hashes: u32) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(avx512) = avx512::Avx512::serving::<BITS>(num_hashes) {
+        return avx512.contains(block, block_seed(hash), num_hashes);
+    }
+    scalar::contains::<BITS>(block, probe_mask::<BITS>(hash, num_hashes))
+}
+
+/// Adds one to each of the key's counters that is not saturated; whether
+/// any was zero before (the key was new).
+#[inline]
+pub(crate) fn increment<const BITS: u32>(block: &mut Block, hash: u64, num_hashes: u32) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(avx512) = avx512::Avx512::serving::<BITS>(num_hashes) {
+        return avx512.increment(block, block_seed(hash), num_hashes);
+    }
+    scalar::increment::<BITS>(block, probe_mask::<BITS>(hash, num_hashes))
+}
+
+/// Takes one from each of the key's counters that is not saturated, when
+/// none is zero; whether it did (otherwise the block is unchanged).
+#[inline]
+pub(crate) fn decrement<const BITS: u32>(block: &mut Block, hash: u64, num_hashes: u32) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(avx512) = avx512::Avx512::serving::<BITS>(num_hashes) {
+        return avx512.decrement(block, block_seed(hash), num_hashes);
+    }
+    scalar::decrement::<BITS>(block, probe_mask::<BITS>(hash, num_hashes))
+}
+
+/// The smallest of the key's counters.
+pub(crate) fn minimum<const BITS: u32>(block: &Block, hash: u64, num_hashes: u32) -> u64 {
+    counters::<BITS>(block, probe_mask::<BITS>(hash, num_hashes))
+        .map(|(_, _, value)| value)
+        .min()
+        .unwrap_or(0)
+}
+
+/// The portable operations, given the key's mask: the reference the vector
+/// kernel is tested against.
+mod scalar {
+    use super::{Block, Width, counters};
+
+    #[inline]
+    pub(super) fn contains<const BITS: u32>(block: &Block, mask: u128) -> bool {
+        counters::<BITS>(block, mask).all(|(_, _, value)| value != 0)
+    }
+
+    #[inline]
+    pub(super) fn increment<const BITS: u32>(block: &mut Block, mask: u128) -> bool {
+        let mut new = false;
+        let mut updated = *block;
+        for (word, shift, value) in counters::<BITS>(block, mask) {
+            new |= value == 0;
+            updated.0[word] += u64::from(value != Width::<BITS>::MAX) << shift;
+        }
+        *block = updated;
+        new
+    }
+
+    #[inline]
+    pub(super) fn decrement<const BITS: u32>(block: &mut Block, mask: u128) -> bool {
+        if !contains::<BITS>(block, mask) {
+            return false;
+        }
+        let mut updated = *block;
+        for (word, shift, value) in counters::<BITS>(block, mask) {
+            updated.0[word] -= u64::from(value != Width::<BITS>::MAX) << shift;
+        }
+        *block = updated;
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::counters::BLOCK_WORDS;
+
+    #[test]
+    fn places_cover_the_block_once() {
+        fn check<const BITS: u32>() {
+            let mut seen = [0u64; BLOCK_WORDS];
+            for counter in 0..Width::<BITS>::PER_BLOCK as u32 {
+                let (word, shift) = Place::<BITS>::locate(counter);
+                let bits = Width::<BITS>::MAX << shift;
+                assert_eq!(seen[word] & bits, 0, "counter {counter} overlaps");
+                seen[word] |= bits;
+            }
+            assert!(seen.iter().all(|&word| word == u64::MAX));
+        }
+        check::<4>();
+        check::<8>();
+        check::<16>();
+        // 4-bit: the low nibbles of the 64 bytes first, then the high ones.
+        assert_eq!(Place::<4>::locate(1), (0, 8));
+        assert_eq!(Place::<4>::locate(64), (0, 4));
+        assert_eq!(Place::<4>::locate(127), (7, 60));
+    }
+
+    #[test]
+    fn probes_fill_the_block_evenly() {
+        // Every counter of a 4-bit block is named by some seed's probe,
+        // each about equally often.
+        let mut hits = [0u32; 128];
+        for i in 0..128 * 200u64 {
+            let mask = probe_mask::<4>(filterlab_core::mix64(i), 1);
+            hits[mask.trailing_zeros() as usize] += 1;
+        }
+        assert!(hits.iter().all(|&h| (120..=280).contains(&h)), "{hits:?}");
+    }
+}

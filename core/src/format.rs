@@ -217,11 +217,11 @@ impl Header {
 /// and checksums the payload, and appends the checksum on [`finish`](Self::finish).
 pub struct FrameWriter<W: Write> {
     inner: W,
-    checksum: Xxh3,
+    /// None for a payload written alone ([`payload_only`](Self::payload_only)),
+    /// which has no checksum to compute.
+    checksum: Option<Xxh3>,
     remaining: u64,
     buffer: Vec<u8>,
-    /// False for a payload written alone ([`payload_only`](Self::payload_only)).
-    framed: bool,
 }
 
 impl<W: Write> FrameWriter<W> {
@@ -243,10 +243,9 @@ impl<W: Write> FrameWriter<W> {
         checksum.update(&bytes);
         Ok(Self {
             inner,
-            checksum,
+            checksum: Some(checksum),
             remaining: header.payload_len,
             buffer: Vec::with_capacity(CHUNK_BYTES),
-            framed: true,
         })
     }
 
@@ -255,10 +254,9 @@ impl<W: Write> FrameWriter<W> {
     pub fn payload_only(inner: W, header: &Header) -> Self {
         Self {
             inner,
-            checksum: Xxh3::new(),
+            checksum: None,
             remaining: header.payload_len,
             buffer: Vec::with_capacity(CHUNK_BYTES),
-            framed: false,
         }
     }
 
@@ -276,7 +274,9 @@ impl<W: Write> FrameWriter<W> {
             ));
         }
         self.remaining -= bytes.len() as u64;
-        self.checksum.update(bytes);
+        if let Some(checksum) = &mut self.checksum {
+            checksum.update(bytes);
+        }
         self.inner.write_all(bytes)?;
         Ok(())
     }
@@ -333,9 +333,8 @@ impl<W: Write> FrameWriter<W> {
                 ),
             ));
         }
-        if self.framed {
-            let checksum = self.checksum.digest();
-            self.inner.write_all(&checksum.to_le_bytes())?;
+        if let Some(checksum) = &self.checksum {
+            self.inner.write_all(&checksum.digest().to_le_bytes())?;
         }
         self.inner.flush()?;
         Ok(self.inner)
@@ -442,11 +441,11 @@ impl<R: Read> Read for Nested<'_, FrameReader<R>> {
 /// it, and checks the trailing checksum on [`finish`](Self::finish).
 pub struct FrameReader<R: Read> {
     inner: R,
-    checksum: Xxh3,
+    /// None for a payload read alone ([`payload_only`](Self::payload_only)),
+    /// which has no checksum to check.
+    checksum: Option<Xxh3>,
     remaining: u64,
     header: Header,
-    /// False for a payload read alone ([`payload_only`](Self::payload_only)).
-    framed: bool,
 }
 
 impl<R: Read> FrameReader<R> {
@@ -467,10 +466,9 @@ impl<R: Read> FrameReader<R> {
     pub fn payload_only(inner: R, header: Header) -> Self {
         Self {
             inner,
-            checksum: Xxh3::new(),
+            checksum: None,
             remaining: header.payload_len,
             header,
-            framed: false,
         }
     }
 
@@ -567,10 +565,9 @@ impl<R: Read> FrameReader<R> {
         }
         Ok(Self {
             inner,
-            checksum,
+            checksum: Some(checksum),
             remaining: header.payload_len,
             header,
-            framed: true,
         })
     }
 
@@ -615,7 +612,9 @@ impl<R: Read> FrameReader<R> {
             ));
         }
         read_exact(&mut self.inner, buf)?;
-        self.checksum.update(buf);
+        if let Some(checksum) = &mut self.checksum {
+            checksum.update(buf);
+        }
         self.remaining -= buf.len() as u64;
         Ok(())
     }
@@ -674,12 +673,12 @@ impl<R: Read> FrameReader<R> {
                 format!("{} payload bytes left unread", self.remaining),
             ));
         }
-        if !self.framed {
+        let Some(checksum) = &self.checksum else {
             return Ok(self.inner);
-        }
+        };
         let mut stored = [0u8; 8];
         read_exact(&mut self.inner, &mut stored)?;
-        if u64::from_le_bytes(stored) != self.checksum.digest() {
+        if u64::from_le_bytes(stored) != checksum.digest() {
             return Err(Error::new(
                 ErrorKind::ChecksumMismatch,
                 "payload checksum does not match",

@@ -61,16 +61,21 @@ fn block_seed(hash: u64) -> u32 {
     hash as u32
 }
 
+/// The counter each of the key's probes names, in probe order (repeats
+/// included).
+#[inline]
+fn probe_counters<const BITS: u32>(hash: u64, num_hashes: u32) -> impl Iterator<Item = u32> {
+    let seed = block_seed(hash);
+    BLOCK_MULTIPLIERS[..num_hashes as usize]
+        .iter()
+        .map(move |&multiplier| seed.wrapping_mul(multiplier) >> Place::<BITS>::SHIFT)
+}
+
 /// The key's counters in its block as a mask: bit c set when a probe names
 /// counter c (at most `num_hashes` bits; fewer when probes coincide).
 #[inline]
 fn probe_mask<const BITS: u32>(hash: u64, num_hashes: u32) -> u128 {
-    let seed = block_seed(hash);
-    BLOCK_MULTIPLIERS[..num_hashes as usize]
-        .iter()
-        .fold(0, |mask, &multiplier| {
-            mask | 1 << (seed.wrapping_mul(multiplier) >> Place::<BITS>::SHIFT)
-        })
+    probe_counters::<BITS>(hash, num_hashes).fold(0, |mask, counter| mask | 1 << counter)
 }
 
 /// The word index, shift and value of each counter in `mask`, lowest first.
@@ -97,7 +102,7 @@ pub(crate) fn contains<const BITS: u32>(block: &Block, hash: u64, num_hashes: u3
     if let Some(avx512) = avx512::Avx512::serving::<BITS>(num_hashes) {
         return avx512.contains(block, block_seed(hash), num_hashes);
     }
-    scalar::contains::<BITS>(block, probe_mask::<BITS>(hash, num_hashes))
+    scalar::contains_probes::<BITS>(block, hash, num_hashes)
 }
 
 /// Adds one to each of the key's counters that is not saturated; whether
@@ -133,7 +138,22 @@ pub(crate) fn minimum<const BITS: u32>(block: &Block, hash: u64, num_hashes: u32
 /// The portable operations, given the key's mask: the reference the vector
 /// kernel is tested against.
 mod scalar {
-    use super::{Block, Width, counters};
+    use super::{Block, Place, Width, counters, probe_counters};
+
+    /// Whether every counter the key's probes name is nonzero, tested
+    /// probe by probe without a mask (a repeat tests a counter twice) and
+    /// without a branch between them: they share a cache line.
+    #[inline]
+    pub(super) fn contains_probes<const BITS: u32>(
+        block: &Block,
+        hash: u64,
+        num_hashes: u32,
+    ) -> bool {
+        probe_counters::<BITS>(hash, num_hashes).fold(true, |all, counter| {
+            let (word, shift) = Place::<BITS>::locate(counter);
+            all & ((block.0[word] >> shift) & Width::<BITS>::MAX != 0)
+        })
+    }
 
     #[inline]
     pub(super) fn contains<const BITS: u32>(block: &Block, mask: u128) -> bool {

@@ -240,10 +240,9 @@ mod tests {
             let hash = state;
             let mask = probe_mask::<4>(hash, num_hashes);
             let seed = hash as u32;
-            assert_eq!(
-                avx512.contains(&block, seed, num_hashes),
-                scalar::contains::<4>(&block, mask)
-            );
+            let found = avx512.contains(&block, seed, num_hashes);
+            assert_eq!(found, scalar::contains::<4>(&block, mask));
+            assert_eq!(found, scalar::contains_probes::<4>(&block, hash, num_hashes));
             let (mut vector, mut reference) = (block, block);
             assert_eq!(
                 avx512.increment(&mut vector, seed, num_hashes),

@@ -1,6 +1,7 @@
 //! The cache hint of every batched operation, and the workspace's only
-//! `unsafe` outside filterlab-bloom's kernels: one block, written once here
-//! instead of once per filter crate.
+//! `unsafe` outside the vector kernels of filterlab-bloom and
+//! filterlab-counting-bloom: one block, written once here instead of once
+//! per filter crate.
 
 /// Asks the CPU to start loading the cache line that holds `value`, so that
 /// a later access finds it in cache. Batched inserts and lookups call it

@@ -149,10 +149,12 @@ mod scalar {
         hash: u64,
         num_hashes: u32,
     ) -> bool {
-        probe_counters::<BITS>(hash, num_hashes).fold(true, |all, counter| {
+        let mut all = true;
+        for counter in probe_counters::<BITS>(hash, num_hashes) {
             let (word, shift) = Place::<BITS>::locate(counter);
-            all & ((block.0[word] >> shift) & Width::<BITS>::MAX != 0)
-        })
+            all &= (block.0[word] >> shift) & Width::<BITS>::MAX != 0;
+        }
+        all
     }
 
     #[inline]

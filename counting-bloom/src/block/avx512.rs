@@ -13,12 +13,12 @@
 
 use std::arch::x86_64::{
     __m256i, __m512i, _mm512_broadcastd_epi32, _mm512_castsi512_si128, _mm512_castsi512_si256,
-    _mm512_cvtepu32_epi64, _mm512_extracti64x4_epi64, _mm512_load_si512, _mm512_loadu_si512,
-    _mm512_mask_add_epi8, _mm512_mask_mov_epi32, _mm512_mask_sub_epi8, _mm512_mullo_epi32,
-    _mm512_or_si512, _mm512_permutexvar_epi8, _mm512_reduce_or_epi64, _mm512_set1_epi8,
-    _mm512_set1_epi32, _mm512_set1_epi64, _mm512_sllv_epi64, _mm512_srli_epi32, _mm512_store_si512,
-    _mm512_sub_epi64, _mm512_test_epi8_mask, _mm512_test_epi32_mask, _mm512_testn_epi8_mask,
-    _mm512_xor_si512,
+    _mm512_cmplt_epu64_mask, _mm512_cvtepu32_epi64, _mm512_extracti64x4_epi64, _mm512_load_si512,
+    _mm512_loadu_si512, _mm512_mask_add_epi8, _mm512_mask_mov_epi32, _mm512_mask_sub_epi8,
+    _mm512_maskz_mov_epi64, _mm512_mullo_epi32, _mm512_or_si512, _mm512_permutexvar_epi8,
+    _mm512_reduce_or_epi64, _mm512_rolv_epi64, _mm512_set1_epi8, _mm512_set1_epi32,
+    _mm512_set1_epi64, _mm512_srli_epi32, _mm512_store_si512, _mm512_test_epi8_mask,
+    _mm512_test_epi32_mask, _mm512_testn_epi8_mask, _mm512_xor_si512,
 };
 
 use filterlab_core::BLOCK_MULTIPLIERS;
@@ -95,15 +95,15 @@ fn planes(seed: u32, num_hashes: u32) -> (u64, u64) {
 }
 
 /// Eight counters as one-bit masks in 64-bit lanes: bit c in the low plane
-/// or bit c − 64 in the high one. A shift by 64 or more gives zero, so each
-/// lane lands in exactly one plane without a test.
+/// or bit c − 64 in the high one (a rotation takes its count mod 64).
 #[target_feature(enable = "avx512f,avx512bw")]
 fn plane_bits(counters: __m256i) -> (__m512i, __m512i) {
     let counters = _mm512_cvtepu32_epi64(counters);
-    let one = _mm512_set1_epi64(1);
+    let bits = _mm512_rolv_epi64(_mm512_set1_epi64(1), counters);
+    let low = _mm512_cmplt_epu64_mask(counters, _mm512_set1_epi64(64));
     (
-        _mm512_sllv_epi64(one, counters),
-        _mm512_sllv_epi64(one, _mm512_sub_epi64(counters, _mm512_set1_epi64(64))),
+        _mm512_maskz_mov_epi64(low, bits),
+        _mm512_maskz_mov_epi64(!low, bits),
     )
 }
 
@@ -242,7 +242,10 @@ mod tests {
             let seed = hash as u32;
             let found = avx512.contains(&block, seed, num_hashes);
             assert_eq!(found, scalar::contains::<4>(&block, mask));
-            assert_eq!(found, scalar::contains_probes::<4>(&block, hash, num_hashes));
+            assert_eq!(
+                found,
+                scalar::contains_probes::<4>(&block, hash, num_hashes)
+            );
             let (mut vector, mut reference) = (block, block);
             assert_eq!(
                 avx512.increment(&mut vector, seed, num_hashes),

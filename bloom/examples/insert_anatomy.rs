@@ -25,6 +25,8 @@
 //!   (the kernel used to broadcast all eight lanes, padding repeating
 //!   probe 0).
 //! - `AVX-512 mask, k=6 lanes`: the mask in one 512-bit register.
+//! - `AVX-512 mask, k=6, counter in memory`: the same, with a counter
+//!   updated in memory per key (as the filter's `len` is).
 //! - `sbbf mask, 64B block`: sbbf's 3-instruction mask (8 bits, one per
 //!   32-bit word) tested and set in the low half of our 64-byte block at our
 //!   block index: the same lines as ours, sbbf's work per key.
@@ -575,6 +577,27 @@ fn run() {
                     u64::from(unsafe {
                         avx2::avx512_mask::<6>(base.add(index), hash as u32, &first)
                     })
+                })
+            }),
+        ),
+        (
+            "AVX-512 mask, k=6, counter in memory",
+            Box::new(|keys| {
+                let mut lines = lines.borrow_mut();
+                clear_lines(&mut lines);
+                let base = lines.as_mut_ptr();
+                let mut count = 0u64;
+                // Escaped: kept in memory across the opaque kernel call, as
+                // the filter's `len` is.
+                let counter: &mut u64 = black_box(&mut count);
+                timed_sum(keys, |key| {
+                    let hash = hasher.hash_u64(key);
+                    let index = reduce(hash, num_blocks) as usize;
+                    // SAFETY: AVX-512F checked; `index < num_blocks`.
+                    let new =
+                        unsafe { avx2::avx512_mask::<6>(base.add(index), hash as u32, &first) };
+                    *counter += u64::from(new);
+                    u64::from(new)
                 })
             }),
         ),

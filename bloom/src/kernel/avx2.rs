@@ -1,13 +1,22 @@
 //! The AVX2 block kernel: the scalar test, eight probes per step.
 //!
+//! Inserts build the key's 512-bit mask in one AVX-512 register where the
+//! CPU has AVX-512F (detected with AVX2, same bits and answers): measured
+//! (`examples/insert_anatomy.rs`), building the mask is where a one-key
+//! insert's time beyond a lookup goes, not the block's size, the test or
+//! the store.
+//!
 //! The `unsafe` code here: calls into `#[target_feature(enable = "avx2")]`
-//! functions, made only through [`Avx2`], a value that exists only after
-//! runtime detection found AVX2; and, in those functions, unaligned vector
-//! loads from arrays the caller lends.
+//! (and `"avx512f,avx2"`) functions, made only through [`Avx2`], a value
+//! that exists only after runtime detection found AVX2 (and records whether
+//! it found AVX-512F); and, in those functions, unaligned vector loads from
+//! arrays the caller lends.
 
-/// Proof that the running CPU supports AVX2: only [`Avx2::detect`] makes one.
+/// Proof that the running CPU supports AVX2, and whether it supports
+/// AVX-512F (the second field is `Some` only then): only [`Avx2::detect`]
+/// makes one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Avx2(Detected);
+pub(crate) struct Avx2(Detected, Option<Detected>);
 
 /// Uninhabited where AVX2 cannot exist, so no `Avx2` value can be made there.
 #[cfg(target_arch = "x86_64")]
@@ -48,9 +57,23 @@ impl Avx2 {
     pub(crate) fn detect() -> Option<Self> {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
-            return Some(Self(Detected));
+            let avx512 = std::arch::is_x86_feature_detected!("avx512f").then_some(Detected);
+            return Some(Self(Detected, avx512));
         }
         None
+    }
+
+    /// This proof without AVX-512: inserts build their mask with AVX2 alone
+    /// (so that tests cover that path on AVX-512 machines too).
+    #[cfg(test)]
+    pub(crate) fn without_avx512(self) -> Self {
+        Self(self.0, None)
+    }
+
+    /// Whether inserts build their mask with AVX-512.
+    #[cfg(test)]
+    pub(crate) fn uses_avx512(self) -> bool {
+        self.1.is_some()
     }
 
     /// Runs `work` compiled for AVX2: once inlined here, its calls to
@@ -60,7 +83,7 @@ impl Avx2 {
     pub(crate) fn run<R>(self, work: impl FnOnce() -> R) -> R {
         #[cfg(target_arch = "x86_64")]
         {
-            let Self(Detected) = self;
+            let Self(Detected, _) = self;
             // SAFETY: `self` proves that the CPU supports AVX2, the only
             // target feature `with_avx2` enables.
             unsafe { x86_64::with_avx2(work) }
@@ -94,9 +117,10 @@ impl Avx2 {
 
     /// Sets the key's probe bits in `block`; whether any of them was clear
     /// (the same answer and the same bits as the scalar insert). One pass:
-    /// the probes' bits are gathered into a 512-bit mask in registers, then
-    /// the block is loaded, tested against the mask and stored back once.
-    /// `lanes` and `table` as for [`contains`](Self::contains).
+    /// the probes' bits are gathered into a 512-bit mask in registers (one
+    /// AVX-512 register where the CPU has AVX-512F, else two AVX2 ones),
+    /// then the block is loaded, tested against the mask and stored back
+    /// once. `lanes` and `table` as for [`contains`](Self::contains).
     ///
     /// # Panics
     ///
@@ -109,6 +133,14 @@ impl Avx2 {
         lanes: &Lanes,
         table: &[u32],
     ) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if let Self(Detected, Some(Detected)) = self {
+            // SAFETY: `self` proves that the CPU supports AVX2 and AVX-512F,
+            // the target features `insert_avx512` enables.
+            return unsafe {
+                x86_64::insert_avx512(block, seed, &lanes.first, lanes.num_hashes, table)
+            };
+        }
         self.call(x86_64::insert, block, seed, lanes, table)
     }
 
@@ -127,7 +159,7 @@ impl Avx2 {
     ) -> R {
         #[cfg(target_arch = "x86_64")]
         {
-            let Self(Detected) = self;
+            let Self(Detected, _) = self;
             // SAFETY: `self` proves that the CPU supports AVX2, the only
             // target feature the block functions (the only `BlockFn`s, all
             // private to this file) enable.
@@ -161,11 +193,14 @@ mod x86_64 {
 #[cfg(target_arch = "x86_64")]
 mod x86_64 {
     use core::arch::x86_64::{
-        __m256i, _mm256_and_si256, _mm256_andnot_si256, _mm256_blendv_ps, _mm256_castps_si256,
+        __m256i, __m512i, _mm256_and_si256, _mm256_blendv_ps, _mm256_castps_si256,
         _mm256_castsi256_ps, _mm256_loadu_si256, _mm256_mullo_epi32, _mm256_or_si256,
         _mm256_permutevar8x32_epi32, _mm256_set1_epi32, _mm256_setr_epi32, _mm256_setzero_si256,
         _mm256_sllv_epi32, _mm256_srli_epi32, _mm256_storeu_si256, _mm256_sub_epi32,
-        _mm256_testc_si256,
+        _mm256_testc_si256, _mm512_andnot_si512, _mm512_castsi256_si512, _mm512_loadu_si512,
+        _mm512_or_si512, _mm512_permutexvar_epi32, _mm512_set1_epi32, _mm512_setr_epi32,
+        _mm512_setzero_si512, _mm512_sllv_epi32, _mm512_storeu_si512, _mm512_sub_epi32,
+        _mm512_test_epi32_mask,
     };
 
     /// Calls `work` in a function compiled for AVX2.
@@ -303,12 +338,9 @@ mod x86_64 {
     /// insert's loads of a word an earlier probe just wrote do: with k = 7
     /// probes over 8 words, 98% of keys probe some word twice).
     ///
-    /// Measured here (callgrind and `examples/one_key_cost.rs`, 1M keys in
-    /// cache, k = 7): about 120 instructions per insert like the scalar
-    /// one-pass insert's 121, in about half its time (11-17 ns against
-    /// 30 ns); the lookup is 38 instructions, 2.4-3.2 ns. The mask costs 7
-    /// instructions per probe (broadcast, and per half a subtract, a shift
-    /// and an OR), most of what remains between an insert and a lookup.
+    /// Only the group's real probes are added to the mask (`group_mask`
+    /// takes their count), not the eight lanes a group loads: the mask's
+    /// instructions are what a one-key insert pays beyond a lookup.
     ///
     /// # Safety
     ///
@@ -327,15 +359,18 @@ mod x86_64 {
         let first = unsafe { _mm256_loadu_si256(first.as_ptr().cast::<__m256i>()) };
         let seed = _mm256_set1_epi32(seed as i32);
         let none = _mm256_setzero_si256();
-        let (mut low, mut high) = group_mask(_mm256_mullo_epi32(seed, first), none, (none, none));
         let probes = num_hashes as usize;
-        let mut start = 8;
-        while start < probes {
-            let (product, lanes) = later_group(seed, table, probes, start);
-            // Inactive lanes get all ones: no bit in any word.
-            let inactive = _mm256_andnot_si256(lanes, _mm256_set1_epi32(-1));
-            (low, high) = group_mask(product, inactive, (low, high));
+        let mut product = _mm256_mullo_epi32(seed, first);
+        let (mut low, mut high) = (none, none);
+        let mut start = 0;
+        loop {
+            let bits = _mm256_srli_epi32::<23>(product);
+            (low, high) = group_mask(bits, (probes - start).min(8), (low, high));
             start += 8;
+            if start >= probes {
+                break;
+            }
+            product = later_group(seed, table, probes, start).0;
         }
         let words = block.as_mut_ptr();
         // SAFETY: `block` is 64 bytes, readable and writable through the
@@ -357,24 +392,40 @@ mod x86_64 {
         }
     }
 
-    /// `masks` with the bits of the probes whose products are `product`
-    /// added: probe bit q = product >> 23 is bit q - 32·t of 32-bit word t,
-    /// for the one t with 0 <= q - 32·t < 32. Each probe in turn is
-    /// broadcast, and `sllv` shifts 1 by q - 32·t in lane t: a count
-    /// outside 0..32 (negative ones wrap to large unsigned) gives 0, so only
-    /// the probe's own word gets a bit. Lanes set in `inactive` add nothing.
+    /// `masks` with the bits of the group's first `probes` lanes of `bits`
+    /// (each a probe's bit q = product >> 23) added; `probes` is 1..=8 (more
+    /// count as 8). Dispatches once to a copy unrolled for that count, so
+    /// that no step is spent on lanes without a probe.
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn group_mask(
-        product: __m256i,
-        inactive: __m256i,
+    fn group_mask(bits: __m256i, probes: usize, masks: (__m256i, __m256i)) -> (__m256i, __m256i) {
+        match probes {
+            0 | 1 => lanes_mask::<1>(bits, masks),
+            2 => lanes_mask::<2>(bits, masks),
+            3 => lanes_mask::<3>(bits, masks),
+            4 => lanes_mask::<4>(bits, masks),
+            5 => lanes_mask::<5>(bits, masks),
+            6 => lanes_mask::<6>(bits, masks),
+            7 => lanes_mask::<7>(bits, masks),
+            _ => lanes_mask::<8>(bits, masks),
+        }
+    }
+
+    /// `masks` with the bits of lanes 0..N of `bits` added: probe bit q is
+    /// bit q - 32·t of 32-bit word t, for the one t with 0 <= q - 32·t < 32.
+    /// Each probe in turn is broadcast, and `sllv` shifts 1 by q - 32·t in
+    /// lane t: a count outside 0..32 (negative ones wrap to large unsigned)
+    /// gives 0, so only the probe's own word gets a bit.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn lanes_mask<const N: i32>(
+        bits: __m256i,
         (mut low, mut high): (__m256i, __m256i),
     ) -> (__m256i, __m256i) {
-        let bits = _mm256_or_si256(_mm256_srli_epi32::<23>(product), inactive);
         let one = _mm256_set1_epi32(1);
         let base_low = _mm256_setr_epi32(0, 32, 64, 96, 128, 160, 192, 224);
         let base_high = _mm256_setr_epi32(256, 288, 320, 352, 384, 416, 448, 480);
-        for lane in 0..8 {
+        for lane in 0..N {
             let bit = _mm256_permutevar8x32_epi32(bits, _mm256_set1_epi32(lane));
             low = _mm256_or_si256(low, _mm256_sllv_epi32(one, _mm256_sub_epi32(bit, base_low)));
             high = _mm256_or_si256(
@@ -383,5 +434,87 @@ mod x86_64 {
             );
         }
         (low, high)
+    }
+
+    /// The one-pass insert with the mask in one AVX-512 register: the same
+    /// bits and answer as [`insert`], each probe a broadcast, a subtract, a
+    /// shift and an OR over all sixteen 32-bit words at once (the AVX2 mask
+    /// takes two of each but the broadcast). Measured at 1e7 keys
+    /// (`examples/insert_anatomy.rs`, k = 6): a one-key insert of 11.4-12.6
+    /// ns against 17.2-20.1 ns with the AVX2 mask of eight lanes, and 8.8-9.9
+    /// ns with sbbf's 8-bit mask in the same blocks.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX2 and AVX-512F.
+    #[allow(clippy::cast_ptr_alignment)]
+    #[inline]
+    #[target_feature(enable = "avx512f,avx2")]
+    pub(super) unsafe fn insert_avx512(
+        block: &mut [u64; 8],
+        seed: u32,
+        first: &[u32; 8],
+        num_hashes: u32,
+        table: &[u32],
+    ) -> bool {
+        // SAFETY: `first` is 32 bytes; `loadu` has no alignment requirement.
+        let first = unsafe { _mm256_loadu_si256(first.as_ptr().cast::<__m256i>()) };
+        let seed = _mm256_set1_epi32(seed as i32);
+        let probes = num_hashes as usize;
+        let mut product = _mm256_mullo_epi32(seed, first);
+        let mut mask = _mm512_setzero_si512();
+        let mut start = 0;
+        loop {
+            // Lanes 8..16 of `bits` are never read: only lanes 0..8 are
+            // broadcast.
+            let bits = _mm512_castsi256_si512(_mm256_srli_epi32::<23>(product));
+            mask = wide_group_mask(bits, (probes - start).min(8), mask);
+            start += 8;
+            if start >= probes {
+                break;
+            }
+            product = later_group(seed, table, probes, start).0;
+        }
+        let words = block.as_mut_ptr().cast::<__m512i>();
+        // SAFETY: `block` is 64 bytes, readable and writable through the
+        // exclusive borrow; `loadu`/`storeu` have no alignment requirement.
+        unsafe {
+            let old = _mm512_loadu_si512(words);
+            let missing = _mm512_andnot_si512(old, mask);
+            _mm512_storeu_si512(words, _mm512_or_si512(old, mask));
+            _mm512_test_epi32_mask(missing, missing) != 0
+        }
+    }
+
+    /// [`group_mask`] with the mask in one AVX-512 register.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx2")]
+    fn wide_group_mask(bits: __m512i, probes: usize, mask: __m512i) -> __m512i {
+        match probes {
+            0 | 1 => wide_lanes_mask::<1>(bits, mask),
+            2 => wide_lanes_mask::<2>(bits, mask),
+            3 => wide_lanes_mask::<3>(bits, mask),
+            4 => wide_lanes_mask::<4>(bits, mask),
+            5 => wide_lanes_mask::<5>(bits, mask),
+            6 => wide_lanes_mask::<6>(bits, mask),
+            7 => wide_lanes_mask::<7>(bits, mask),
+            _ => wide_lanes_mask::<8>(bits, mask),
+        }
+    }
+
+    /// [`lanes_mask`] with the mask in one AVX-512 register (word t in lane
+    /// t of sixteen).
+    #[inline]
+    #[target_feature(enable = "avx512f,avx2")]
+    fn wide_lanes_mask<const N: i32>(bits: __m512i, mut mask: __m512i) -> __m512i {
+        let one = _mm512_set1_epi32(1);
+        let base = _mm512_setr_epi32(
+            0, 32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448, 480,
+        );
+        for lane in 0..N {
+            let bit = _mm512_permutexvar_epi32(_mm512_set1_epi32(lane), bits);
+            mask = _mm512_or_si512(mask, _mm512_sllv_epi32(one, _mm512_sub_epi32(bit, base)));
+        }
+        mask
     }
 }

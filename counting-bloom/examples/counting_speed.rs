@@ -399,15 +399,23 @@ fn main() {
             }
         }
     }
+    print_table(&mut subjects, &best, &keys, &absent);
+    print_ratios(&subjects, &best);
+}
+
+/// The table: each filter's size, FPP on never-inserted keys (filled with
+/// every key again, batched where it can) and best times.
+fn print_table(subjects: &mut [Box<dyn Subject>], best: &[[f64; 8]], keys: &[u64], absent: &[u64]) {
+    let items = keys.len();
     print!("\n{:<28} {:>9} {:>8}", "filter", "bits/key", "FPP");
     for column in COLUMNS {
         print!(" {column:>8}");
     }
     println!();
-    for (subject, best) in subjects.iter_mut().zip(&best) {
+    for (subject, best) in subjects.iter_mut().zip(best) {
         subject.clear();
-        if subject.insert(&keys, true).is_none() {
-            subject.insert(&keys, false);
+        if subject.insert(keys, true).is_none() {
+            subject.insert(keys, false);
         }
         let bits = subject.memory_usage() as f64 * 8.0 / items as f64;
         let sample = &absent[..absent.len().min(1_000_000)];
@@ -434,6 +442,12 @@ fn main() {
         }
         println!();
     }
+}
+
+/// The one-key ratios of `CountingBloomFilter` to fastbloom-rs and to the
+/// floor, and the blocked counting filter's lookups against the blocked
+/// Bloom filter's, for the rows that ran.
+fn print_ratios(subjects: &[Box<dyn Subject>], best: &[[f64; 8]]) {
     let column = |name: &str| COLUMNS.iter().position(|&c| c == name).expect("a column");
     let row = |name: &str| subjects.iter().position(|s| s.name() == name);
     let ratio = |a: usize, b: usize, c: &str| best[a][column(c)] / best[b][column(c)];

@@ -3,11 +3,24 @@
 //! reference: insert, positive lookup, negative lookup and remove, one key
 //! at a time and batched (hashed in batches, memory prefetched ahead).
 //!
+//! Two more rows put the standard `CountingBloomFilter` in context:
+//! fastbloom-rs 0.5's `CountingBloomFilter` (the peer issue #9 measures it
+//! against; no batch API, so its batched columns are empty), and a
+//! **random-read floor**: per key, the same hash and the same k probes as
+//! `CountingBloomFilter` over an array of the same size, then k independent
+//! reads of one byte in each probed 64-byte line, summed (lookups), or k
+//! read-modify-writes of that byte (+1 for insert, −1 for remove). No
+//! branch, no saturation, no early exit: what the memory system charges for
+//! k random lines per key in this format, plus hashing.
+//!
 //! ```text
-//! cargo run --release -p filterlab-counting-bloom --example counting_speed [-- ITEMS [ROUNDS]]
+//! cargo run --release -p filterlab-counting-bloom --example counting_speed [-- ITEMS [ROUNDS [ONLY]]]
 //! ```
 //!
-//! Defaults: 10,000,000 items, 3 rounds. Every operation runs over all ITEMS
+//! Defaults: 10,000,000 items, 3 rounds, every filter; ONLY is a
+//! comma-separated list of words, and a filter runs when its name starts
+//! with one of them (`Counting,fastbloom,random` for the three rows the
+//! ratios compare). Every operation runs over all ITEMS
 //! keys (lookups of never-inserted keys over as many, repeated up to 10M
 //! lookups for smaller filters); each figure is the
 //! minimum over rounds, which alternate between the filters so that a busy
@@ -21,25 +34,30 @@ use std::time::Instant;
 
 use filterlab_bloom::{BlockedBloomFilter, BloomFilter};
 use filterlab_core::keys::{insert_key, query_key};
+use filterlab_core::{KeyHasher, Probes};
 use filterlab_counting_bloom::{
     BlockedCountingBloomFilter, CountingBloom, CountingBloomFilter, Filter, Layout,
 };
 use filterlab_peers::bench::ExampleArgs;
+use filterlab_peers::{FastBloomRsCounting, PeerFilter, Workload};
 
 /// The columns: what each figure times.
 const COLUMNS: [&str; 8] = [
     "insert", "ins bat", "pos", "pos bat", "neg", "neg bat", "remove", "rem bat",
 ];
 
-/// A filter under test: the `Filter` operations, and removals where it has them.
+/// A filter under test: the `Filter` operations, and removals where it has
+/// them. `None` where the subject cannot do what is asked (a batch API it
+/// lacks, or removals).
 trait Subject {
     fn name(&self) -> &'static str;
-    fn filter(&mut self) -> &mut dyn Filter;
+    fn clear(&mut self);
+    fn memory_usage(&self) -> usize;
     /// Removes every key one by one / in batches; how many were removed.
     fn remove(&mut self, keys: &[u64], batched: bool) -> Option<usize>;
     /// Inserts every key one by one / in batches; how many were new.
-    fn insert(&mut self, keys: &[u64], batched: bool) -> usize;
-    fn count(&self, keys: &[u64], batched: bool) -> usize;
+    fn insert(&mut self, keys: &[u64], batched: bool) -> Option<usize>;
+    fn count(&self, keys: &[u64], batched: bool) -> Option<usize>;
 }
 
 macro_rules! subject {
@@ -48,25 +66,34 @@ macro_rules! subject {
             fn name(&self) -> &'static str {
                 $name
             }
-            fn filter(&mut self) -> &mut dyn Filter {
-                self
+            fn clear(&mut self) {
+                Filter::clear(self);
+            }
+            fn memory_usage(&self) -> usize {
+                Filter::memory_usage(self)
             }
             fn remove(&mut self, keys: &[u64], batched: bool) -> Option<usize> {
                 let remove: Option<fn(&mut $type, &[u64], bool) -> usize> = $remove;
                 remove.map(|remove| remove(self, keys, batched))
             }
-            fn insert(&mut self, keys: &[u64], batched: bool) -> usize {
+            fn insert(&mut self, keys: &[u64], batched: bool) -> Option<usize> {
                 let batch = |filter: &mut Self, keys: &[u64]| filter.insert_many(keys);
-                each_or_batch(self, keys, batched, |filter, key| filter.insert(key), batch)
+                Some(each_or_batch(
+                    self,
+                    keys,
+                    batched,
+                    |filter, key| filter.insert(key),
+                    batch,
+                ))
             }
-            fn count(&self, keys: &[u64], batched: bool) -> usize {
-                if batched {
+            fn count(&self, keys: &[u64], batched: bool) -> Option<usize> {
+                Some(if batched {
                     self.contains_many(keys).iter().filter(|&&hit| hit).count()
                 } else {
                     keys.iter()
                         .filter(|&key| self.contains(black_box(key)))
                         .count()
-                }
+                })
             }
         }
     };
@@ -104,6 +131,133 @@ subject!(
 );
 subject!(BlockedBloomFilter, "BlockedBloomFilter", None);
 subject!(BloomFilter, "BloomFilter", None);
+
+/// fastbloom-rs 0.5's counting filter through the peers' adapter (the one
+/// the report measures): one key at a time only.
+impl Subject for FastBloomRsCounting {
+    fn name(&self) -> &'static str {
+        "fastbloom-rs Counting"
+    }
+    fn clear(&mut self) {
+        PeerFilter::clear(self);
+    }
+    fn memory_usage(&self) -> usize {
+        PeerFilter::memory_usage(self)
+    }
+    fn remove(&mut self, keys: &[u64], batched: bool) -> Option<usize> {
+        (!batched).then(|| {
+            keys.iter()
+                .filter(|&&key| PeerFilter::remove(self, black_box(key)))
+                .count()
+        })
+    }
+    fn insert(&mut self, keys: &[u64], batched: bool) -> Option<usize> {
+        (!batched).then(|| {
+            keys.iter()
+                .filter(|&&key| {
+                    matches!(
+                        PeerFilter::insert(self, black_box(key)),
+                        filterlab_peers::Inserted::New
+                    )
+                })
+                .count()
+        })
+    }
+    fn count(&self, keys: &[u64], batched: bool) -> Option<usize> {
+        (!batched).then(|| {
+            keys.iter()
+                .filter(|&&key| PeerFilter::contains(self, black_box(key)))
+                .count()
+        })
+    }
+}
+
+/// One 64-byte line of the floor's array, aligned like the filter's blocks.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Line([u8; 64]);
+
+/// The random-read floor of the standard layout: the key hashed with the
+/// filter's hasher, its k probes derived with core's `Probes` over the
+/// filter's counters, and the 4-bit counter's byte in each probed line read
+/// (lookups) or read, changed and written back (insert +1, remove −1), all
+/// k independent of each other: no branch, no saturation check, no early
+/// exit. The same array size, lines and key stream as the filter.
+struct Floor {
+    lines: Vec<Line>,
+    num_counters: u64,
+    num_hashes: u32,
+    hasher: KeyHasher,
+}
+
+/// 4-bit counters per 64-byte line.
+const COUNTERS_PER_LINE: u64 = 128;
+
+impl Floor {
+    /// The floor of `filter`: as many lines, its counters, k and hasher.
+    fn of(filter: &CountingBloomFilter) -> Self {
+        Self {
+            lines: vec![Line([0; 64]); Filter::memory_usage(filter) / 64],
+            num_counters: filter.num_counters(),
+            num_hashes: filter.num_hashes(),
+            hasher: *filter.hasher(),
+        }
+    }
+
+    /// The (line, byte) of each of `key`'s k counters, in probe order.
+    #[inline]
+    fn bytes(&self, key: u64) -> impl Iterator<Item = (usize, usize)> + use<> {
+        let mut probes = Probes::new(self.hasher.hash(&key), self.num_counters);
+        (0..self.num_hashes).map(move |_| {
+            let index = probes.next_index();
+            (
+                (index / COUNTERS_PER_LINE) as usize,
+                (index % COUNTERS_PER_LINE / 2) as usize,
+            )
+        })
+    }
+
+    /// Adds `delta` to each probed byte of every key; a sum of what was read.
+    fn modify(&mut self, keys: &[u64], delta: u8) -> usize {
+        let mut sum = 0usize;
+        for &key in keys {
+            for (line, byte) in self.bytes(black_box(key)) {
+                let byte = &mut self.lines[line].0[byte];
+                sum = sum.wrapping_add(usize::from(*byte));
+                *byte = byte.wrapping_add(delta);
+            }
+        }
+        sum
+    }
+}
+
+impl Subject for Floor {
+    fn name(&self) -> &'static str {
+        "random-read floor"
+    }
+    fn clear(&mut self) {
+        self.lines.fill(Line([0; 64]));
+    }
+    fn memory_usage(&self) -> usize {
+        self.lines.len() * 64
+    }
+    fn remove(&mut self, keys: &[u64], batched: bool) -> Option<usize> {
+        (!batched).then(|| self.modify(keys, u8::MAX))
+    }
+    fn insert(&mut self, keys: &[u64], batched: bool) -> Option<usize> {
+        (!batched).then(|| self.modify(keys, 1))
+    }
+    /// The sum of the bytes read (not a count: it only keeps the reads).
+    fn count(&self, keys: &[u64], batched: bool) -> Option<usize> {
+        (!batched).then(|| {
+            keys.iter().fold(0usize, |sum, &key| {
+                self.bytes(black_box(key)).fold(sum, |sum, (line, byte)| {
+                    sum.wrapping_add(usize::from(self.lines[line].0[byte]))
+                })
+            })
+        })
+    }
+}
 
 /// This thread's CPU time in nanoseconds, where Linux provides it: the
 /// scheduler's `se.sum_exec_runtime` (milliseconds to the nanosecond), or
@@ -149,12 +303,12 @@ fn time(ops: usize, run: impl FnOnce() -> Option<usize>) -> f64 {
 /// One round of every column for one filter; lookups pass over the keys
 /// `reps` times (small filters take too little time to measure once).
 fn round(subject: &mut dyn Subject, keys: &[u64], absent: &[u64], reps: usize) -> [f64; 8] {
-    subject.filter().clear();
+    subject.clear();
     let n = keys.len();
-    let insert = time(n, || Some(subject.insert(keys, false)));
+    let insert = time(n, || subject.insert(keys, false));
     let lookups = |keys: &[u64], batched: bool| {
         time(reps * keys.len(), || {
-            Some((0..reps).map(|_| subject.count(keys, batched)).sum())
+            (0..reps).map(|_| subject.count(keys, batched)).sum()
         })
     };
     let positive = lookups(keys, false);
@@ -162,8 +316,8 @@ fn round(subject: &mut dyn Subject, keys: &[u64], absent: &[u64], reps: usize) -
     let negative = lookups(absent, false);
     let negative_batched = lookups(absent, true);
     let remove = time(n, || subject.remove(keys, false));
-    subject.filter().clear();
-    let insert_batched = time(n, || Some(subject.insert(keys, true)));
+    subject.clear();
+    let insert_batched = time(n, || subject.insert(keys, true));
     let remove_batched = time(n, || subject.remove(keys, true));
     [
         insert,
@@ -181,19 +335,28 @@ fn main() {
     let mut args = ExampleArgs::from_env();
     let items: u64 = args.next_or(10_000_000, "ITEMS");
     let rounds: usize = args.next_or(3, "ROUNDS");
+    let only: Option<String> = args.next_raw();
     let fpp = 0.01;
     let reps = (10_000_000 / items).max(1) as usize;
     let keys: Vec<u64> = (0..items).map(|i| insert_key(7, i)).collect();
     let absent: Vec<u64> = (0..items).map(|i| query_key(7, i)).collect();
     let build = "valid sizes";
+    let counting = || {
+        CountingBloomFilter::with_fpp(fpp)
+            .expected_items(items)
+            .seed(1)
+            .build()
+            .expect(build)
+    };
+    let workload = Workload {
+        items,
+        fpp,
+        seed: 1,
+    };
     let mut subjects: Vec<Box<dyn Subject>> = vec![
-        Box::new(
-            CountingBloomFilter::with_fpp(fpp)
-                .expected_items(items)
-                .seed(1)
-                .build()
-                .expect(build),
-        ),
+        Box::new(counting()),
+        Box::new(FastBloomRsCounting::new(&workload)),
+        Box::new(Floor::of(&counting())),
         Box::new(
             BlockedCountingBloomFilter::with_fpp(fpp)
                 .expected_items(items)
@@ -216,6 +379,9 @@ fn main() {
                 .expect(build),
         ),
     ];
+    if let Some(only) = &only {
+        subjects.retain(|subject| only.split(',').any(|word| subject.name().starts_with(word)));
+    }
     println!(
         "{items} u64 keys at p = {fpp}, 4-bit counters; ns/key ({}), minimum over {rounds} alternating rounds; lookups repeated {reps}x",
         if cpu_time().is_some() {
@@ -233,22 +399,40 @@ fn main() {
             }
         }
     }
+    print_table(&mut subjects, &best, &keys, &absent);
+    print_ratios(&subjects, &best);
+}
+
+/// The table: each filter's size, FPP on never-inserted keys (filled with
+/// every key again, batched where it can) and best times.
+fn print_table(subjects: &mut [Box<dyn Subject>], best: &[[f64; 8]], keys: &[u64], absent: &[u64]) {
+    let items = keys.len();
     print!("\n{:<28} {:>9} {:>8}", "filter", "bits/key", "FPP");
     for column in COLUMNS {
         print!(" {column:>8}");
     }
     println!();
-    for (subject, best) in subjects.iter_mut().zip(&best) {
-        subject.filter().clear();
-        subject.insert(&keys, true);
-        let bits = subject.filter().memory_usage() as f64 * 8.0 / items as f64;
+    for (subject, best) in subjects.iter_mut().zip(best) {
+        subject.clear();
+        if subject.insert(keys, true).is_none() {
+            subject.insert(keys, false);
+        }
+        let bits = subject.memory_usage() as f64 * 8.0 / items as f64;
         let sample = &absent[..absent.len().min(1_000_000)];
-        let false_positives = subject.count(sample, true);
-        print!(
-            "{:<28} {bits:>9.2} {:>7.3}%",
-            subject.name(),
-            100.0 * false_positives as f64 / sample.len() as f64
-        );
+        print!("{:<28} {bits:>9.2}", subject.name());
+        match subject.count(sample, true) {
+            Some(false_positives) => print!(
+                " {:>7.3}%",
+                100.0 * false_positives as f64 / sample.len() as f64
+            ),
+            None => match subject.count(sample, false) {
+                Some(false_positives) if subject.name() != "random-read floor" => print!(
+                    " {:>7.3}%",
+                    100.0 * false_positives as f64 / sample.len() as f64
+                ),
+                _ => print!(" {:>8}", "-"),
+            },
+        }
         for t in best {
             if t.is_nan() {
                 print!(" {:>8}", "-");
@@ -258,13 +442,43 @@ fn main() {
         }
         println!();
     }
+}
+
+/// The one-key ratios of `CountingBloomFilter` to fastbloom-rs and to the
+/// floor, and the blocked counting filter's lookups against the blocked
+/// Bloom filter's, for the rows that ran.
+fn print_ratios(subjects: &[Box<dyn Subject>], best: &[[f64; 8]]) {
     let column = |name: &str| COLUMNS.iter().position(|&c| c == name).expect("a column");
+    let row = |name: &str| subjects.iter().position(|s| s.name() == name);
     let ratio = |a: usize, b: usize, c: &str| best[a][column(c)] / best[b][column(c)];
-    println!(
-        "\nBlockedCountingBloomFilter / BlockedBloomFilter lookups: positive {:.2}x ({:.2}x batched), negative {:.2}x ({:.2}x batched)",
-        ratio(1, 2, "pos"),
-        ratio(1, 2, "pos bat"),
-        ratio(1, 2, "neg"),
-        ratio(1, 2, "neg bat"),
-    );
+    let one_key = ["insert", "pos", "neg", "remove"];
+    if let Some(ours) = row("CountingBloomFilter") {
+        for other in ["fastbloom-rs Counting", "random-read floor"] {
+            if let Some(other_row) = row(other) {
+                print!("\nCountingBloomFilter / {other}, one key at a time:");
+                for c in one_key {
+                    print!(" {c} {:.2}", ratio(ours, other_row, c));
+                }
+            }
+        }
+        if let (Some(peer), Some(floor)) = (row("fastbloom-rs Counting"), row("random-read floor"))
+        {
+            print!("\nfastbloom-rs Counting / random-read floor:");
+            for c in one_key {
+                print!(" {c} {:.2}", ratio(peer, floor, c));
+            }
+        }
+        println!();
+    }
+    if let (Some(counting), Some(bloom)) =
+        (row("BlockedCountingBloomFilter"), row("BlockedBloomFilter"))
+    {
+        println!(
+            "\nBlockedCountingBloomFilter / BlockedBloomFilter lookups: positive {:.2}x ({:.2}x batched), negative {:.2}x ({:.2}x batched)",
+            ratio(counting, bloom, "pos"),
+            ratio(counting, bloom, "pos bat"),
+            ratio(counting, bloom, "neg"),
+            ratio(counting, bloom, "neg bat"),
+        );
+    }
 }

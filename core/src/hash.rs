@@ -10,7 +10,6 @@ use std::hash::{Hash, Hasher};
 
 use xxhash_rust::xxh3;
 
-use crate::sizing::MAX_HASHES;
 use crate::{Error, ErrorKind};
 
 /// The hash algorithm behind a [`KeyHasher`], recorded in the binary format by its id.
@@ -429,11 +428,12 @@ impl Iterator for Probes {
 /// vector code computes a key's probes in one instruction. Multiplier j is
 /// the high half of SplitMix64's output for j + 1 ([`mix64`]), forced odd.
 /// Part of the binary format of every blocked filter: they decide which
-/// places a key uses.
-pub static BLOCK_MULTIPLIERS: [u32; MAX_HASHES as usize] = block_multipliers();
+/// places a key uses. One per probe a key may have (64,
+/// [`MAX_HASHES`](crate::sizing::MAX_HASHES)).
+pub static BLOCK_MULTIPLIERS: [u32; 64] = block_multipliers();
 
-const fn block_multipliers() -> [u32; MAX_HASHES as usize] {
-    let mut table = [0; MAX_HASHES as usize];
+const fn block_multipliers() -> [u32; 64] {
+    let mut table = [0; 64];
     let mut j = 0;
     while j < table.len() {
         table[j] = (mix64(j as u64 + 1) >> 32) as u32 | 1;

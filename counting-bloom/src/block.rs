@@ -192,6 +192,62 @@ mod scalar {
 mod tests {
     use super::*;
     use crate::counters::BLOCK_WORDS;
+    use filterlab_core::mix64;
+
+    /// A block of random 4-bit counters, a quarter of them zero and an
+    /// eighth saturated, so every case of every operation occurs.
+    #[cfg(target_arch = "x86_64")]
+    fn random_block(state: &mut u64) -> Block {
+        Block(std::array::from_fn(|_| {
+            (0..16).fold(0, |word, nibble| {
+                *state = mix64(*state);
+                let value = match *state % 8 {
+                    0 | 1 => 0,
+                    2 => 15,
+                    _ => (*state >> 8) % 16,
+                };
+                word | value << (4 * nibble)
+            })
+        }))
+    }
+
+    /// The vector kernel against the scalar one: same answers and blocks,
+    /// for every k it serves, over random blocks and seeds.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx512_matches_the_scalar_kernel() {
+        let Some(avx512) = avx512::Avx512::serving::<4>(1) else {
+            eprintln!("no AVX-512BW here: the vector kernel is not tested");
+            return;
+        };
+        let mut state = 1;
+        for round in 0..if cfg!(miri) { 200 } else { 20_000 } {
+            let num_hashes = round % avx512::MAX_PROBES + 1;
+            let block = random_block(&mut state);
+            state = mix64(state);
+            let hash = state;
+            let mask = probe_mask::<4>(hash, num_hashes);
+            let seed = hash as u32;
+            let found = avx512.contains(&block, seed, num_hashes);
+            assert_eq!(found, scalar::contains::<4>(&block, mask));
+            assert_eq!(
+                found,
+                scalar::contains_probes::<4>(&block, hash, num_hashes)
+            );
+            let (mut vector, mut reference) = (block, block);
+            assert_eq!(
+                avx512.increment(&mut vector, seed, num_hashes),
+                scalar::increment::<4>(&mut reference, mask)
+            );
+            assert_eq!(vector, reference);
+            let (mut vector, mut reference) = (block, block);
+            assert_eq!(
+                avx512.decrement(&mut vector, seed, num_hashes),
+                scalar::decrement::<4>(&mut reference, mask)
+            );
+            assert_eq!(vector, reference);
+        }
+    }
 
     #[test]
     fn places_cover_the_block_once() {

@@ -143,6 +143,8 @@ mod tests {
         assert!(check_items(0).is_err() && check_items(1).is_ok());
         assert!(check_hashes(0).is_err() && check_hashes(65).is_err());
         assert!(check_hashes(1).is_ok() && check_hashes(64).is_ok());
+        // Every probe a key may have has a block multiplier.
+        assert_eq!(crate::BLOCK_MULTIPLIERS.len(), MAX_HASHES as usize);
         assert_eq!(human_bytes(1000), "1000 B");
         assert_eq!(human_bytes(1536), "1.50 KiB");
         // The floor: 1e-300 itself is accepted, nothing below it.

@@ -3,7 +3,7 @@
 //! over the block's bytes (one per nibble plane), and each operation as one
 //! load, two byte-lane tests and, for an update, two masked adds or
 //! subtracts and one store. Same counters and answers as the scalar code
-//! (checked in the tests below); about a third of its instructions.
+//! (checked by the `block` module's tests); about a third of its instructions.
 //!
 //! The `unsafe` code here: calls into `#[target_feature]` functions, made
 //! only through [`Avx512`], a value that exists only after runtime detection
@@ -200,64 +200,4 @@ fn decrement(block: &mut Block, seed: u32, num_hashes: u32) -> bool {
     let value = _mm512_mask_sub_epi8(value, high & !full_high, value, _mm512_set1_epi8(0x10));
     store(block, value);
     true
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::{probe_mask, scalar};
-    use super::*;
-    use filterlab_core::mix64;
-
-    /// A block of random 4-bit counters, a quarter of them zero and an
-    /// eighth saturated, so every case of every operation occurs.
-    fn random_block(state: &mut u64) -> Block {
-        Block(std::array::from_fn(|_| {
-            (0..16).fold(0, |word, nibble| {
-                *state = mix64(*state);
-                let value = match *state % 8 {
-                    0 | 1 => 0,
-                    2 => 15,
-                    _ => (*state >> 8) % 16,
-                };
-                word | value << (4 * nibble)
-            })
-        }))
-    }
-
-    /// The vector kernel against the scalar one: same answers and blocks,
-    /// for every k it serves, over random blocks and seeds.
-    #[test]
-    fn matches_the_scalar_kernel() {
-        let Some(avx512) = Avx512::serving::<4>(1) else {
-            eprintln!("no AVX-512BW here: the vector kernel is not tested");
-            return;
-        };
-        let mut state = 1;
-        for round in 0..if cfg!(miri) { 200 } else { 20_000 } {
-            let num_hashes = round % MAX_PROBES + 1;
-            let block = random_block(&mut state);
-            state = mix64(state);
-            let hash = state;
-            let mask = probe_mask::<4>(hash, num_hashes);
-            let seed = hash as u32;
-            let found = avx512.contains(&block, seed, num_hashes);
-            assert_eq!(found, scalar::contains::<4>(&block, mask));
-            assert_eq!(
-                found,
-                scalar::contains_probes::<4>(&block, hash, num_hashes)
-            );
-            let (mut vector, mut reference) = (block, block);
-            assert_eq!(
-                avx512.increment(&mut vector, seed, num_hashes),
-                scalar::increment::<4>(&mut reference, mask)
-            );
-            assert_eq!(vector, reference);
-            let (mut vector, mut reference) = (block, block);
-            assert_eq!(
-                avx512.decrement(&mut vector, seed, num_hashes),
-                scalar::decrement::<4>(&mut reference, mask)
-            );
-            assert_eq!(vector, reference);
-        }
-    }
 }

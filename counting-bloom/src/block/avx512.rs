@@ -1,4 +1,4 @@
-//! The 4-bit blocked kernel in AVX-512 (F and BW): a key's up to 16 probes
+//! The 4-bit blocked kernel in AVX-512 (F, BW and VBMI): a key's up to 16 probes
 //! from one multiplication of 16 lanes, its counters as two 64-bit masks
 //! over the block's bytes (one per nibble plane), and each operation as one
 //! load, two byte-lane tests and, for an update, two masked adds or

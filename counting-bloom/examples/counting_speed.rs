@@ -508,27 +508,16 @@ fn print_ratios(subjects: &[Box<dyn Subject>], best: &[[f64; 8]]) {
         }
         println!();
     }
-    if let (Some(counting), Some(bloom)) =
-        (row("BlockedCountingBloomFilter"), row("BlockedBloomFilter"))
-    {
-        println!(
-            "\nBlockedCountingBloomFilter / BlockedBloomFilter lookups: positive {:.2}x ({:.2}x batched), negative {:.2}x ({:.2}x batched)",
-            ratio(counting, bloom, "pos"),
-            ratio(counting, bloom, "pos bat"),
-            ratio(counting, bloom, "neg"),
-            ratio(counting, bloom, "neg bat"),
-        );
-    }
-    if let (Some(counting), Some(bloom)) = (
-        row("BlockedCountingBloomFilter"),
-        row("BlockedBloomFilter, same bytes"),
-    ) {
-        println!(
-            "BlockedCountingBloomFilter / BlockedBloomFilter of the same bytes, lookups: positive {:.2}x ({:.2}x batched), negative {:.2}x ({:.2}x batched)",
-            ratio(counting, bloom, "pos"),
-            ratio(counting, bloom, "pos bat"),
-            ratio(counting, bloom, "neg"),
-            ratio(counting, bloom, "neg bat"),
-        );
+    println!();
+    for bloom_row in ["BlockedBloomFilter", "BlockedBloomFilter, same bytes"] {
+        if let (Some(counting), Some(bloom)) = (row("BlockedCountingBloomFilter"), row(bloom_row)) {
+            println!(
+                "BlockedCountingBloomFilter / {bloom_row}, lookups: positive {:.2}x ({:.2}x batched), negative {:.2}x ({:.2}x batched)",
+                ratio(counting, bloom, "pos"),
+                ratio(counting, bloom, "pos bat"),
+                ratio(counting, bloom, "neg"),
+                ratio(counting, bloom, "neg bat"),
+            );
+        }
     }
 }

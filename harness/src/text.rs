@@ -8,7 +8,7 @@ pub fn format_count(value: u64) -> String {
     }
     let mut mantissa = value;
     let mut exponent = 0;
-    while mantissa % 10 == 0 {
+    while mantissa.is_multiple_of(10) {
         mantissa /= 10;
         exponent += 1;
     }

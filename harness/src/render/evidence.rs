@@ -74,14 +74,14 @@ impl<'a> Evidence<'a> {
         if let Some(theory) = last.sample.theoretical_fpp {
             let _ = write!(text, " (theory {})", sci(theory));
         }
-        if let Some(bogus) = self.bogus.iter().find(|r| r.filter == filter) {
-            if bogus.removed > 0 {
-                let _ = write!(
-                    text,
-                    "; removing never-inserted positive keys lost {:.2} inserted keys each",
-                    bogus.false_negatives_per_removal
-                );
-            }
+        if let Some(bogus) = self.bogus.iter().find(|r| r.filter == filter)
+            && bogus.removed > 0
+        {
+            let _ = write!(
+                text,
+                "; removing never-inserted positive keys lost {:.2} inserted keys each",
+                bogus.false_negatives_per_removal
+            );
         }
         Some(text)
     }

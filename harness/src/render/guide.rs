@@ -221,15 +221,15 @@ fn fewest_bits_row(facts: &Facts<'_>, reference: f64) -> Option<GuideRow> {
             cheaper_but_over.join(", ")
         );
     }
-    if let Some(ours) = facts.fewest_bits(&facts.dynamic(true), reference).first() {
-        if !group.iter().any(|r| r.filter == ours.filter) {
-            let _ = write!(
-                why,
-                " Best filterlab filter: {} ({}).",
-                ours.filter,
-                describe_row(ours)
-            );
-        }
+    if let Some(ours) = facts.fewest_bits(&facts.dynamic(true), reference).first()
+        && !group.iter().any(|r| r.filter == ours.filter)
+    {
+        let _ = write!(
+            why,
+            " Best filterlab filter: {} ({}).",
+            ours.filter,
+            describe_row(ours)
+        );
     }
     why.push_str(" Other targets: the table below.");
     Some([

@@ -33,7 +33,7 @@ mod sealed {
 pub trait Layout: sealed::Sealed + Copy + Default + Debug + Send + Sync + 'static {}
 
 /// Each key's k counters chosen over the whole array with core's
-/// [`Probes`], exactly as `filterlab_bloom::BloomFilter` chooses its bits:
+/// [`Probes`](filterlab_core::Probes), exactly as `filterlab_bloom::BloomFilter` chooses its bits:
 /// the fewest counters for an FPP, k cache lines per operation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Standard;

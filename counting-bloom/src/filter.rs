@@ -228,7 +228,7 @@ impl<L: Layout, const BITS: u32> CountingBloom<L, BITS> {
             block::contains::<BITS>(&self.counters.blocks[self.block_of(hash)], hash, k)
         } else {
             let probes = Probes::new(hash, self.num_counters);
-            kernel::all_nonzero::<BITS, _>(&self.counters, probes, k, L::BRANCH_FREE_PROBES)
+            kernel::all_nonzero::<BITS, _>(&self.counters, probes, k)
         }
     }
 

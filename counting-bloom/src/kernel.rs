@@ -30,18 +30,20 @@ fn next_counter<const BITS: u32, W: Words + ?Sized>(words: &W, probes: &mut Prob
     (words.word(word) >> shift) & Width::<BITS>::MAX
 }
 
+/// Probes a lookup tests together with one branch before testing the rest
+/// one by one: a negative lookup usually fails among the first few, and one
+/// branch on all of them predicts well, as `BloomFilter`'s lookup measured.
+const BRANCH_FREE_PROBES: u32 = 3;
+
 /// Whether the key's `k` counters are all nonzero: the first
-/// `branch_free` tested together with one branch, the rest one by one (a
-/// negative lookup usually fails among the first few, and one branch on
-/// all of them predicts well, as `BloomFilter`'s lookup measured).
+/// [`BRANCH_FREE_PROBES`] tested together, the rest one by one.
 #[inline]
 pub(crate) fn all_nonzero<const BITS: u32, W: Words + ?Sized>(
     words: &W,
     mut probes: Probes,
     k: u32,
-    branch_free: u32,
 ) -> bool {
-    let head = k.min(branch_free);
+    let head = k.min(BRANCH_FREE_PROBES);
     let mut all = true;
     for _ in 0..head {
         all &= next_counter::<BITS, W>(words, &mut probes) != 0;

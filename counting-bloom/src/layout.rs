@@ -18,11 +18,6 @@ mod sealed {
         const NAME: &'static str;
         /// Whether a key's counters share one block.
         const BLOCKED: bool;
-        /// Probes tested without a branch between them: a few for the
-        /// standard layout (a negative lookup usually fails among them, and
-        /// one branch on all of them predicts well), all of them for the
-        /// blocked one (they share a cache line).
-        const BRANCH_FREE_PROBES: u32;
         /// Keys ahead whose memory batched operations prefetch.
         const PREFETCH_AHEAD: usize;
     }
@@ -51,7 +46,6 @@ impl Layout for Blocked {}
 impl sealed::Sealed for Standard {
     const NAME: &'static str = "CountingBloomFilter";
     const BLOCKED: bool = false;
-    const BRANCH_FREE_PROBES: u32 = 3;
     /// Measured at 10M keys, p = 1e-2 (k = 7 lines per key): 16 ahead gave
     /// batched lookups of 32 ns against 36 ns for 8 and 51 ns for 4.
     const PREFETCH_AHEAD: usize = 16;
@@ -60,7 +54,6 @@ impl sealed::Sealed for Standard {
 impl sealed::Sealed for Blocked {
     const NAME: &'static str = "BlockedCountingBloomFilter";
     const BLOCKED: bool = true;
-    const BRANCH_FREE_PROBES: u32 = filterlab_core::sizing::MAX_HASHES;
     /// One line per key, so far more keys in flight pay: measured at 10M
     /// keys, p = 1e-2, batched lookups took 12.5 ns at 64 ahead, 13 ns at
     /// 32, 16 ns at 16 and 23 ns at 8 (as for `BlockedBloomFilter`).

@@ -95,36 +95,72 @@ fn counters<const BITS: u32>(
     })
 }
 
-/// Whether every counter of the key is nonzero.
-#[inline]
-pub(crate) fn contains<const BITS: u32>(block: &Block, hash: u64, num_hashes: u32) -> bool {
+/// The code that runs a filter's blocked operations, chosen once when the
+/// filter is made (runtime feature detection is not free per key): the
+/// AVX-512 kernel where it serves the filter's width and k, else the
+/// portable code.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Kernel {
     #[cfg(target_arch = "x86_64")]
-    if let Some(avx512) = avx512::Avx512::serving::<BITS>(num_hashes) {
-        return avx512.contains(block, block_seed(hash), num_hashes);
-    }
-    scalar::contains_probes::<BITS>(block, hash, num_hashes)
+    avx512: Option<avx512::Avx512>,
 }
 
-/// Adds one to each of the key's counters that is not saturated; whether
-/// any was zero before (the key was new).
-#[inline]
-pub(crate) fn increment<const BITS: u32>(block: &mut Block, hash: u64, num_hashes: u32) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(avx512) = avx512::Avx512::serving::<BITS>(num_hashes) {
-        return avx512.increment(block, block_seed(hash), num_hashes);
+impl Kernel {
+    /// The fastest kernel this CPU runs for `BITS`-bit counters and
+    /// `num_hashes` probes.
+    pub(crate) fn detect<const BITS: u32>(num_hashes: u32) -> Self {
+        Self {
+            #[cfg(target_arch = "x86_64")]
+            avx512: avx512::Avx512::serving::<BITS>(num_hashes),
+        }
     }
-    scalar::increment::<BITS>(block, probe_mask::<BITS>(hash, num_hashes))
-}
 
-/// Takes one from each of the key's counters that is not saturated, when
-/// none is zero; whether it did (otherwise the block is unchanged).
-#[inline]
-pub(crate) fn decrement<const BITS: u32>(block: &mut Block, hash: u64, num_hashes: u32) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(avx512) = avx512::Avx512::serving::<BITS>(num_hashes) {
-        return avx512.decrement(block, block_seed(hash), num_hashes);
+    /// Whether every counter of the key is nonzero.
+    #[inline]
+    pub(crate) fn contains<const BITS: u32>(
+        self,
+        block: &Block,
+        hash: u64,
+        num_hashes: u32,
+    ) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(avx512) = self.avx512 {
+            return avx512.contains(block, block_seed(hash), num_hashes);
+        }
+        scalar::contains_probes::<BITS>(block, hash, num_hashes)
     }
-    scalar::decrement::<BITS>(block, probe_mask::<BITS>(hash, num_hashes))
+
+    /// Adds one to each of the key's counters that is not saturated; whether
+    /// any was zero before (the key was new).
+    #[inline]
+    pub(crate) fn increment<const BITS: u32>(
+        self,
+        block: &mut Block,
+        hash: u64,
+        num_hashes: u32,
+    ) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(avx512) = self.avx512 {
+            return avx512.increment(block, block_seed(hash), num_hashes);
+        }
+        scalar::increment::<BITS>(block, probe_mask::<BITS>(hash, num_hashes))
+    }
+
+    /// Takes one from each of the key's counters that is not saturated, when
+    /// none is zero; whether it did (otherwise the block is unchanged).
+    #[inline]
+    pub(crate) fn decrement<const BITS: u32>(
+        self,
+        block: &mut Block,
+        hash: u64,
+        num_hashes: u32,
+    ) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(avx512) = self.avx512 {
+            return avx512.decrement(block, block_seed(hash), num_hashes);
+        }
+        scalar::decrement::<BITS>(block, probe_mask::<BITS>(hash, num_hashes))
+    }
 }
 
 /// The smallest of the key's counters.

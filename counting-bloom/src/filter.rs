@@ -51,6 +51,9 @@ pub struct CountingBloom<L: Layout, const BITS: u32> {
     hasher: KeyHasher,
     len: u64,
     sized_for: SizedFor,
+    /// The blocked layout's kernel, detected once (unused by the standard
+    /// layout).
+    kernel: block::Kernel,
     layout: PhantomData<L>,
 }
 
@@ -197,6 +200,7 @@ impl<L: Layout, const BITS: u32> CountingBloom<L, BITS> {
             hasher: config.hasher,
             len,
             sized_for,
+            kernel: block::Kernel::detect::<BITS>(config.num_hashes),
             layout: PhantomData,
         }
     }
@@ -225,7 +229,8 @@ impl<L: Layout, const BITS: u32> CountingBloom<L, BITS> {
     fn probe(&self, hash: u64) -> bool {
         let k = self.num_hashes;
         if L::BLOCKED {
-            block::contains::<BITS>(&self.counters.blocks[self.block_of(hash)], hash, k)
+            self.kernel
+                .contains::<BITS>(&self.counters.blocks[self.block_of(hash)], hash, k)
         } else {
             let probes = Probes::new(hash, self.num_counters);
             kernel::all_nonzero::<BITS, _>(&self.counters, probes, k)
@@ -238,7 +243,8 @@ impl<L: Layout, const BITS: u32> CountingBloom<L, BITS> {
         let k = self.num_hashes;
         let new = if L::BLOCKED {
             let index = self.block_of(hash);
-            block::increment::<BITS>(&mut self.counters.blocks[index], hash, k)
+            self.kernel
+                .increment::<BITS>(&mut self.counters.blocks[index], hash, k)
         } else {
             kernel::increment::<BITS, _>(
                 &mut self.counters,
@@ -261,7 +267,8 @@ impl<L: Layout, const BITS: u32> CountingBloom<L, BITS> {
         let k = self.num_hashes;
         let taken = if L::BLOCKED {
             let index = self.block_of(hash);
-            block::decrement::<BITS>(&mut self.counters.blocks[index], hash, k)
+            self.kernel
+                .decrement::<BITS>(&mut self.counters.blocks[index], hash, k)
         } else {
             kernel::decrement::<BITS, _>(
                 &mut self.counters,

@@ -9,8 +9,8 @@ use filterlab_core::theory::{cuckoo_fpp, hash_bits_needed};
 use filterlab_core::{Error, ErrorKind};
 
 use crate::config::{
-    CuckooConfig, DEFAULT_MAX_KICKS, DEFAULT_MAX_TABLES, Growth, LOAD_TARGET,
-    check_fingerprint_bits, check_growth, check_max_kicks, check_memory_limit,
+    CuckooConfig, DEFAULT_MAX_KICKS, DEFAULT_MAX_TABLES, Growth, LOAD_TARGET, check_capacity,
+    check_fingerprint_bits, check_growth, check_max_kicks, check_memory_limit, slots_in,
 };
 use crate::sizing::{CuckooSizing, FingerprintChoice};
 use crate::table::{MAX_FINGERPRINT_BITS, MIN_FINGERPRINT_BITS, SLOTS, table_bytes};
@@ -101,18 +101,13 @@ impl CuckooBuilder {
                 }
                 let bits = explicit
                     .ok_or_else(|| Error::invalid("with_buckets needs fingerprint_bits(f)"))?;
-                let slots = buckets.saturating_mul(u64::from(SLOTS));
                 let items = match self.base.expected_items {
                     Some(items) => {
                         check_items(items)?;
-                        if items > slots {
-                            return Err(Error::invalid(format!(
-                                "{items} items cannot fit in {slots} slots"
-                            )));
-                        }
+                        check_capacity(items, buckets)?;
                         items
                     }
-                    None => ((slots as f64 * LOAD_TARGET) as u64).max(1),
+                    None => ((slots_in(buckets) as f64 * LOAD_TARGET) as u64).max(1),
                 };
                 (items, None, bits, buckets, FingerprintChoice::Explicit)
             }

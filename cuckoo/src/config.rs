@@ -4,7 +4,7 @@
 use filterlab_core::sizing::ensure;
 use filterlab_core::{Error, ErrorKind, KeyHasher};
 
-use crate::table::{MAX_FINGERPRINT_BITS, MIN_FINGERPRINT_BITS};
+use crate::table::{MAX_FINGERPRINT_BITS, MIN_FINGERPRINT_BITS, SLOTS};
 
 /// The load a filter sized by FPP is built for: 95% of its slots, which
 /// four-slot buckets reach before the first refusal (Fan et al. 2014).
@@ -90,6 +90,22 @@ pub(crate) fn check_memory_limit(bytes: u64) -> Result<(), Error> {
     ensure(bytes <= MAX_MEMORY_LIMIT, || {
         format!("the memory limit must be at most 2^48 bytes, got {bytes}")
     })
+}
+
+/// Checks that a table of `buckets` has a slot for each of the `items` it
+/// is sized for (the builder's `expected_items` with `with_buckets`, a
+/// file's capacity).
+pub(crate) fn check_capacity(items: u64, buckets: u64) -> Result<(), Error> {
+    let slots = slots_in(buckets);
+    ensure(items <= slots, || {
+        format!("{items} items cannot fit in {slots} slots ({buckets} buckets)")
+    })
+}
+
+/// The slots of `buckets` buckets (saturating: a count beyond u64 is
+/// refused elsewhere).
+pub(crate) fn slots_in(buckets: u64) -> u64 {
+    buckets.saturating_mul(u64::from(SLOTS))
 }
 
 /// The same error as an [`ErrorKind::InvalidHeader`]: a rule broken by a file.

@@ -9,8 +9,8 @@ use filterlab_core::sizing::SizedFor;
 use filterlab_core::{Error, ErrorKind, Filter, FilterKind, Persist};
 
 use crate::config::{
-    CuckooConfig, Growth, check_fingerprint_bits, check_growth, check_max_kicks,
-    check_memory_limit, in_header,
+    CuckooConfig, Growth, check_capacity, check_fingerprint_bits, check_growth, check_max_kicks,
+    check_memory_limit, in_header, slots_in,
 };
 use crate::filter::CuckooFilter;
 use crate::table::{Lanes, SLOTS, Table, data_bytes, table_bytes};
@@ -108,12 +108,7 @@ impl Layout {
             )));
         }
         let sized_for = SizedFor::from_header(header, 8)?;
-        if sized_for.items > buckets.saturating_mul(u64::from(SLOTS)) {
-            return Err(invalid(format!(
-                "capacity {} for {buckets} buckets",
-                sized_for.items
-            )));
-        }
+        check_capacity(sized_for.items, buckets).map_err(in_header)?;
         let payload: u64 = table_buckets
             .iter()
             .map(|&buckets| data_bytes(buckets, fingerprint_bits).unwrap_or(u64::MAX))
@@ -121,7 +116,7 @@ impl Layout {
         header.expect_payload_len(payload)?;
         let slots: u64 = table_buckets
             .iter()
-            .map(|&b| b.saturating_mul(4))
+            .map(|&buckets| slots_in(buckets))
             .fold(0, u64::saturating_add);
         if header.items > slots {
             return Err(invalid(format!("{} items in {slots} slots", header.items)));

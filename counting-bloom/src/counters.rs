@@ -120,6 +120,18 @@ fn cannot_allocate(count: usize) -> Error {
 }
 
 impl Counters {
+    /// Word `index` of the array, counting across blocks.
+    #[inline]
+    pub(crate) fn word(&self, index: usize) -> u64 {
+        self.blocks[index / BLOCK_WORDS].0[index % BLOCK_WORDS]
+    }
+
+    /// Word `index` of the array, to change.
+    #[inline]
+    pub(crate) fn word_mut(&mut self, index: usize) -> &mut u64 {
+        &mut self.blocks[index / BLOCK_WORDS].0[index % BLOCK_WORDS]
+    }
+
     /// `count` zeroed blocks, or an error instead of an abort when the
     /// allocator refuses.
     pub(crate) fn zeroed(count: usize) -> Result<Self, Error> {

@@ -14,7 +14,7 @@ use filterlab_core::{
 use crate::block;
 use crate::builder::{CountingBloomBuilder, CountingBloomConfig};
 use crate::counters::{BLOCK_BYTES, BLOCK_WORDS, Counters, Width, block_count};
-use crate::kernel::{self, Words};
+use crate::kernel;
 use crate::layout::{self, Blocked, Layout, Standard, overflow_probability};
 use crate::sizing::CountingSizing;
 
@@ -233,7 +233,7 @@ impl<L: Layout, const BITS: u32> CountingBloom<L, BITS> {
                 .contains::<BITS>(&self.counters.blocks[self.block_of(hash)], hash, k)
         } else {
             let probes = Probes::new(hash, self.num_counters);
-            kernel::all_nonzero::<BITS, _>(&self.counters, probes, k)
+            kernel::all_nonzero::<BITS>(&self.counters, probes, k)
         }
     }
 
@@ -246,11 +246,7 @@ impl<L: Layout, const BITS: u32> CountingBloom<L, BITS> {
             self.kernel
                 .increment::<BITS>(&mut self.counters.blocks[index], hash, k)
         } else {
-            kernel::increment::<BITS, _>(
-                &mut self.counters,
-                Probes::new(hash, self.num_counters),
-                k,
-            )
+            kernel::increment::<BITS>(&mut self.counters, Probes::new(hash, self.num_counters), k)
         };
         self.len = self.len.saturating_add(1);
         new
@@ -270,11 +266,7 @@ impl<L: Layout, const BITS: u32> CountingBloom<L, BITS> {
             self.kernel
                 .decrement::<BITS>(&mut self.counters.blocks[index], hash, k)
         } else {
-            kernel::decrement::<BITS, _>(
-                &mut self.counters,
-                Probes::new(hash, self.num_counters),
-                k,
-            )
+            kernel::decrement::<BITS>(&mut self.counters, Probes::new(hash, self.num_counters), k)
         };
         self.len -= u64::from(taken);
         taken
@@ -355,7 +347,7 @@ impl<L: Layout, const BITS: u32> CountingBloom<L, BITS> {
         let count = if L::BLOCKED {
             block::minimum::<BITS>(&self.counters.blocks[self.block_of(hash)], hash, k)
         } else {
-            kernel::minimum::<BITS, _>(&self.counters, Probes::new(hash, self.num_counters), k)
+            kernel::minimum::<BITS>(&self.counters, Probes::new(hash, self.num_counters), k)
         };
         count as u32
     }

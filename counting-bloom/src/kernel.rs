@@ -1,31 +1,13 @@
-//! The standard layout's per-key counter operations, over the [`Words`] of
+//! The standard layout's per-key counter operations, over the words of
 //! the whole array. (The blocked layout's are in `block`.)
 
 use filterlab_core::Probes;
 
-use crate::counters::{BLOCK_WORDS, Counters, Width};
-
-/// Words a key's probes index.
-pub(crate) trait Words {
-    fn word(&self, index: usize) -> u64;
-    fn word_mut(&mut self, index: usize) -> &mut u64;
-}
-
-impl Words for Counters {
-    #[inline]
-    fn word(&self, index: usize) -> u64 {
-        self.blocks[index / BLOCK_WORDS].0[index % BLOCK_WORDS]
-    }
-
-    #[inline]
-    fn word_mut(&mut self, index: usize) -> &mut u64 {
-        &mut self.blocks[index / BLOCK_WORDS].0[index % BLOCK_WORDS]
-    }
-}
+use crate::counters::{Counters, Width};
 
 /// The counter at the next probe.
 #[inline]
-fn next_counter<const BITS: u32, W: Words + ?Sized>(words: &W, probes: &mut Probes) -> u64 {
+fn next_counter<const BITS: u32>(words: &Counters, probes: &mut Probes) -> u64 {
     let (word, shift) = Width::<BITS>::locate(probes.next_index());
     (words.word(word) >> shift) & Width::<BITS>::MAX
 }
@@ -38,21 +20,17 @@ const BRANCH_FREE_PROBES: u32 = 3;
 /// Whether the key's `k` counters are all nonzero: the first
 /// [`BRANCH_FREE_PROBES`] tested together, the rest one by one.
 #[inline]
-pub(crate) fn all_nonzero<const BITS: u32, W: Words + ?Sized>(
-    words: &W,
-    mut probes: Probes,
-    k: u32,
-) -> bool {
+pub(crate) fn all_nonzero<const BITS: u32>(words: &Counters, mut probes: Probes, k: u32) -> bool {
     let head = k.min(BRANCH_FREE_PROBES);
     let mut all = true;
     for _ in 0..head {
-        all &= next_counter::<BITS, W>(words, &mut probes) != 0;
+        all &= next_counter::<BITS>(words, &mut probes) != 0;
     }
     if !all {
         return false;
     }
     for _ in head..k {
-        if next_counter::<BITS, W>(words, &mut probes) == 0 {
+        if next_counter::<BITS>(words, &mut probes) == 0 {
             return false;
         }
     }
@@ -61,13 +39,9 @@ pub(crate) fn all_nonzero<const BITS: u32, W: Words + ?Sized>(
 
 /// The smallest of the key's `k` counters.
 #[inline]
-pub(crate) fn minimum<const BITS: u32, W: Words + ?Sized>(
-    words: &W,
-    mut probes: Probes,
-    k: u32,
-) -> u64 {
+pub(crate) fn minimum<const BITS: u32>(words: &Counters, mut probes: Probes, k: u32) -> u64 {
     (0..k)
-        .map(|_| next_counter::<BITS, W>(words, &mut probes))
+        .map(|_| next_counter::<BITS>(words, &mut probes))
         .min()
         .unwrap_or(0)
 }
@@ -77,11 +51,7 @@ pub(crate) fn minimum<const BITS: u32, W: Words + ?Sized>(
 /// i.e. whether the key was new. One pass: each counter is read anyway to
 /// saturate it.
 #[inline]
-pub(crate) fn increment<const BITS: u32, W: Words + ?Sized>(
-    words: &mut W,
-    mut probes: Probes,
-    k: u32,
-) -> bool {
+pub(crate) fn increment<const BITS: u32>(words: &mut Counters, mut probes: Probes, k: u32) -> bool {
     let mut new = false;
     for _ in 0..k {
         let (word, shift) = Width::<BITS>::locate(probes.next_index());
@@ -99,18 +69,14 @@ pub(crate) fn increment<const BITS: u32, W: Words + ?Sized>(
 /// saturated ones were left alone, so adding one to every unsaturated
 /// counter among those passed restores them exactly). Whether it was taken.
 #[inline]
-pub(crate) fn decrement<const BITS: u32, W: Words + ?Sized>(
-    words: &mut W,
-    probes: Probes,
-    k: u32,
-) -> bool {
+pub(crate) fn decrement<const BITS: u32>(words: &mut Counters, probes: Probes, k: u32) -> bool {
     let mut walk = probes.clone();
     for done in 0..k {
         let (word, shift) = Width::<BITS>::locate(walk.next_index());
         let word = words.word_mut(word);
         let counter = (*word >> shift) & Width::<BITS>::MAX;
         if counter == 0 {
-            increment::<BITS, W>(words, probes, done);
+            increment::<BITS>(words, probes, done);
             return false;
         }
         *word -= u64::from(counter != Width::<BITS>::MAX) << shift;

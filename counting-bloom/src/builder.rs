@@ -8,7 +8,7 @@ use std::f64::consts::LN_2;
 use std::marker::PhantomData;
 
 use filterlab_core::memory::check_memory;
-use filterlab_core::sizing::{BuilderBase, HashChoice, SizeSearch, SizedFor, Target};
+use filterlab_core::sizing::{BuilderBase, HashChoice, SizeSearch, Target};
 use filterlab_core::theory::{
     BlockFppTable, blocked_bloom_classic_best_hashes, blocked_bloom_fpp_with, bloom_optimal_bits,
     counter_overflow_bound_fan, hash_bits_needed,
@@ -291,7 +291,8 @@ impl<L: Layout, const BITS: u32> CountingBloomBuilder<L, BITS> {
     ) -> CountingSizing {
         CountingSizing {
             filter: L::NAME,
-            sized_for: SizedFor::new(items, target_fpp),
+            expected_items: items,
+            target_fpp,
             requested_counters,
             num_counters,
             counter_bits: BITS,
@@ -337,7 +338,7 @@ mod tests {
             .sizing()
             .unwrap();
         assert_eq!(sizing.bytes(), 1 << 61);
-        let per_item = 2f64.powi(64) / sizing.sized_for.items as f64;
+        let per_item = 2f64.powi(64) / sizing.expected_items as f64;
         assert_eq!(sizing.bits_per_item(), per_item);
         assert!(sizing.to_string().contains("bits per item"));
     }

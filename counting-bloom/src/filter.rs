@@ -174,7 +174,7 @@ impl<L: Layout, const BITS: u32> CountingBloomBuilder<L, BITS> {
     pub fn build(&self) -> Result<CountingBloom<L, BITS>, Error> {
         let sizing = self.sizing()?;
         let blocks = block_count::<BITS>(sizing.num_counters)?;
-        let sized_for = sizing.sized_for;
+        let sized_for = sizing.sized_for();
         Ok(CountingBloom::from_parts(
             &self.config_of(&sizing),
             sized_for,

@@ -31,9 +31,10 @@ use crate::counters::BLOCK_BYTES;
 pub struct CountingSizing {
     /// Which filter this sizes: "CountingBloomFilter" or "BlockedCountingBloomFilter".
     pub filter: &'static str,
-    /// The items and the FPP target (if any) the filter is sized for, as
-    /// its header records them.
-    pub sized_for: SizedFor,
+    /// The items the filter is sized for (its capacity).
+    pub expected_items: u64,
+    /// The FPP target, or `None` for a filter of an explicit size.
+    pub target_fpp: Option<f64>,
     /// Counters asked for: the textbook optimum −n ln p / ln²2, or the explicit number.
     pub requested_counters: f64,
     /// Counters allocated.
@@ -47,11 +48,11 @@ pub struct CountingSizing {
     pub num_hashes: u32,
     /// Why that many probes.
     pub hash_choice: HashChoice,
-    /// The exact FPP after `sized_for.items` distinct inserts: that of the
+    /// The exact FPP after `expected_items` distinct inserts: that of the
     /// Bloom filter (standard or blocked) with the same counters and k.
     pub fpp_at_capacity: f64,
     /// An upper bound on the probability that some counter saturates
-    /// (reaches 2^w − 1 and sticks) by `sized_for.items` distinct inserts: m
+    /// (reaches 2^w − 1 and sticks) by `expected_items` distinct inserts: m
     /// times the exact probability for one counter.
     pub overflow_probability: f64,
     /// Fan et al.'s classic bound on some counter reaching 2^w, for
@@ -63,6 +64,11 @@ pub struct CountingSizing {
 }
 
 impl CountingSizing {
+    /// The items and FPP target as the filter's header records them.
+    pub(crate) fn sized_for(&self) -> SizedFor {
+        SizedFor::new(self.expected_items, self.target_fpp)
+    }
+
     /// Bytes of counters: whole 64-byte blocks.
     pub fn bytes(&self) -> u64 {
         let per_block = u64::from(512 / self.counter_bits);
@@ -72,18 +78,18 @@ impl CountingSizing {
     /// Bits of memory per expected item.
     pub fn bits_per_item(&self) -> f64 {
         // In floating point: from 2^61 bytes on, the bits do not fit a `u64`.
-        self.bytes() as f64 * 8.0 / self.sized_for.items as f64
+        self.bytes() as f64 * 8.0 / self.expected_items as f64
     }
 
     /// Bits per item of the Bloom filter with one bit per counter (what
     /// `to_bloom` ships): the counting filter costs `counter_bits` times this.
     pub fn bloom_bits_per_item(&self) -> f64 {
-        self.num_counters as f64 / self.sized_for.items as f64
+        self.num_counters as f64 / self.expected_items as f64
     }
 
     /// Whether a 64-bit key hash is too short for the target at this size.
     pub fn hash_limited(&self) -> bool {
-        HashBits::new(self.sized_for.items, self.hash_bits_needed).limited()
+        HashBits::new(self.expected_items, self.hash_bits_needed).limited()
     }
 }
 
@@ -94,14 +100,14 @@ impl fmt::Display for CountingSizing {
             "{} sizing ({}-bit counters)",
             self.filter, self.counter_bits
         )?;
-        self.sized_for.write_report_lines(f)?;
+        self.sized_for().write_report_lines(f)?;
         writeln!(
             f,
             "  counters requested  {:.0}",
             self.requested_counters.ceil()
         )?;
         let unit = 512 / self.counter_bits;
-        let rounding = match (self.sized_for.fpp, self.block_counters) {
+        let rounding = match (self.target_fpp, self.block_counters) {
             (None, None) => String::new(),
             (None, Some(per_block)) => format!(" (whole blocks of {per_block})"),
             (Some(_), None) => format!(
@@ -152,6 +158,6 @@ impl fmt::Display for CountingSizing {
             )?;
         }
         writeln!(f)?;
-        HashBits::new(self.sized_for.items, self.hash_bits_needed).fmt(f)
+        HashBits::new(self.expected_items, self.hash_bits_needed).fmt(f)
     }
 }

@@ -482,10 +482,10 @@ pub trait ArrayRecord: Debug {
     fn record_bytes(&self) -> u64;
 }
 
-/// Implements [`ArrayRecord`] for a sizing record, given the fields holding
-/// its cells, its items and its FPP target.
+/// Implements [`ArrayRecord`] for a sizing record, given the field holding
+/// its cells (the records share the names of the others).
 macro_rules! array_record {
-    ($record:ty, $cells:ident, $($items:ident).+, $($target:ident).+) => {
+    ($record:ty, $cells:ident) => {
         impl $crate::build::ArrayRecord for $record {
             fn cells(&self) -> u64 {
                 self.$cells
@@ -496,7 +496,7 @@ macro_rules! array_record {
             }
 
             fn items(&self) -> u64 {
-                self.$($items).+
+                self.expected_items
             }
 
             fn claimed_fpp(&self) -> f64 {
@@ -505,7 +505,7 @@ macro_rules! array_record {
 
             fn binding_target(&self) -> Option<f64> {
                 let explicit = self.hash_choice == filterlab_bloom::HashChoice::Explicit;
-                self.$($target).+.filter(|_| !explicit)
+                self.target_fpp.filter(|_| !explicit)
             }
 
             fn record_bytes(&self) -> u64 {

@@ -45,7 +45,7 @@ common_builder!([] BloomBuilder, expected_items);
 common_builder!([] BlockedBloomBuilder, expected_items);
 builder!([] BloomBuilder => BloomFilter, BloomSizing);
 builder!([] BlockedBloomBuilder => BlockedBloomFilter, BloomSizing);
-array_record!(BloomSizing, num_bits, expected_items, target_fpp);
+array_record!(BloomSizing, num_bits);
 
 fn bloom_builder(input: &BuildInput) -> BloomBuilder {
     let builder = match input.size {

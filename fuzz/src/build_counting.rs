@@ -60,7 +60,7 @@ pub type CountingInput = Settings<CountingSettings>;
 
 common_builder!([L: Named, const W: u32] CountingBloomBuilder<L, W>, expected_items);
 builder!([L: Named, const W: u32] CountingBloomBuilder<L, W> => CountingBloom<L, W>, CountingSizing);
-array_record!(CountingSizing, num_counters, sized_for.items, sized_for.fpp);
+array_record!(CountingSizing, num_counters);
 
 /// The named entry points of a layout (`CountingBloomFilter` or
 /// `BlockedCountingBloomFilter`), 4-bit.

@@ -293,14 +293,14 @@ fn explicit_sizes() {
         .sizing()
         .unwrap();
     assert_eq!(sized.num_hashes, 7);
-    assert!(sized.sized_for.fpp.is_none());
+    assert!(sized.target_fpp.is_none());
     // Without a load, the one k = 7 is optimal for.
     let implied = CountingBloomFilter::with_counters(96_000)
         .hashes(7)
         .sizing()
         .unwrap();
     let optimal_load = (96_000.0 * std::f64::consts::LN_2 / 7.0).round() as u64;
-    assert_eq!(implied.sized_for.items, optimal_load);
+    assert_eq!(implied.expected_items, optimal_load);
 }
 
 #[test]

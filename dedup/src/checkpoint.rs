@@ -180,7 +180,6 @@ impl Deduplicator {
         self.check_checkpoint_header(&header)?;
         let live = header.param(7, PARAMS[7])?;
         let mut restored = self.empty_like()?;
-        restored.partitions.clear();
         let mut previous: Option<PartitionKey> = None;
         for _ in 0..live {
             let key = read_key(&mut frame)?;

@@ -116,16 +116,27 @@ impl Deduplicator {
     pub(crate) fn from_settings(settings: Settings) -> Result<Self, Error> {
         let sizing = settings.sizing()?;
         let filter_builder = settings.filter_builder()?;
-        let alarms = Alarms::new(&settings.alarms)?;
-        let mut partitions = BTreeMap::new();
-        if settings.partition_count.is_none() {
-            partitions.insert(Self::unpartitioned_key(), filter_builder.build()?);
+        let mut dedup = Self::with_sizing(settings, sizing, filter_builder)?;
+        if dedup.settings.partition_count.is_none() {
+            let filter = dedup.filter_builder.build()?;
+            dedup.partitions.insert(Self::unpartitioned_key(), filter);
         }
+        Ok(dedup)
+    }
+
+    /// A de-duplicator of sized settings with no filter allocated and every
+    /// counter at zero.
+    fn with_sizing(
+        settings: Settings,
+        sizing: DedupSizing,
+        filter_builder: BloomBuilder,
+    ) -> Result<Self, Error> {
+        let alarms = Alarms::new(&settings.alarms)?;
         Ok(Self {
             settings,
             sizing,
             filter_builder,
-            partitions,
+            partitions: BTreeMap::new(),
             counters: Counters::default(),
             alarms,
             present: Vec::new(),
@@ -140,10 +151,15 @@ impl Deduplicator {
         PartitionKey::text("")
     }
 
-    /// A de-duplicator of the same configuration with nothing stored and
-    /// every counter at zero.
+    /// A de-duplicator of the same configuration with no filter allocated
+    /// (not even the unpartitioned one) and every counter at zero: what a
+    /// restore fills, without sizing or allocating anything again.
     pub(crate) fn empty_like(&self) -> Result<Self, Error> {
-        Self::from_settings(self.settings.clone())
+        Self::with_sizing(
+            self.settings.clone(),
+            self.sizing.clone(),
+            self.filter_builder.clone(),
+        )
     }
 
     /// The sizing of each partition's filter (the startup report).

@@ -5,9 +5,9 @@
 //! target by their own exact theory, one key at a time.
 //!
 //! The split-block filter is sized by its exact FPP: the block load is
-//! Poisson(n / blocks), and a block holding i keys answers yes for a new key
+//! Binomial(n, 1/blocks), and a block holding i keys answers yes for a new key
 //! with probability (1 − (31/32)^i)^8 (eight independent 32-bit words with
-//! one probe each), `filterlab_peers::split_block_fpp`; the fewest blocks
+//! one probe each), `filterlab_core::theory::split_block_bloom_fpp`; the fewest blocks
 //! meeting the target. Its block is the key hash's multiply-shift over all
 //! 64 bits (as `BlockedBloomFilter`), the block seed its low 32 bits.
 //!
@@ -29,8 +29,8 @@ use std::time::Instant;
 
 use filterlab_bloom::{BlockedBloomFilter, Filter, Kernel};
 use filterlab_core::keys::{insert_key, query_key};
+use filterlab_core::theory::split_block_bloom_fpp as split_block_fpp;
 use filterlab_core::{KeyHasher, reduce};
-use filterlab_peers::split_block_fpp;
 
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::{

@@ -7,7 +7,6 @@ use std::sync::{Mutex, PoisonError};
 
 use filterlab_core::format::{FrameReader, FrameWriter, Header};
 use filterlab_core::memory::{addressable, check_memory};
-use filterlab_core::reduce;
 use filterlab_core::sizing::{
     BuilderBase, HashChoice, SizeSearch, SizedFor, Target, hashes_from_header,
 };
@@ -16,7 +15,7 @@ use filterlab_core::theory::{
     blocked_bloom_fpp_with, bloom_estimate_items, bloom_fpp_given_block_fills,
 };
 use filterlab_core::{
-    Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Persist, for_each_batch, prefetch,
+    Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Persist, for_each_batch,
 };
 
 use crate::blocks::{BLOCK_WORDS, BlockStorage};
@@ -25,58 +24,12 @@ use crate::common::{
     sized_for,
 };
 use crate::kernel::{BlockBatch, Kernel, Select};
+use crate::pipeline::{block_index, block_seed, contains_batch, insert_batch};
 use crate::sizing::BloomSizing;
 use crate::words::count_ones;
 
 /// Bits per block: one 64-byte cache line.
 pub const BLOCK_BITS: u32 = 512;
-
-/// Keys ahead of the one being probed whose block a batched operation
-/// prefetches (a power of two: the ring of pending block indexes).
-/// Measured on a 256 MiB filter against random reads of a 256 MiB array:
-/// 8 ahead cost 1.98x the reads, 16 1.60x, 32 1.23x, 64 1.06x, 128 1.00x.
-const PREFETCH_AHEAD: usize = 64;
-
-/// Drives a batched operation over `hashes`: calls `step(key, prefetch)`
-/// first with only the blocks of the first [`PREFETCH_AHEAD`] keys to
-/// prefetch, then for each key `i` in order with `Some((i, its block))` and
-/// the block of key `i + PREFETCH_AHEAD`, if any, to prefetch. Each block
-/// index is computed once and waits in a small ring for its key's turn.
-#[allow(clippy::inline_always)]
-#[inline(always)]
-fn pipelined(
-    num_blocks: u64,
-    hashes: &[u64],
-    mut step: impl FnMut(Option<(usize, usize)>, Option<usize>),
-) {
-    let mut ring = [0usize; PREFETCH_AHEAD];
-    for (slot, &hash) in ring.iter_mut().zip(hashes) {
-        *slot = block_index(hash, num_blocks);
-        step(None, Some(*slot));
-    }
-    for i in 0..hashes.len() {
-        let slot = &mut ring[i % PREFETCH_AHEAD];
-        let index = *slot;
-        let ahead = hashes.get(i + PREFETCH_AHEAD).map(|&ahead| {
-            *slot = block_index(ahead, num_blocks);
-            *slot
-        });
-        step(Some((i, index)), ahead);
-    }
-}
-
-/// The block a key hash maps to: multiply-shift over the high bits.
-#[inline]
-fn block_index(hash: u64, num_blocks: u64) -> usize {
-    reduce(hash, num_blocks) as usize
-}
-
-/// The seed of a key's probes inside its block: the low 32 bits of the key
-/// hash, which the block index (taken from the high bits) does not use.
-#[inline]
-fn block_seed(hash: u64) -> u32 {
-    hash as u32
-}
 
 /// Everything that decides which bits a key sets: two filters with equal
 /// configurations can be merged, and a file is only accepted by
@@ -362,42 +315,11 @@ impl BlockedBloomFilter {
     fn insert_batch(&mut self, hashes: &[u64]) -> usize {
         let (num_blocks, num_hashes, kernel) =
             (self.config.num_blocks, self.config.num_hashes, self.kernel);
-        let mut new = 0;
-        pipelined(num_blocks, hashes, |key, ahead| {
-            if let Some(ahead) = ahead {
-                prefetch(self.blocks.block(ahead));
-            }
-            if let Some((i, index)) = key {
-                let seed = block_seed(hashes[i]);
-                new += usize::from(kernel.insert(self.blocks.block_mut(index), seed, num_hashes));
-            }
+        let new = insert_batch(&mut self.blocks, num_blocks, hashes, |block, seed| {
+            kernel.insert(block, seed, num_hashes)
         });
         self.len += new as u64;
         new
-    }
-
-    /// Batched lookup with one probe function: `pipelined` prefetching,
-    /// each block index computed once.
-    // Always inlined: the AVX2 caller runs it inside a function compiled for
-    // AVX2, where the kernel then inlines into the loop.
-    #[allow(clippy::inline_always)]
-    #[inline(always)]
-    fn contains_batch_with(
-        &self,
-        hashes: &[u64],
-        found: &mut [bool],
-        probe: impl Fn(&[u64; BLOCK_WORDS], u32) -> bool,
-    ) {
-        let count = hashes.len().min(found.len());
-        let hashes = &hashes[..count];
-        pipelined(self.config.num_blocks, hashes, |key, ahead| {
-            if let Some(ahead) = ahead {
-                prefetch(self.blocks.block(ahead));
-            }
-            if let Some((i, index)) = key {
-                found[i] = probe(self.blocks.block(index), block_seed(hashes[i]));
-            }
-        });
     }
 
     /// The kernel that answers lookups.
@@ -505,8 +427,14 @@ impl BlockBatch for Lookups<'_> {
     #[allow(clippy::inline_always)]
     #[inline(always)]
     fn run(self, contains: impl Fn(&[u64; BLOCK_WORDS], u32) -> bool) {
-        self.filter
-            .contains_batch_with(self.hashes, self.found, contains);
+        let filter = self.filter;
+        contains_batch(
+            &filter.blocks,
+            filter.config.num_blocks,
+            self.hashes,
+            self.found,
+            contains,
+        );
     }
 }
 

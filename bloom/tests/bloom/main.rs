@@ -43,6 +43,7 @@ macro_rules! check_bad_parameters {
 mod atomic;
 mod blocked;
 mod sizing_claims;
+mod split_block;
 mod standard;
 
 use std::fmt::Debug;

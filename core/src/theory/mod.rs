@@ -43,7 +43,7 @@ pub use scalable::{
     scalable_bloom_fpp, scalable_bloom_fpp_bound, scalable_bloom_loads, scalable_layer_fpp,
 };
 pub use split_block::{
-    SPLIT_BLOCK_WORD_BITS, SPLIT_BLOCK_WORDS, split_block_bloom_fpp,
+    SPLIT_BLOCK_WORD_BITS, SPLIT_BLOCK_WORDS, split_block_bloom_fpp, split_block_estimate_items,
     split_block_fpp_given_word_fills,
 };
 pub use stats::{normal_quantile, queries_for, wilson_interval};

@@ -87,6 +87,28 @@ pub fn split_block_fpp_given_word_fills(
     total / pow_hashes(f64::from(SPLIT_BLOCK_WORD_BITS), SPLIT_BLOCK_WORDS) / blocks as f64
 }
 
+/// The number of distinct keys a split block with `set_bits` bits set most
+/// likely holds: the load whose expected fill, 256 · (1 − (31/32)^i), is
+/// `set_bits` (each key sets one uniform bit in each word). Summed over
+/// blocks it estimates a filter's distinct items, after merges too;
+/// infinite for a full block.
+///
+/// # Examples
+///
+/// ```
+/// use filterlab_core::theory::split_block_estimate_items;
+///
+/// assert_eq!(split_block_estimate_items(0), 0.0);
+/// // One key sets eight bits; eight bits set are a little over one key.
+/// assert!((split_block_estimate_items(8) - 1.0).abs() < 0.02);
+/// assert!(split_block_estimate_items(256).is_infinite());
+/// ```
+pub fn split_block_estimate_items(set_bits: u64) -> f64 {
+    let block_bits = f64::from(SPLIT_BLOCK_WORDS * SPLIT_BLOCK_WORD_BITS);
+    let fill = (set_bits as f64 / block_bits).min(1.0);
+    (-fill).ln_1p() / (-1.0 / f64::from(SPLIT_BLOCK_WORD_BITS)).ln_1p()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

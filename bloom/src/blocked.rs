@@ -1,12 +1,10 @@
 //! The blocked Bloom filter: each key sets k bits inside one 512-bit block,
 //! so an operation touches one cache line.
 
-use std::fmt;
 use std::io::{Read, Write};
 use std::sync::{Mutex, PoisonError};
 
 use filterlab_core::format::{FrameReader, FrameWriter, Header};
-use filterlab_core::memory::{addressable, check_memory};
 use filterlab_core::sizing::{
     BuilderBase, HashChoice, SizeSearch, SizedFor, Target, hashes_from_header,
 };
@@ -14,17 +12,15 @@ use filterlab_core::theory::{
     BlockFppTable, blocked_bloom_classic_best_hashes, blocked_bloom_fpp, blocked_bloom_fpp_classic,
     blocked_bloom_fpp_with, bloom_estimate_items, bloom_fpp_given_block_fills,
 };
-use filterlab_core::{
-    Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Persist, for_each_batch,
-};
+use filterlab_core::{Error, Filter, FilterKind, Key, KeyHasher, Persist};
 
 use crate::blocks::{BLOCK_WORDS, BlockStorage};
-use crate::common::{
-    Array, builder_entry_points, builder_methods, check_counter, debug_summary, merge_by_words,
-    sized_for,
-};
+use crate::common::{Array, builder_entry_points, builder_methods, merge_by_words, sized_for};
 use crate::kernel::{BlockBatch, Kernel, Select};
-use crate::pipeline::{block_index, block_seed, contains_batch, insert_batch};
+use crate::layout::{
+    address_blocks, block_filter_shared, block_index, block_seed, blocks_from_header,
+    contains_batch, insert_batch, read_blocks, whole_blocks,
+};
 use crate::sizing::BloomSizing;
 use crate::words::count_ones;
 
@@ -173,22 +169,9 @@ impl BlockedBloomBuilder {
     }
 
     fn sizing_for_bits(&self, requested: u64) -> Result<BloomSizing, Error> {
-        if requested == 0 {
-            return Err(Error::invalid(
-                "a blocked Bloom filter needs at least 1 bit",
-            ));
-        }
+        let max_memory = self.base.max_memory;
+        let bits = whole_blocks(requested, BLOCK_BITS, max_memory, "blocked Bloom filter")?;
         let block_bits = u64::from(BLOCK_BITS);
-        let bits = requested
-            .div_ceil(block_bits)
-            .checked_mul(block_bits)
-            .ok_or_else(|| {
-                Error::new(
-                    ErrorKind::TooLarge,
-                    "no whole number of blocks holds that many bits",
-                )
-            })?;
-        check_memory(bits / 8, self.base.max_memory, "the block array")?;
         let (k, choice, items) = self.base.hashes_for_size(bits, "with_bits", |items| {
             let blocked = BlockedFpp::new(items);
             let fpp_of = |bits: u64, k: u32| blocked.fpp(bits, k);
@@ -267,10 +250,6 @@ fn approximate_best_hashes(bits: u64, items: u64) -> u32 {
     blocked_bloom_classic_best_hashes(bits / u64::from(BLOCK_BITS), BLOCK_BITS, items)
 }
 
-fn address_blocks(num_blocks: u64) -> Result<usize, Error> {
-    addressable(num_blocks, "block array")
-}
-
 impl BlockedBloomFilter {
     builder_entry_points!(
         BlockedBloomBuilder,
@@ -294,21 +273,6 @@ impl BlockedBloomFilter {
             .kernel
             .insert(self.blocks.block_mut(index), seed, self.config.num_hashes);
         self.len += u64::from(new);
-        new
-    }
-
-    /// Adds every key, hashing them in batches and prefetching the blocks
-    /// ahead; returns how many were new. (`Extend` does the same without the
-    /// count.)
-    pub fn insert_many<I>(&mut self, keys: I) -> usize
-    where
-        I: IntoIterator,
-        I::Item: Key,
-    {
-        let hasher = self.config.hasher;
-        let Ok(new) = for_each_batch(keys, &hasher, |hashes| {
-            Ok::<_, std::convert::Infallible>(self.insert_batch(hashes))
-        });
         new
     }
 
@@ -352,21 +316,6 @@ impl BlockedBloomFilter {
     /// Probes per key.
     pub fn num_hashes(&self) -> u32 {
         self.config.num_hashes
-    }
-
-    /// The FPP target the filter was sized for, if any.
-    pub fn target_fpp(&self) -> Option<f64> {
-        self.sized_for.fpp
-    }
-
-    /// Bits currently set.
-    pub fn set_bits(&self) -> u64 {
-        count_ones(self.blocks.words())
-    }
-
-    /// The fraction of bits set.
-    pub fn fill_ratio(&self) -> f64 {
-        self.set_bits() as f64 / self.num_bits() as f64
     }
 
     /// Set bits per block.
@@ -514,45 +463,8 @@ impl Filter for BlockedBloomFilter {
     }
 }
 
-impl<K: Key> Extend<K> for BlockedBloomFilter {
-    /// Inserts every key as [`insert_many`](BlockedBloomFilter::insert_many) does.
-    fn extend<I: IntoIterator<Item = K>>(&mut self, keys: I) {
-        self.insert_many(keys);
-    }
-}
-
+block_filter_shared!(BlockedBloomFilter);
 merge_by_words!(BlockedBloomFilter, BlockedBloomConfig, blocks);
-
-impl PartialEq for BlockedBloomFilter {
-    /// Same configuration, counters and bits; the kernel does not matter.
-    fn eq(&self, other: &Self) -> bool {
-        self.config() == other.config()
-            && self.len == other.len
-            && self.sized_for == other.sized_for
-            && self.blocks.words() == other.blocks.words()
-    }
-}
-
-impl Eq for BlockedBloomFilter {}
-
-impl fmt::Debug for BlockedBloomFilter {
-    /// A summary; the block array itself can be gigabytes.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let size = ("num_blocks", self.config.num_blocks);
-        let hashes = (self.config.num_hashes, &self.config.hasher);
-        debug_summary(
-            f,
-            "BlockedBloomFilter",
-            size,
-            hashes,
-            self.len,
-            &self.sized_for,
-        )
-        .field("kernel", &self.kernel())
-        .field("set_bits", &self.set_bits())
-        .finish_non_exhaustive()
-    }
-}
 
 /// Header parameters, in order.
 const PARAM_NAMES: [&str; 5] = [
@@ -594,24 +506,9 @@ impl Persist for BlockedBloomFilter {
 
     fn config_from_header(header: &Header) -> Result<BlockedBloomConfig, Error> {
         header.expect_params(PARAM_NAMES.len())?;
-        let invalid = |what: String| Error::new(ErrorKind::InvalidHeader, what);
-        let num_blocks = header.param(0, PARAM_NAMES[0])?;
-        if num_blocks == 0 {
-            return Err(invalid("zero blocks".into()));
-        }
-        let block_bits = header.param(1, PARAM_NAMES[1])?;
-        if block_bits != u64::from(BLOCK_BITS) {
-            return Err(invalid(format!(
-                "{block_bits}-bit blocks; this build reads {BLOCK_BITS}-bit blocks"
-            )));
-        }
+        let num_blocks = blocks_from_header(header, BLOCK_BITS)?;
         let num_hashes = hashes_from_header(header, 2)?;
         SizedFor::from_header(header, 3)?;
-        // `num_bits()` must fit in a u64, not only the payload's bytes.
-        let num_bits = num_blocks
-            .checked_mul(u64::from(BLOCK_BITS))
-            .ok_or_else(|| invalid(format!("{num_blocks} blocks")))?;
-        header.expect_payload_len(num_bits / 8)?;
         Ok(BlockedBloomConfig {
             num_blocks,
             num_hashes,
@@ -624,11 +521,8 @@ impl Persist for BlockedBloomFilter {
         header: &Header,
         input: &mut FrameReader<R>,
     ) -> Result<Self, Error> {
-        // Memory grows only as bytes arrive.
-        let blocks = BlockStorage::read(input, address_blocks(config.num_blocks)?)?;
-        check_counter(header.items, count_ones(blocks.words()))?;
         Ok(Self {
-            blocks,
+            blocks: read_blocks(input, header, config.num_blocks)?,
             config,
             len: header.items,
             sized_for: SizedFor::from_header(header, 3)?,

@@ -13,7 +13,7 @@ mod blocks;
 mod common;
 #[allow(unsafe_code)]
 mod kernel;
-mod pipeline;
+mod layout;
 mod sizing;
 mod split_block;
 mod standard;

@@ -2,24 +2,23 @@
 //! in each of the eight 32-bit words of one 256-bit block.
 
 use std::f64::consts::LN_2;
-use std::fmt;
 use std::io::{Read, Write};
 
 use filterlab_core::format::{FrameReader, FrameWriter, Header};
-use filterlab_core::memory::{addressable, check_memory};
 use filterlab_core::sizing::{BuilderBase, HashChoice, SizeSearch, SizedFor, Target};
 use filterlab_core::theory::{
     SPLIT_BLOCK_WORD_BITS, SPLIT_BLOCK_WORDS, bloom_fpp_classic, split_block_bloom_fpp,
     split_block_estimate_items, split_block_fpp_given_word_fills,
 };
-use filterlab_core::{
-    Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Persist, for_each_batch,
-};
+use filterlab_core::{Error, Filter, FilterKind, Key, KeyHasher, Persist};
 
 use crate::blocks::{BlockStorage, SPLIT_WORDS, SplitBlock};
-use crate::common::{Array, check_counter, debug_summary, merge_by_words, sized_for};
+use crate::common::{Array, merge_by_words, sized_for};
 use crate::kernel::{Kernel, SplitBatch, SplitKernel, SplitSelect};
-use crate::pipeline::{block_index, block_seed, contains_batch, insert_batch};
+use crate::layout::{
+    address_blocks, block_filter_shared, block_index, block_seed, blocks_from_header,
+    contains_batch, insert_batch, read_blocks, whole_blocks,
+};
 use crate::sizing::BloomSizing;
 use crate::words::count_ones;
 
@@ -161,22 +160,14 @@ impl SplitBlockBloomBuilder {
     /// items or, without them, for the load at which eight probes are a
     /// standard Bloom filter's optimum, (m/8)·ln 2.
     fn sizing_for_bits(&self, requested: u64) -> Result<BloomSizing, Error> {
-        if requested == 0 {
-            return Err(Error::invalid(
-                "a split-block Bloom filter needs at least 1 bit",
-            ));
-        }
+        let max_memory = self.base.max_memory;
+        let bits = whole_blocks(
+            requested,
+            SPLIT_BLOCK_BITS,
+            max_memory,
+            "split-block Bloom filter",
+        )?;
         let block_bits = u64::from(SPLIT_BLOCK_BITS);
-        let bits = requested
-            .div_ceil(block_bits)
-            .checked_mul(block_bits)
-            .ok_or_else(|| {
-                Error::new(
-                    ErrorKind::TooLarge,
-                    "no whole number of blocks holds that many bits",
-                )
-            })?;
-        check_memory(bits / 8, self.base.max_memory, "the block array")?;
         let items = match self.base.expected_items {
             Some(0) => return Err(Error::invalid("expected_items must be at least 1")),
             Some(items) => items,
@@ -242,10 +233,6 @@ fn classic_fpp(bits: u64, num_hashes: u32, items: u64) -> f64 {
     bloom_fpp_classic(bits, num_hashes, items)
 }
 
-fn address_blocks(num_blocks: u64) -> Result<usize, Error> {
-    addressable(num_blocks, "block array")
-}
-
 impl SplitBlockBloomFilter {
     /// A builder that sizes the filter for a target FPP; give it
     /// [`expected_items`](SplitBlockBloomBuilder::expected_items).
@@ -286,21 +273,6 @@ impl SplitBlockBloomFilter {
             .kernel
             .insert(self.blocks.block_mut(index), block_seed(hash));
         self.len += u64::from(new);
-        new
-    }
-
-    /// Adds every key, hashing them in batches and prefetching the blocks
-    /// ahead; returns how many were new. (`Extend` does the same without the
-    /// count.)
-    pub fn insert_many<I>(&mut self, keys: I) -> usize
-    where
-        I: IntoIterator,
-        I::Item: Key,
-    {
-        let hasher = self.config.hasher;
-        let Ok(new) = for_each_batch(keys, &hasher, |hashes| {
-            Ok::<_, std::convert::Infallible>(self.insert_batch(hashes))
-        });
         new
     }
 
@@ -345,21 +317,6 @@ impl SplitBlockBloomFilter {
     /// Probes per key: always 8, one per 32-bit word of the key's block.
     pub fn num_hashes(&self) -> u32 {
         PROBES
-    }
-
-    /// The FPP target the filter was sized for, if any.
-    pub fn target_fpp(&self) -> Option<f64> {
-        self.sized_for.fpp
-    }
-
-    /// Bits currently set.
-    pub fn set_bits(&self) -> u64 {
-        count_ones(self.blocks.words())
-    }
-
-    /// The fraction of bits set.
-    pub fn fill_ratio(&self) -> f64 {
-        self.set_bits() as f64 / self.num_bits() as f64
     }
 
     /// Set bits in each of the eight 32-bit words of each block (word w is
@@ -503,45 +460,8 @@ impl Filter for SplitBlockBloomFilter {
     }
 }
 
-impl<K: Key> Extend<K> for SplitBlockBloomFilter {
-    /// Inserts every key as [`insert_many`](SplitBlockBloomFilter::insert_many) does.
-    fn extend<I: IntoIterator<Item = K>>(&mut self, keys: I) {
-        self.insert_many(keys);
-    }
-}
-
+block_filter_shared!(SplitBlockBloomFilter);
 merge_by_words!(SplitBlockBloomFilter, SplitBlockBloomConfig, blocks);
-
-impl PartialEq for SplitBlockBloomFilter {
-    /// Same configuration, counters and bits; the kernel does not matter.
-    fn eq(&self, other: &Self) -> bool {
-        self.config == other.config
-            && self.len == other.len
-            && self.sized_for == other.sized_for
-            && self.blocks.words() == other.blocks.words()
-    }
-}
-
-impl Eq for SplitBlockBloomFilter {}
-
-impl fmt::Debug for SplitBlockBloomFilter {
-    /// A summary; the block array itself can be gigabytes.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let size = ("num_blocks", self.config.num_blocks);
-        let hashes = (PROBES, &self.config.hasher);
-        debug_summary(
-            f,
-            "SplitBlockBloomFilter",
-            size,
-            hashes,
-            self.len,
-            &self.sized_for,
-        )
-        .field("kernel", &self.kernel())
-        .field("set_bits", &self.set_bits())
-        .finish_non_exhaustive()
-    }
-}
 
 /// Header parameters, in order.
 const PARAM_NAMES: [&str; 4] = ["num_blocks", "block_bits", "capacity", "target_fpp"];
@@ -577,23 +497,8 @@ impl Persist for SplitBlockBloomFilter {
 
     fn config_from_header(header: &Header) -> Result<SplitBlockBloomConfig, Error> {
         header.expect_params(PARAM_NAMES.len())?;
-        let invalid = |what: String| Error::new(ErrorKind::InvalidHeader, what);
-        let num_blocks = header.param(0, PARAM_NAMES[0])?;
-        if num_blocks == 0 {
-            return Err(invalid("zero blocks".into()));
-        }
-        let block_bits = header.param(1, PARAM_NAMES[1])?;
-        if block_bits != u64::from(SPLIT_BLOCK_BITS) {
-            return Err(invalid(format!(
-                "{block_bits}-bit blocks; this build reads {SPLIT_BLOCK_BITS}-bit split blocks"
-            )));
-        }
+        let num_blocks = blocks_from_header(header, SPLIT_BLOCK_BITS)?;
         SizedFor::from_header(header, 2)?;
-        // `num_bits()` must fit in a u64, not only the payload's bytes.
-        let num_bits = num_blocks
-            .checked_mul(u64::from(SPLIT_BLOCK_BITS))
-            .ok_or_else(|| invalid(format!("{num_blocks} blocks")))?;
-        header.expect_payload_len(num_bits / 8)?;
         Ok(SplitBlockBloomConfig {
             num_blocks,
             hasher: header.hasher,
@@ -605,11 +510,8 @@ impl Persist for SplitBlockBloomFilter {
         header: &Header,
         input: &mut FrameReader<R>,
     ) -> Result<Self, Error> {
-        // Memory grows only as bytes arrive.
-        let blocks = BlockStorage::read(input, address_blocks(config.num_blocks)?)?;
-        check_counter(header.items, count_ones(blocks.words()))?;
         Ok(Self {
-            blocks,
+            blocks: read_blocks(input, header, config.num_blocks)?,
             config,
             len: header.items,
             sized_for: SizedFor::from_header(header, 2)?,

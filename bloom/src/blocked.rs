@@ -211,8 +211,8 @@ impl BlockedBloomBuilder {
     ///
     /// # Errors
     ///
-    /// As [`sizing`](Self::sizing); [`ErrorKind::InvalidParameter`] for a
-    /// [`kernel`](Self::kernel) this CPU cannot run; [`ErrorKind::TooLarge`]
+    /// As [`sizing`](Self::sizing); [`ErrorKind::InvalidParameter`](crate::ErrorKind::InvalidParameter) for a
+    /// [`kernel`](Self::kernel) this CPU cannot run; [`ErrorKind::TooLarge`](crate::ErrorKind::TooLarge)
     /// when the allocator refuses the memory.
     pub fn build(&self) -> Result<BlockedBloomFilter, Error> {
         let sizing = self.sizing()?;
@@ -296,7 +296,7 @@ impl BlockedBloomFilter {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::InvalidParameter`] when this CPU cannot run `kernel`;
+    /// [`ErrorKind::InvalidParameter`](crate::ErrorKind::InvalidParameter) when this CPU cannot run `kernel`;
     /// the filter is then unchanged.
     pub fn set_kernel(&mut self, kernel: Kernel) -> Result<(), Error> {
         self.kernel = kernel.select(self.config.num_hashes)?;

@@ -121,9 +121,9 @@ impl SplitBlockBloomBuilder {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::InvalidParameter`] for an FPP outside (0, 1), no or zero
+    /// [`ErrorKind::InvalidParameter`](crate::ErrorKind::InvalidParameter) for an FPP outside (0, 1), no or zero
     /// items with a target FPP, zero items or zero bits;
-    /// [`ErrorKind::TooLarge`] over the memory limit.
+    /// [`ErrorKind::TooLarge`](crate::ErrorKind::TooLarge) over the memory limit.
     pub fn sizing(&self) -> Result<BloomSizing, Error> {
         match self.base.target {
             Target::Fpp(fpp) => self.sizing_for_fpp(fpp),
@@ -199,8 +199,8 @@ impl SplitBlockBloomBuilder {
     ///
     /// # Errors
     ///
-    /// As [`sizing`](Self::sizing); [`ErrorKind::InvalidParameter`] for a
-    /// [`kernel`](Self::kernel) this CPU cannot run; [`ErrorKind::TooLarge`]
+    /// As [`sizing`](Self::sizing); [`ErrorKind::InvalidParameter`](crate::ErrorKind::InvalidParameter) for a
+    /// [`kernel`](Self::kernel) this CPU cannot run; [`ErrorKind::TooLarge`](crate::ErrorKind::TooLarge)
     /// when the allocator refuses the memory.
     pub fn build(&self) -> Result<SplitBlockBloomFilter, Error> {
         let sizing = self.sizing()?;
@@ -297,7 +297,7 @@ impl SplitBlockBloomFilter {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::InvalidParameter`] when this CPU cannot run `kernel`;
+    /// [`ErrorKind::InvalidParameter`](crate::ErrorKind::InvalidParameter) when this CPU cannot run `kernel`;
     /// the filter is then unchanged.
     pub fn set_kernel(&mut self, kernel: Kernel) -> Result<(), Error> {
         self.kernel = kernel.select_split()?;

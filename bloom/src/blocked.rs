@@ -18,8 +18,8 @@ use crate::blocks::{BLOCK_WORDS, BlockStorage};
 use crate::common::{Array, builder_entry_points, builder_methods, merge_by_words, sized_for};
 use crate::kernel::{BlockBatch, Kernel, Select};
 use crate::layout::{
-    address_blocks, block_filter_shared, block_index, block_seed, blocks_from_header,
-    contains_batch, insert_batch, read_blocks, whole_blocks,
+    address_blocks, block_filter_shared, block_filter_state, block_index, block_seed,
+    blocks_from_header, contains_batch, insert_batch, read_blocks, whole_blocks,
 };
 use crate::sizing::BloomSizing;
 use crate::words::count_ones;
@@ -388,9 +388,7 @@ impl BlockBatch for Lookups<'_> {
 }
 
 impl Filter for BlockedBloomFilter {
-    fn hasher(&self) -> &KeyHasher {
-        &self.config.hasher
-    }
+    block_filter_state!();
 
     /// Never fails for a Bloom filter.
     #[inline]
@@ -420,23 +418,6 @@ impl Filter for BlockedBloomFilter {
             found,
         };
         self.kernel.run_batch(self.config.num_hashes, batch);
-    }
-
-    fn len(&self) -> usize {
-        usize::try_from(self.len).unwrap_or(usize::MAX)
-    }
-
-    fn clear(&mut self) {
-        self.blocks.words_mut().fill(0);
-        self.len = 0;
-    }
-
-    fn memory_usage(&self) -> usize {
-        self.blocks.allocated_bytes()
-    }
-
-    fn capacity(&self) -> Option<usize> {
-        self.sized_for.capacity()
     }
 
     /// The mean over blocks of (X_b/512)^k for the X_b bits set in each

@@ -58,39 +58,35 @@ pub(crate) unsafe trait WordBlock: Copy + Send + Sync + 'static {
     fn words_mut(&mut self) -> &mut Self::Words;
 }
 
-// SAFETY: `repr(C, align(64))` around `[u64; 8]`: 64 bytes, aligned to 64,
-// any bits valid.
-unsafe impl WordBlock for Block {
-    type Words = [u64; BLOCK_WORDS];
-    const WORDS: usize = BLOCK_WORDS;
+/// Implements [`WordBlock`] for `$block`, a `repr(C)` tuple struct around
+/// `[u64; $words]` aligned to its size.
+macro_rules! word_block {
+    ($block:ident, $words:expr) => {
+        // SAFETY: `$block` is `repr(C)` around `[u64; $words]` with an
+        // alignment equal to its size (asserted below), and any bits are a
+        // valid `u64`.
+        unsafe impl WordBlock for $block {
+            type Words = [u64; $words];
+            const WORDS: usize = $words;
 
-    #[inline]
-    fn words(&self) -> &Self::Words {
-        &self.0
-    }
+            #[inline]
+            fn words(&self) -> &Self::Words {
+                &self.0
+            }
 
-    #[inline]
-    fn words_mut(&mut self) -> &mut Self::Words {
-        &mut self.0
-    }
+            #[inline]
+            fn words_mut(&mut self) -> &mut Self::Words {
+                &mut self.0
+            }
+        }
+
+        const _: () = assert!(size_of::<$block>() == 8 * $words);
+        const _: () = assert!(align_of::<$block>() == size_of::<$block>());
+    };
 }
 
-// SAFETY: `repr(C, align(32))` around `[u64; 4]`: 32 bytes, aligned to 32,
-// any bits valid.
-unsafe impl WordBlock for SplitBlock {
-    type Words = [u64; SPLIT_WORDS];
-    const WORDS: usize = SPLIT_WORDS;
-
-    #[inline]
-    fn words(&self) -> &Self::Words {
-        &self.0
-    }
-
-    #[inline]
-    fn words_mut(&mut self) -> &mut Self::Words {
-        &mut self.0
-    }
-}
+word_block!(Block, BLOCK_WORDS);
+word_block!(SplitBlock, SPLIT_WORDS);
 
 /// Bytes read per chunk when loading a filter.
 const READ_CHUNK_BYTES: usize = 64 * 1024;

@@ -254,3 +254,32 @@ macro_rules! block_filter_shared {
     };
 }
 pub(crate) use block_filter_shared;
+
+/// The `Filter` methods of a blocked layout's filter that read only its
+/// state (`hasher`, `len`, `clear`, `memory_usage`, `capacity`), written
+/// inside its `impl Filter`; for the fields `block_filter_shared!` names.
+macro_rules! block_filter_state {
+    () => {
+        fn hasher(&self) -> &::filterlab_core::KeyHasher {
+            &self.config.hasher
+        }
+
+        fn len(&self) -> usize {
+            usize::try_from(self.len).unwrap_or(usize::MAX)
+        }
+
+        fn clear(&mut self) {
+            self.blocks.words_mut().fill(0);
+            self.len = 0;
+        }
+
+        fn memory_usage(&self) -> usize {
+            self.blocks.allocated_bytes()
+        }
+
+        fn capacity(&self) -> Option<usize> {
+            self.sized_for.capacity()
+        }
+    };
+}
+pub(crate) use block_filter_state;

@@ -13,11 +13,11 @@ use filterlab_core::theory::{
 use filterlab_core::{Error, Filter, FilterKind, Key, KeyHasher, Persist};
 
 use crate::blocks::{BlockStorage, SPLIT_WORDS, SplitBlock};
-use crate::common::{Array, merge_by_words, sized_for};
+use crate::common::{Array, builder_entry_points, merge_by_words, sized_for};
 use crate::kernel::{Kernel, SplitBatch, SplitKernel, SplitSelect};
 use crate::layout::{
-    address_blocks, block_filter_shared, block_index, block_seed, blocks_from_header,
-    contains_batch, insert_batch, read_blocks, whole_blocks,
+    address_blocks, block_filter_shared, block_filter_state, block_index, block_seed,
+    blocks_from_header, contains_batch, insert_batch, read_blocks, whole_blocks,
 };
 use crate::sizing::BloomSizing;
 use crate::words::count_ones;
@@ -234,29 +234,12 @@ fn classic_fpp(bits: u64, num_hashes: u32, items: u64) -> f64 {
 }
 
 impl SplitBlockBloomFilter {
-    /// A builder that sizes the filter for a target FPP; give it
-    /// [`expected_items`](SplitBlockBloomBuilder::expected_items).
-    pub fn with_fpp(fpp: f64) -> SplitBlockBloomBuilder {
-        SplitBlockBloomBuilder::new(Target::Fpp(fpp))
-    }
-
-    /// A builder for an explicit number of bits, rounded up to whole 256-bit
-    /// blocks; its capacity is
-    /// [`expected_items`](SplitBlockBloomBuilder::expected_items) if given,
-    /// else (m/8)·ln 2.
-    pub fn with_bits(num_bits: u64) -> SplitBlockBloomBuilder {
-        SplitBlockBloomBuilder::new(Target::Size(num_bits))
-    }
-
-    /// The sizing for `expected_items` items at `fpp`, without allocating:
-    /// the fewest blocks whose exact FPP at that load meets the target.
-    ///
-    /// # Errors
-    ///
-    /// As [`SplitBlockBloomBuilder::sizing`].
-    pub fn params(expected_items: u64, fpp: f64) -> Result<BloomSizing, Error> {
-        Self::with_fpp(fpp).expected_items(expected_items).sizing()
-    }
+    builder_entry_points!(
+        SplitBlockBloomBuilder,
+        with_bits: ", rounded up to whole 256-bit blocks",
+        then: "its capacity is `expected_items(n)` if given, else (m/8)·ln 2, the load eight probes are optimal for.",
+        params: "the fewest blocks"
+    );
 
     /// Adds `key`; returns `true` when it was not already reported present
     /// (and counts it in `len`). A Bloom filter never refuses a key.
@@ -396,9 +379,7 @@ impl SplitBatch for Lookups<'_> {
 }
 
 impl Filter for SplitBlockBloomFilter {
-    fn hasher(&self) -> &KeyHasher {
-        &self.config.hasher
-    }
+    block_filter_state!();
 
     /// Never fails for a Bloom filter.
     #[inline]
@@ -428,23 +409,6 @@ impl Filter for SplitBlockBloomFilter {
             found,
         };
         self.kernel.run_batch(batch);
-    }
-
-    fn len(&self) -> usize {
-        usize::try_from(self.len).unwrap_or(usize::MAX)
-    }
-
-    fn clear(&mut self) {
-        self.blocks.words_mut().fill(0);
-        self.len = 0;
-    }
-
-    fn memory_usage(&self) -> usize {
-        self.blocks.allocated_bytes()
-    }
-
-    fn capacity(&self) -> Option<usize> {
-        self.sized_for.capacity()
     }
 
     /// The mean over blocks of Π_w (bits set in word w)/32: exact for this

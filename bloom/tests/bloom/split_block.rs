@@ -8,22 +8,16 @@ use filterlab_bloom::{
 };
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::testing::{
-    Conformance, check_config_drift, check_fpp_against_theory, check_invalid_fpps,
-    check_merges_refuse, expect_error, fill, mean_fpp_over_instances,
+    Conformance, check_config_drift, check_invalid_fpps, check_merges_refuse, expect_error, fill,
+    mean_fpp_over_instances,
 };
 use filterlab_core::theory::{bloom_optimal_bits, split_block_bloom_fpp};
 use filterlab_core::{KeyHasher, reduce};
 
 use crate::{
-    GOLDEN_KEYS, check_batches_agree, check_counter_bound, check_golden,
-    check_merges_keep_len_within_the_bits_set,
+    GOLDEN_KEYS, check_batches_agree, check_counter_bound, check_fpp_grid, check_golden,
+    check_merges_keep_len_within_the_bits_set, check_union_len, kernels,
 };
-
-/// The kernels this CPU runs; the scalar one always.
-fn kernels() -> Vec<Kernel> {
-    let all = [Kernel::Scalar, Kernel::Avx2];
-    all.into_iter().filter(|k| k.is_available()).collect()
-}
 
 fn sized(items: u64, fpp: f64, seed: u64, kernel: Kernel) -> SplitBlockBloomFilter {
     SplitBlockBloomFilter::with_fpp(fpp)
@@ -60,15 +54,7 @@ fn conformance_explicit_sizes() {
 /// The same n and p grid as the blocked filter's accuracy test.
 #[test]
 fn fpp_matches_exact_theory_every_kernel() {
-    for kernel in kernels() {
-        for (index, &items) in [1_000u64, 100_000, 1_000_000].iter().enumerate() {
-            for (jndex, &target) in [1e-1, 1e-2, 1e-3, 1e-4].iter().enumerate() {
-                let seed = 5000 + 10 * index as u64 + jndex as u64;
-                let mut filter = sized(items, target, seed, kernel);
-                check_fpp_against_theory(&mut filter, items, Some(target), seed);
-            }
-        }
-    }
+    check_fpp_grid(5000, sized);
 }
 
 /// A filter of one block: over many instances the mean FPP must match the
@@ -278,20 +264,13 @@ fn merges_refuse_other_configurations() {
 }
 
 #[test]
-fn union_len_estimates_the_merged_set() {
-    let mut a = sized(100_000, 0.01, 3, Kernel::detect());
-    let mut b = sized(100_000, 0.01, 3, Kernel::detect());
-    a.extend(0..30_000u64);
-    b.extend(20_000..50_000u64);
-    assert_eq!(a.len(), 30_000);
-    a.union(&b).unwrap();
-    let len = a.len() as f64;
-    assert!((len / 50_000.0 - 1.0).abs() < 0.03, "len {len}");
-    assert!((a.estimated_len() / 50_000.0 - 1.0).abs() < 0.03);
-    assert!(a.contains_many(0..50_000u64).iter().all(|&hit| hit));
-    let mut both = sized(100_000, 0.01, 3, Kernel::detect());
+fn merges_hold_both_sides() {
+    let make = || sized(100_000, 0.01, 3, Kernel::detect());
+    check_union_len(make, SplitBlockBloomFilter::estimated_len);
+    let (mut both, mut other) = (make(), make());
     both.extend(0..30_000u64);
-    both.intersect(&b).unwrap();
+    other.extend(20_000..50_000u64);
+    both.intersect(&other).unwrap();
     assert!(both.contains_many(20_000..30_000u64).iter().all(|&hit| hit));
 }
 

@@ -1,6 +1,7 @@
 //! Insert, positive and negative lookups for this crate's Bloom filters
 //! beside the peer crates fastbloom 0.17 (with foldhash, its fastest
-//! hasher), bloomfilter 3 and sbbf-rs-safe 0.3 (split-block, SIMD), on the
+//! hasher), bloomfilter 3 and sbbf-rs-safe 0.3 (split-block, SIMD; beside
+//! this crate's split-block filter), on the
 //! same u64 keys in the same groups, one key at a time. (Batched lookups on
 //! 256 MiB filters are in the `batched` bench.)
 //!
@@ -19,7 +20,7 @@ mod common;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use common::{Size, blocked, bloom};
+use common::{Size, blocked, bloom, split_block};
 use criterion::{BenchmarkId, Criterion, Throughput};
 use filterlab_bloom::Kernel;
 use filterlab_core::keys::{insert_key, query_key};
@@ -43,7 +44,7 @@ fn workload(items: u64, fpp: f64) -> Workload {
 }
 
 /// Every benchmarked filter, in group order.
-const SUBJECTS: [(&str, Make); 7] = [
+const SUBJECTS: [(&str, Make); 8] = [
     ("filterlab-blocked", |n, size| {
         let filter = blocked(n, size, SEED, Kernel::detect()).build().ok()?;
         Some(FilterlabSubject::new(filter).boxed())
@@ -51,6 +52,11 @@ const SUBJECTS: [(&str, Make); 7] = [
     // The blocked filter with its portable kernel, as on CPUs without AVX2.
     ("filterlab-blocked-scalar", |n, size| {
         let filter = blocked(n, size, SEED, Kernel::Scalar).build().ok()?;
+        Some(FilterlabSubject::new(filter).boxed())
+    }),
+    // Sbbf's layout, sized by its exact FPP (or at sbbf's 10 bits per key).
+    ("filterlab-split-block", |n, size| {
+        let filter = split_block(n, size, SEED, Kernel::detect()).build().ok()?;
         Some(FilterlabSubject::new(filter).boxed())
     }),
     // Given the same XXH3 key hash as this crate's filters, so the

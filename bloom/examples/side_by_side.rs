@@ -1,8 +1,11 @@
 //! One key at a time, side by side with the peers: `BloomFilter` against
 //! fastbloom 0.17 (foldhash) at the same bits per key, and
-//! `BlockedBloomFilter` against sbbf-rs-safe 0.3 (split blocks, fed this
-//! crate's XXH3 key hash) at 10 bits per key; `AtomicBloomFilter`'s
-//! one-thread insert beside the plain filter's.
+//! `BlockedBloomFilter` and `SplitBlockBloomFilter` against sbbf-rs-safe 0.3
+//! (split blocks, fed this crate's XXH3 key hash) at 10 bits per key (the
+//! split-block filter then has sbbf's very layout and FPP);
+//! `SplitBlockBloomFilter` sized for the blocked filter's exact FPP against
+//! the blocked filter (the same FPP, fewer or more bits);
+//! `AtomicBloomFilter`'s one-thread insert beside the plain filter's.
 //!
 //! Every filter lives in the one process and is measured through
 //! `filterlab_peers::Subject` (one dynamic call per pass over the keys). Each
@@ -22,7 +25,7 @@
 
 use std::hint::black_box;
 
-use filterlab_bloom::{BlockedBloomFilter, BloomFilter, Filter, Kernel};
+use filterlab_bloom::{BlockedBloomFilter, BloomFilter, Filter, Kernel, SplitBlockBloomFilter};
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_peers::bench::{BestOfRounds, take_turns};
 use filterlab_peers::{FastBloom, FilterlabSubject, Mode, PeerSubject, SplitBlock, Subject};
@@ -48,7 +51,7 @@ fn ours<F: Filter + 'static>(filter: F) -> Box<dyn Subject> {
 
 /// The filters of one run at `items` keys, and the pairs to compare (ours,
 /// theirs) by index.
-fn subjects(items: u64) -> (Vec<BestOfRounds>, [(usize, usize); 3]) {
+fn subjects(items: u64) -> (Vec<BestOfRounds>, [(usize, usize); 5]) {
     // The standard filter sized for 1%: 9.59 bits per key; fastbloom gets
     // exactly as many bits.
     let standard = || BloomFilter::with_fpp(0.01).expected_items(items).seed(SEED);
@@ -60,6 +63,17 @@ fn subjects(items: u64) -> (Vec<BestOfRounds>, [(usize, usize); 3]) {
         .kernel(Kernel::detect())
         .build()
         .expect("valid sizes");
+    let split = |builder: filterlab_bloom::SplitBlockBloomBuilder| {
+        builder
+            .expected_items(items)
+            .seed(SEED)
+            .kernel(Kernel::detect())
+            .build()
+            .expect("valid sizes")
+    };
+    let blocked_fpp = blocked.theoretical_fpp(items).expect("an exact formula");
+    let split_ten_bits = split(SplitBlockBloomFilter::with_bits(10 * items));
+    let split_same_fpp = split(SplitBlockBloomFilter::with_fpp(blocked_fpp));
     let list = vec![
         named("BloomFilter", ours(plain)),
         named(
@@ -78,8 +92,16 @@ fn subjects(items: u64) -> (Vec<BestOfRounds>, [(usize, usize); 3]) {
             "AtomicBloomFilter (1 thread)",
             ours(standard().build_atomic().expect("valid sizes")),
         ),
+        named(
+            format!("SplitBlockBloomFilter ({:?})", Kernel::detect()),
+            ours(split_ten_bits),
+        ),
+        named(
+            format!("SplitBlock at p={:.2}%", 100.0 * blocked_fpp),
+            ours(split_same_fpp),
+        ),
     ];
-    (list, [(0, 1), (2, 3), (4, 0)])
+    (list, [(0, 1), (2, 3), (5, 3), (6, 2), (4, 0)])
 }
 
 /// One round of one filter: refill it key by key, then look up; keeps the

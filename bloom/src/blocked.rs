@@ -1,13 +1,10 @@
 //! The blocked Bloom filter: each key sets k bits inside one 512-bit block,
 //! so an operation touches one cache line.
 
-use std::fmt;
 use std::io::{Read, Write};
 use std::sync::{Mutex, PoisonError};
 
 use filterlab_core::format::{FrameReader, FrameWriter, Header};
-use filterlab_core::memory::{addressable, check_memory};
-use filterlab_core::reduce;
 use filterlab_core::sizing::{
     BuilderBase, HashChoice, SizeSearch, SizedFor, Target, hashes_from_header,
 };
@@ -15,68 +12,20 @@ use filterlab_core::theory::{
     BlockFppTable, blocked_bloom_classic_best_hashes, blocked_bloom_fpp, blocked_bloom_fpp_classic,
     blocked_bloom_fpp_with, bloom_estimate_items, bloom_fpp_given_block_fills,
 };
-use filterlab_core::{
-    Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Persist, for_each_batch, prefetch,
-};
+use filterlab_core::{Error, Filter, FilterKind, Key, KeyHasher, Persist};
 
 use crate::blocks::{BLOCK_WORDS, BlockStorage};
-use crate::common::{
-    Array, builder_entry_points, builder_methods, check_counter, debug_summary, merge_by_words,
-    sized_for,
-};
+use crate::common::{Array, builder_entry_points, builder_methods, merge_by_words, sized_for};
 use crate::kernel::{BlockBatch, Kernel, Select};
+use crate::layout::{
+    address_blocks, block_filter_shared, block_filter_state, block_index, block_seed,
+    blocks_from_header, contains_batch, insert_batch, read_blocks, whole_blocks,
+};
 use crate::sizing::BloomSizing;
 use crate::words::count_ones;
 
 /// Bits per block: one 64-byte cache line.
 pub const BLOCK_BITS: u32 = 512;
-
-/// Keys ahead of the one being probed whose block a batched operation
-/// prefetches (a power of two: the ring of pending block indexes).
-/// Measured on a 256 MiB filter against random reads of a 256 MiB array:
-/// 8 ahead cost 1.98x the reads, 16 1.60x, 32 1.23x, 64 1.06x, 128 1.00x.
-const PREFETCH_AHEAD: usize = 64;
-
-/// Drives a batched operation over `hashes`: calls `step(key, prefetch)`
-/// first with only the blocks of the first [`PREFETCH_AHEAD`] keys to
-/// prefetch, then for each key `i` in order with `Some((i, its block))` and
-/// the block of key `i + PREFETCH_AHEAD`, if any, to prefetch. Each block
-/// index is computed once and waits in a small ring for its key's turn.
-#[allow(clippy::inline_always)]
-#[inline(always)]
-fn pipelined(
-    num_blocks: u64,
-    hashes: &[u64],
-    mut step: impl FnMut(Option<(usize, usize)>, Option<usize>),
-) {
-    let mut ring = [0usize; PREFETCH_AHEAD];
-    for (slot, &hash) in ring.iter_mut().zip(hashes) {
-        *slot = block_index(hash, num_blocks);
-        step(None, Some(*slot));
-    }
-    for i in 0..hashes.len() {
-        let slot = &mut ring[i % PREFETCH_AHEAD];
-        let index = *slot;
-        let ahead = hashes.get(i + PREFETCH_AHEAD).map(|&ahead| {
-            *slot = block_index(ahead, num_blocks);
-            *slot
-        });
-        step(Some((i, index)), ahead);
-    }
-}
-
-/// The block a key hash maps to: multiply-shift over the high bits.
-#[inline]
-fn block_index(hash: u64, num_blocks: u64) -> usize {
-    reduce(hash, num_blocks) as usize
-}
-
-/// The seed of a key's probes inside its block: the low 32 bits of the key
-/// hash, which the block index (taken from the high bits) does not use.
-#[inline]
-fn block_seed(hash: u64) -> u32 {
-    hash as u32
-}
 
 /// Everything that decides which bits a key sets: two filters with equal
 /// configurations can be merged, and a file is only accepted by
@@ -220,22 +169,9 @@ impl BlockedBloomBuilder {
     }
 
     fn sizing_for_bits(&self, requested: u64) -> Result<BloomSizing, Error> {
-        if requested == 0 {
-            return Err(Error::invalid(
-                "a blocked Bloom filter needs at least 1 bit",
-            ));
-        }
+        let max_memory = self.base.max_memory;
+        let bits = whole_blocks(requested, BLOCK_BITS, max_memory, "blocked Bloom filter")?;
         let block_bits = u64::from(BLOCK_BITS);
-        let bits = requested
-            .div_ceil(block_bits)
-            .checked_mul(block_bits)
-            .ok_or_else(|| {
-                Error::new(
-                    ErrorKind::TooLarge,
-                    "no whole number of blocks holds that many bits",
-                )
-            })?;
-        check_memory(bits / 8, self.base.max_memory, "the block array")?;
         let (k, choice, items) = self.base.hashes_for_size(bits, "with_bits", |items| {
             let blocked = BlockedFpp::new(items);
             let fpp_of = |bits: u64, k: u32| blocked.fpp(bits, k);
@@ -275,8 +211,8 @@ impl BlockedBloomBuilder {
     ///
     /// # Errors
     ///
-    /// As [`sizing`](Self::sizing); [`ErrorKind::InvalidParameter`] for a
-    /// [`kernel`](Self::kernel) this CPU cannot run; [`ErrorKind::TooLarge`]
+    /// As [`sizing`](Self::sizing); [`ErrorKind::InvalidParameter`](crate::ErrorKind::InvalidParameter) for a
+    /// [`kernel`](Self::kernel) this CPU cannot run; [`ErrorKind::TooLarge`](crate::ErrorKind::TooLarge)
     /// when the allocator refuses the memory.
     pub fn build(&self) -> Result<BlockedBloomFilter, Error> {
         let sizing = self.sizing()?;
@@ -314,10 +250,6 @@ fn approximate_best_hashes(bits: u64, items: u64) -> u32 {
     blocked_bloom_classic_best_hashes(bits / u64::from(BLOCK_BITS), BLOCK_BITS, items)
 }
 
-fn address_blocks(num_blocks: u64) -> Result<usize, Error> {
-    addressable(num_blocks, "block array")
-}
-
 impl BlockedBloomFilter {
     builder_entry_points!(
         BlockedBloomBuilder,
@@ -344,60 +276,14 @@ impl BlockedBloomFilter {
         new
     }
 
-    /// Adds every key, hashing them in batches and prefetching the blocks
-    /// ahead; returns how many were new. (`Extend` does the same without the
-    /// count.)
-    pub fn insert_many<I>(&mut self, keys: I) -> usize
-    where
-        I: IntoIterator,
-        I::Item: Key,
-    {
-        let hasher = self.config.hasher;
-        let Ok(new) = for_each_batch(keys, &hasher, |hashes| {
-            Ok::<_, std::convert::Infallible>(self.insert_batch(hashes))
-        });
-        new
-    }
-
     fn insert_batch(&mut self, hashes: &[u64]) -> usize {
         let (num_blocks, num_hashes, kernel) =
             (self.config.num_blocks, self.config.num_hashes, self.kernel);
-        let mut new = 0;
-        pipelined(num_blocks, hashes, |key, ahead| {
-            if let Some(ahead) = ahead {
-                prefetch(self.blocks.block(ahead));
-            }
-            if let Some((i, index)) = key {
-                let seed = block_seed(hashes[i]);
-                new += usize::from(kernel.insert(self.blocks.block_mut(index), seed, num_hashes));
-            }
+        let new = insert_batch(&mut self.blocks, num_blocks, hashes, |block, seed| {
+            kernel.insert(block, seed, num_hashes)
         });
         self.len += new as u64;
         new
-    }
-
-    /// Batched lookup with one probe function: `pipelined` prefetching,
-    /// each block index computed once.
-    // Always inlined: the AVX2 caller runs it inside a function compiled for
-    // AVX2, where the kernel then inlines into the loop.
-    #[allow(clippy::inline_always)]
-    #[inline(always)]
-    fn contains_batch_with(
-        &self,
-        hashes: &[u64],
-        found: &mut [bool],
-        probe: impl Fn(&[u64; BLOCK_WORDS], u32) -> bool,
-    ) {
-        let count = hashes.len().min(found.len());
-        let hashes = &hashes[..count];
-        pipelined(self.config.num_blocks, hashes, |key, ahead| {
-            if let Some(ahead) = ahead {
-                prefetch(self.blocks.block(ahead));
-            }
-            if let Some((i, index)) = key {
-                found[i] = probe(self.blocks.block(index), block_seed(hashes[i]));
-            }
-        });
     }
 
     /// The kernel that answers lookups.
@@ -410,7 +296,7 @@ impl BlockedBloomFilter {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::InvalidParameter`] when this CPU cannot run `kernel`;
+    /// [`ErrorKind::InvalidParameter`](crate::ErrorKind::InvalidParameter) when this CPU cannot run `kernel`;
     /// the filter is then unchanged.
     pub fn set_kernel(&mut self, kernel: Kernel) -> Result<(), Error> {
         self.kernel = kernel.select(self.config.num_hashes)?;
@@ -430,21 +316,6 @@ impl BlockedBloomFilter {
     /// Probes per key.
     pub fn num_hashes(&self) -> u32 {
         self.config.num_hashes
-    }
-
-    /// The FPP target the filter was sized for, if any.
-    pub fn target_fpp(&self) -> Option<f64> {
-        self.sized_for.fpp
-    }
-
-    /// Bits currently set.
-    pub fn set_bits(&self) -> u64 {
-        count_ones(self.blocks.words())
-    }
-
-    /// The fraction of bits set.
-    pub fn fill_ratio(&self) -> f64 {
-        self.set_bits() as f64 / self.num_bits() as f64
     }
 
     /// Set bits per block.
@@ -505,15 +376,19 @@ impl BlockBatch for Lookups<'_> {
     #[allow(clippy::inline_always)]
     #[inline(always)]
     fn run(self, contains: impl Fn(&[u64; BLOCK_WORDS], u32) -> bool) {
-        self.filter
-            .contains_batch_with(self.hashes, self.found, contains);
+        let filter = self.filter;
+        contains_batch(
+            &filter.blocks,
+            filter.config.num_blocks,
+            self.hashes,
+            self.found,
+            contains,
+        );
     }
 }
 
 impl Filter for BlockedBloomFilter {
-    fn hasher(&self) -> &KeyHasher {
-        &self.config.hasher
-    }
+    block_filter_state!();
 
     /// Never fails for a Bloom filter.
     #[inline]
@@ -545,23 +420,6 @@ impl Filter for BlockedBloomFilter {
         self.kernel.run_batch(self.config.num_hashes, batch);
     }
 
-    fn len(&self) -> usize {
-        usize::try_from(self.len).unwrap_or(usize::MAX)
-    }
-
-    fn clear(&mut self) {
-        self.blocks.words_mut().fill(0);
-        self.len = 0;
-    }
-
-    fn memory_usage(&self) -> usize {
-        self.blocks.allocated_bytes()
-    }
-
-    fn capacity(&self) -> Option<usize> {
-        self.sized_for.capacity()
-    }
-
     /// The mean over blocks of (X_b/512)^k for the X_b bits set in each
     /// block now: exact for this instance.
     fn expected_fpp(&self) -> f64 {
@@ -586,45 +444,8 @@ impl Filter for BlockedBloomFilter {
     }
 }
 
-impl<K: Key> Extend<K> for BlockedBloomFilter {
-    /// Inserts every key as [`insert_many`](BlockedBloomFilter::insert_many) does.
-    fn extend<I: IntoIterator<Item = K>>(&mut self, keys: I) {
-        self.insert_many(keys);
-    }
-}
-
+block_filter_shared!(BlockedBloomFilter);
 merge_by_words!(BlockedBloomFilter, BlockedBloomConfig, blocks);
-
-impl PartialEq for BlockedBloomFilter {
-    /// Same configuration, counters and bits; the kernel does not matter.
-    fn eq(&self, other: &Self) -> bool {
-        self.config() == other.config()
-            && self.len == other.len
-            && self.sized_for == other.sized_for
-            && self.blocks.words() == other.blocks.words()
-    }
-}
-
-impl Eq for BlockedBloomFilter {}
-
-impl fmt::Debug for BlockedBloomFilter {
-    /// A summary; the block array itself can be gigabytes.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let size = ("num_blocks", self.config.num_blocks);
-        let hashes = (self.config.num_hashes, &self.config.hasher);
-        debug_summary(
-            f,
-            "BlockedBloomFilter",
-            size,
-            hashes,
-            self.len,
-            &self.sized_for,
-        )
-        .field("kernel", &self.kernel())
-        .field("set_bits", &self.set_bits())
-        .finish_non_exhaustive()
-    }
-}
 
 /// Header parameters, in order.
 const PARAM_NAMES: [&str; 5] = [
@@ -666,24 +487,9 @@ impl Persist for BlockedBloomFilter {
 
     fn config_from_header(header: &Header) -> Result<BlockedBloomConfig, Error> {
         header.expect_params(PARAM_NAMES.len())?;
-        let invalid = |what: String| Error::new(ErrorKind::InvalidHeader, what);
-        let num_blocks = header.param(0, PARAM_NAMES[0])?;
-        if num_blocks == 0 {
-            return Err(invalid("zero blocks".into()));
-        }
-        let block_bits = header.param(1, PARAM_NAMES[1])?;
-        if block_bits != u64::from(BLOCK_BITS) {
-            return Err(invalid(format!(
-                "{block_bits}-bit blocks; this build reads {BLOCK_BITS}-bit blocks"
-            )));
-        }
+        let num_blocks = blocks_from_header(header, BLOCK_BITS)?;
         let num_hashes = hashes_from_header(header, 2)?;
         SizedFor::from_header(header, 3)?;
-        // `num_bits()` must fit in a u64, not only the payload's bytes.
-        let num_bits = num_blocks
-            .checked_mul(u64::from(BLOCK_BITS))
-            .ok_or_else(|| invalid(format!("{num_blocks} blocks")))?;
-        header.expect_payload_len(num_bits / 8)?;
         Ok(BlockedBloomConfig {
             num_blocks,
             num_hashes,
@@ -696,11 +502,8 @@ impl Persist for BlockedBloomFilter {
         header: &Header,
         input: &mut FrameReader<R>,
     ) -> Result<Self, Error> {
-        // Memory grows only as bytes arrive.
-        let blocks = BlockStorage::read(input, address_blocks(config.num_blocks)?)?;
-        check_counter(header.items, count_ones(blocks.words()))?;
         Ok(Self {
-            blocks,
+            blocks: read_blocks(input, header, config.num_blocks)?,
             config,
             len: header.items,
             sized_for: SizedFor::from_header(header, 3)?,

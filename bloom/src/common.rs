@@ -56,19 +56,29 @@ impl Array {
 
 /// The constructors of a Bloom filter type's builder, `$builder`, which
 /// has a `new(Target)`; the doc strings say how the type rounds an explicit
-/// size and what its smallest array is.
+/// size, how it then chooses k and its load (by default: from `hashes` or
+/// `expected_items`), and what its smallest array is.
 macro_rules! builder_entry_points {
     ($builder:ident, with_bits: $with_bits:literal, params: $params:literal) => {
+        $crate::common::builder_entry_points!(
+            $builder,
+            with_bits: $with_bits,
+            then: concat!(
+                "give it [`hashes`](", stringify!($builder), "::hashes) or [`expected_items`](",
+                stringify!($builder), "::expected_items) to choose k."
+            ),
+            params: $params
+        );
+    };
+    ($builder:ident, with_bits: $with_bits:literal, then: $then:expr, params: $params:literal) => {
         /// A builder that sizes the filter for a target FPP; give it
         #[doc = concat!("[`expected_items`](", stringify!($builder), "::expected_items).")]
         pub fn with_fpp(fpp: f64) -> $builder {
             $builder::new(::filterlab_core::sizing::Target::Fpp(fpp))
         }
 
-        #[doc = concat!("A builder for an explicit number of bits", $with_bits, "; give it")]
-        #[doc = concat!("[`hashes`](", stringify!($builder), "::hashes) or")]
-        #[doc = concat!("[`expected_items`](", stringify!($builder), "::expected_items)")]
-        /// to choose k.
+        #[doc = concat!("A builder for an explicit number of bits", $with_bits, ";")]
+        #[doc = $then]
         pub fn with_bits(num_bits: u64) -> $builder {
             $builder::new(::filterlab_core::sizing::Target::Size(num_bits))
         }

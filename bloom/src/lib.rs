@@ -1,7 +1,7 @@
 #![doc = include_str!("../README.md")]
 // `unsafe` only in two modules, allowed below: `kernel` (the AVX2 block
-// test behind runtime detection) and `blocks` (the lazily zeroed,
-// 64-byte-aligned block allocation). Each unsafe block there states why it
+// tests behind runtime detection) and `blocks` (the lazily zeroed,
+// aligned block allocation). Each unsafe block there states why it
 // is sound, and their unit tests run under Miri. (The prefetch hint of
 // batched operations is core's `filterlab_core::prefetch`.)
 #![deny(unsafe_code)]
@@ -13,7 +13,9 @@ mod blocks;
 mod common;
 #[allow(unsafe_code)]
 mod kernel;
+mod layout;
 mod sizing;
+mod split_block;
 mod standard;
 mod words;
 
@@ -25,6 +27,9 @@ pub use filterlab_core::{
 };
 pub use kernel::Kernel;
 pub use sizing::BloomSizing;
+pub use split_block::{
+    SPLIT_BLOCK_BITS, SplitBlockBloomBuilder, SplitBlockBloomConfig, SplitBlockBloomFilter,
+};
 pub use standard::{BloomBuilder, BloomFilter};
 pub use words::BloomConfig;
 

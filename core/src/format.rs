@@ -59,6 +59,7 @@ const CHUNK_BYTES: usize = 1 << 16;
 /// | 4 | [`ScalableBloom`](Self::ScalableBloom) | `filterlab_scalable` | reserved |
 /// | 5 | [`Cuckoo`](Self::Cuckoo) | `filterlab_cuckoo` | reserved |
 /// | 6 | [`DedupCheckpoint`](Self::DedupCheckpoint) | `filterlab_dedup` checkpoints | reserved |
+/// | 7 | [`SplitBlockBloom`](Self::SplitBlockBloom) | `filterlab_bloom::SplitBlockBloomFilter` | in use |
 ///
 /// Id 0 is never used, so a zeroed header is never a valid kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -76,16 +77,19 @@ pub enum FilterKind {
     Cuckoo,
     /// A `filterlab_dedup` checkpoint: a de-duplicator's partitions and counters.
     DedupCheckpoint,
+    /// `filterlab_bloom::SplitBlockBloomFilter`.
+    SplitBlockBloom,
 }
 
 impl FilterKind {
-    const ALL: [Self; 6] = [
+    const ALL: [Self; 7] = [
         Self::Bloom,
         Self::BlockedBloom,
         Self::CountingBloom,
         Self::ScalableBloom,
         Self::Cuckoo,
         Self::DedupCheckpoint,
+        Self::SplitBlockBloom,
     ];
 
     /// The id stored in the header.
@@ -97,6 +101,7 @@ impl FilterKind {
             Self::ScalableBloom => 4,
             Self::Cuckoo => 5,
             Self::DedupCheckpoint => 6,
+            Self::SplitBlockBloom => 7,
         }
     }
 
@@ -114,6 +119,7 @@ impl FilterKind {
             Self::ScalableBloom => "scalable Bloom",
             Self::Cuckoo => "cuckoo",
             Self::DedupCheckpoint => "dedup checkpoint",
+            Self::SplitBlockBloom => "split-block Bloom",
         }
     }
 }
@@ -1046,7 +1052,11 @@ mod tests {
     #[test]
     fn kind_ids_are_unique_and_stable() {
         let ids: Vec<u16> = FilterKind::ALL.iter().map(|k| k.id()).collect();
-        assert_eq!(ids, [1, 2, 3, 4, 5, 6], "kind ids are part of the format");
+        assert_eq!(
+            ids,
+            [1, 2, 3, 4, 5, 6, 7],
+            "kind ids are part of the format"
+        );
         for kind in FilterKind::ALL {
             assert_eq!(FilterKind::from_id(kind.id()), Some(kind));
         }

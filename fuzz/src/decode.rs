@@ -58,6 +58,11 @@ pub fn blocked_target(input: &[u8]) {
     target::<filterlab_bloom::BlockedBloomFilter>(input);
 }
 
+/// The `decode_split_block` target: format kind 7 as `SplitBlockBloomFilter`.
+pub fn split_block_target(input: &[u8]) {
+    target::<filterlab_bloom::SplitBlockBloomFilter>(input);
+}
+
 /// The `decode_cuckoo` target: format kind 5 as `CuckooFilter`.
 pub fn cuckoo_target(input: &[u8]) {
     target::<filterlab_cuckoo::CuckooFilter>(input);

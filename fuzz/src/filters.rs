@@ -3,7 +3,9 @@
 //! The counting filters are one implementation for both layouts and every
 //! counter width, the scalable filter one for both layer types.
 
-use filterlab_bloom::{AtomicBloomFilter, BlockedBloomFilter, BloomFilter, Kernel};
+use filterlab_bloom::{
+    AtomicBloomFilter, BlockedBloomFilter, BloomFilter, Kernel, SplitBlockBloomFilter,
+};
 use filterlab_core::{Error, ErrorKind, Filter, Persist, RemovableFilter};
 use filterlab_counting_bloom::{Blocked, CountingBloom, Layout, Standard};
 use filterlab_cuckoo::CuckooFilter;
@@ -47,6 +49,7 @@ macro_rules! bloom_filter {
 bloom_filter!(BloomFilter, atomic_twin);
 bloom_filter!(AtomicBloomFilter, shared_inserts);
 bloom_filter!(BlockedBloomFilter, kernels);
+bloom_filter!(SplitBlockBloomFilter, split_kernels);
 
 /// The classic estimate; the atomic twin answers the same and converts
 /// back unchanged.
@@ -88,13 +91,29 @@ fn kernels(filter: &BlockedBloomFilter, keys: &[u64]) {
         filter.classic_fpp(filter.len() as u64)
     });
     let _ = filter.num_blocks();
+    kernels_agree(filter, keys, BlockedBloomFilter::set_kernel);
+}
+
+/// Every kernel answers as the one the split-block filter was read with.
+fn split_kernels(filter: &SplitBlockBloomFilter, keys: &[u64]) {
+    let _ = filter.num_blocks();
+    kernels_agree(filter, keys, SplitBlockBloomFilter::set_kernel);
+}
+
+/// Every kernel this CPU runs, set on a copy by `set_kernel`, answers as
+/// `filter` does, in a batch and one key at a time.
+fn kernels_agree<F: Filter + Clone>(
+    filter: &F,
+    keys: &[u64],
+    set_kernel: fn(&mut F, Kernel) -> Result<(), Error>,
+) {
     let answers = filter.contains_many(keys.iter().copied());
     for kernel in [Kernel::Scalar, Kernel::Avx2] {
         if !kernel.is_available() {
             continue;
         }
         let mut other = filter.clone();
-        if other.set_kernel(kernel).is_ok() {
+        if set_kernel(&mut other, kernel).is_ok() {
             assert_eq!(
                 other.contains_many(keys.iter().copied()),
                 answers,

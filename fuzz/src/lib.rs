@@ -33,6 +33,7 @@ macro_rules! targets {
 
 targets! {
     decode_bloom: decode::bloom_target, decode_blocked: decode::blocked_target,
+    decode_split_block: decode::split_block_target,
     decode_counting: decode::counting_target, decode_cuckoo: decode::cuckoo_target,
     decode_scalable: decode::scalable_target, decode_frame: decode::frame_target,
     restore_chunks: chunks::restore_target, build_bloom: build_bloom::bloom_target,

@@ -3,7 +3,10 @@
 //! the other filter crates' benches.)
 #![allow(dead_code)]
 
-use filterlab_bloom::{BlockedBloomBuilder, BlockedBloomFilter, BloomBuilder, BloomFilter, Kernel};
+use filterlab_bloom::{
+    BlockedBloomBuilder, BlockedBloomFilter, BloomBuilder, BloomFilter, Kernel,
+    SplitBlockBloomBuilder, SplitBlockBloomFilter,
+};
 
 /// How a filter is sized: for a target FPP, or with a fixed number of bits
 /// per key (the peers' usual 10, and what sbbf-rs-safe takes).
@@ -38,6 +41,23 @@ pub(crate) fn blocked(items: u64, size: Size, seed: u64, kernel: Kernel) -> Bloc
     match size {
         Size::Fpp(p) => BlockedBloomFilter::with_fpp(p),
         Size::BitsPerKey(b) => BlockedBloomFilter::with_bits(b * items),
+    }
+    .expected_items(items)
+    .seed(seed)
+    .kernel(kernel)
+}
+
+/// A split-block Bloom filter's builder for `items` keys at `size`, with
+/// `kernel`.
+pub(crate) fn split_block(
+    items: u64,
+    size: Size,
+    seed: u64,
+    kernel: Kernel,
+) -> SplitBlockBloomBuilder {
+    match size {
+        Size::Fpp(p) => SplitBlockBloomFilter::with_fpp(p),
+        Size::BitsPerKey(b) => SplitBlockBloomFilter::with_bits(b * items),
     }
     .expected_items(items)
     .seed(seed)

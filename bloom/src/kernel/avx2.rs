@@ -173,6 +173,48 @@ impl Avx2 {
     }
 }
 
+impl Avx2 {
+    /// Whether all eight of the key's bits are set in the split block: the
+    /// scalar `split_contains`'s answer, from one 256-bit mask (the seed
+    /// times the eight salts, shifted right by 27, one bit each) and one
+    /// `testc` against the block.
+    #[inline]
+    pub(crate) fn split_contains(self, block: &[u64; 4], seed: u32, salts: &[u32; 8]) -> bool {
+        self.call_split(x86_64::split_contains, block, seed, salts)
+    }
+
+    /// Sets the key's eight bits in the split block; whether any was clear
+    /// (the scalar `split_insert`'s bits and answer): one load, one OR and
+    /// one store.
+    #[inline]
+    pub(crate) fn split_insert(self, block: &mut [u64; 4], seed: u32, salts: &[u32; 8]) -> bool {
+        self.call_split(x86_64::split_insert, block, seed, salts)
+    }
+
+    /// Calls `split_fn`, one of the AVX2 split-block functions of `x86_64`:
+    /// as [`call`](Self::call) does for the 512-bit block functions.
+    #[inline]
+    fn call_split<B>(self, split_fn: SplitFn<B>, block: B, seed: u32, salts: &[u32; 8]) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let Self(Detected, _) = self;
+            // SAFETY: `self` proves that the CPU supports AVX2, the only
+            // target feature the split-block functions (the only
+            // `SplitFn`s, private to this file) enable.
+            unsafe { split_fn(block, seed, salts) }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (split_fn, block, seed, salts);
+            match self.0 {}
+        }
+    }
+}
+
+/// An AVX2 split-block function: a 256-bit block, the key's block seed and
+/// the eight salts.
+type SplitFn<B> = unsafe fn(B, u32, &[u32; 8]) -> bool;
+
 /// An AVX2 block function: a block, the key's block seed, the multipliers
 /// of the first eight probes, k, and the whole multiplier table.
 type BlockFn<B, R> = unsafe fn(B, u32, &[u32; 8], u32, &[u32]) -> R;
@@ -186,6 +228,14 @@ mod x86_64 {
     }
 
     pub(super) unsafe fn insert(_: &mut [u64; 8], _: u32, _: &[u32; 8], _: u32, _: &[u32]) -> bool {
+        unreachable!("no Avx2 value exists on this target")
+    }
+
+    pub(super) unsafe fn split_contains(_: &[u64; 4], _: u32, _: &[u32; 8]) -> bool {
+        unreachable!("no Avx2 value exists on this target")
+    }
+
+    pub(super) unsafe fn split_insert(_: &mut [u64; 4], _: u32, _: &[u32; 8]) -> bool {
         unreachable!("no Avx2 value exists on this target")
     }
 }
@@ -516,5 +566,55 @@ mod x86_64 {
             mask = _mm512_or_si512(mask, _mm512_sllv_epi32(one, _mm512_sub_epi32(bit, base)));
         }
         mask
+    }
+
+    /// A key's bits in a split block: lane w (32-bit word w of the block,
+    /// little-endian as x86 loads it) holds `1 << ((seed · salts[w]) >> 27)`.
+    // The load is `loadu`, which takes any alignment.
+    #[allow(clippy::cast_ptr_alignment)]
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn split_mask(seed: u32, salts: &[u32; 8]) -> __m256i {
+        // SAFETY: `salts` is 32 bytes; `loadu` has no alignment requirement.
+        let salts = unsafe { _mm256_loadu_si256(salts.as_ptr().cast::<__m256i>()) };
+        let product = _mm256_mullo_epi32(_mm256_set1_epi32(seed as i32), salts);
+        _mm256_sllv_epi32(_mm256_set1_epi32(1), _mm256_srli_epi32::<27>(product))
+    }
+
+    /// Whether every bit of the key's split-block mask is set in `block`.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX2.
+    #[allow(clippy::cast_ptr_alignment)]
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn split_contains(block: &[u64; 4], seed: u32, salts: &[u32; 8]) -> bool {
+        // SAFETY: `block` is 32 readable bytes; `loadu` has no alignment
+        // requirement (the filter's blocks are 32-byte aligned anyway).
+        let old = unsafe { _mm256_loadu_si256(block.as_ptr().cast::<__m256i>()) };
+        // testc is 1 when every bit of the mask is set in the block.
+        _mm256_testc_si256(old, split_mask(seed, salts)) != 0
+    }
+
+    /// Sets the key's split-block mask in `block`; whether any of its bits
+    /// was clear.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX2.
+    #[allow(clippy::cast_ptr_alignment)]
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn split_insert(block: &mut [u64; 4], seed: u32, salts: &[u32; 8]) -> bool {
+        let mask = split_mask(seed, salts);
+        let words = block.as_mut_ptr().cast::<__m256i>();
+        // SAFETY: `block` is 32 bytes, readable and writable through the
+        // exclusive borrow; `loadu`/`storeu` have no alignment requirement.
+        unsafe {
+            let old = _mm256_loadu_si256(words);
+            _mm256_storeu_si256(words, _mm256_or_si256(old, mask));
+            _mm256_testc_si256(old, mask) == 0
+        }
     }
 }

@@ -1,5 +1,5 @@
-//! The block kernels of the blocked Bloom filter behind one interface, one
-//! file per instruction set (hashbrown's layout):
+//! The block kernels of the blocked and split-block Bloom filters behind
+//! one interface, one file per instruction set (hashbrown's layout):
 //!
 //! - [`scalar`]: portable code, the reference (inserts test and set each
 //!   probe's word in one pass);
@@ -7,12 +7,14 @@
 //!   proves runtime detection found AVX2; its insert builds the key's
 //!   512-bit mask in registers (one AVX-512 register where the CPU has
 //!   AVX-512F), then tests and sets the block with one load and one store
-//!   per half (or one of each).
+//!   per half (or one of each); a split block's eight bits are one 256-bit
+//!   mask, tested with one `testc` and set with one OR and one store.
 //!
 //! Both are pure functions of a block, a key's block seed and the probe
 //! multipliers, and import nothing from here. This module holds what the
 //! filter sees: the public [`Kernel`] choice and its runtime selection
-//! ([`Select`]) and the probe [`MULTIPLIERS`] (part of the format). (The
+//! ([`Select`], [`SplitSelect`]), the probe [`MULTIPLIERS`] and the
+//! split-block [`SALT`]s (both part of the format). (The
 //! cache hint of batched operations is core's [`filterlab_core::prefetch`].)
 //!
 //! # Where dispatch happens
@@ -23,7 +25,8 @@
 //! lookup branches on it, a branch that always goes the same way. A batch
 //! dispatches once ([`Select::run_batch`]): the AVX2 arm runs the whole loop
 //! inside a function compiled for AVX2, where the kernel inlines, instead of
-//! paying a call and a `vzeroupper` per key.
+//! paying a call and a `vzeroupper` per key. Split-block batches do the same
+//! for inserts too ([`SplitSelect::run_batch`]).
 
 mod avx2;
 mod scalar;
@@ -32,13 +35,30 @@ use filterlab_core::Error;
 #[cfg(test)]
 use filterlab_core::mix64;
 
-use crate::blocks::BLOCK_WORDS;
+use crate::blocks::{BLOCK_WORDS, SPLIT_WORDS};
 
 use self::avx2::{Avx2, Lanes};
 
 /// The probe multipliers, core's: probe j is bit
 /// `(seed · MULTIPLIERS[j] mod 2^32) >> 23` of the block.
 pub(crate) use filterlab_core::BLOCK_MULTIPLIERS as MULTIPLIERS;
+
+/// The split-block salts: the bit a key sets in 32-bit word w of its block
+/// is the top 5 bits of `seed · SALT[w] mod 2^32`. These are the eight
+/// constants of the Parquet format's split block Bloom filter
+/// (<https://github.com/apache/parquet-format/blob/master/BloomFilter.md>,
+/// "Technical Approach"), also Impala's, Arrow's and sbbf-rs'; part of
+/// `SplitBlockBloomFilter`'s format.
+pub(crate) const SALT: [u32; 8] = [
+    0x47b6_137b,
+    0x4497_4d91,
+    0x8824_ad5b,
+    0xa2b7_289d,
+    0x7054_95c7,
+    0x2df1_424b,
+    0x9efc_4947,
+    0x5c6b_fb31,
+];
 
 /// Sets the key's `num_hashes` probe bits in the block with the scalar
 /// code; whether any was clear (the key was new).
@@ -175,6 +195,123 @@ impl Select {
             }
             Self::Avx2(avx2, lanes) => avx2
                 .run(|| batch.run(|block, seed| avx2.contains(block, seed, lanes, &MULTIPLIERS))),
+        }
+    }
+}
+
+/// The kernel of a `SplitBlockBloomFilter`, found once when the filter is
+/// built or read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SplitSelect {
+    Scalar,
+    Avx2(Avx2),
+}
+
+/// A split-block kernel's test and set of a block, as a batch runs them.
+pub(crate) trait SplitKernel: Copy {
+    /// Whether the key with this block seed has all its bits in `block`.
+    fn contains(self, block: &[u64; SPLIT_WORDS], seed: u32) -> bool;
+    /// Sets the key's bits in `block`; whether any was clear.
+    fn insert(self, block: &mut [u64; SPLIT_WORDS], seed: u32) -> bool;
+}
+
+/// The portable split-block kernel.
+#[derive(Clone, Copy)]
+struct ScalarSplit;
+
+impl SplitKernel for ScalarSplit {
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn contains(self, block: &[u64; SPLIT_WORDS], seed: u32) -> bool {
+        scalar::split_contains(block, seed, &SALT)
+    }
+
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn insert(self, block: &mut [u64; SPLIT_WORDS], seed: u32) -> bool {
+        scalar::split_insert(block, seed, &SALT)
+    }
+}
+
+impl SplitKernel for Avx2 {
+    // Always inlined, so that inside `Avx2::run` the AVX2 functions inline
+    // into the batch's loop.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn contains(self, block: &[u64; SPLIT_WORDS], seed: u32) -> bool {
+        self.split_contains(block, seed, &SALT)
+    }
+
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn insert(self, block: &mut [u64; SPLIT_WORDS], seed: u32) -> bool {
+        self.split_insert(block, seed, &SALT)
+    }
+}
+
+/// A batched split-block operation, given the selected kernel by
+/// [`SplitSelect::run_batch`].
+pub(crate) trait SplitBatch {
+    /// What the batch returns.
+    type Output;
+
+    /// Runs the batch with `kernel`'s test and set.
+    fn run(self, kernel: impl SplitKernel) -> Self::Output;
+}
+
+impl Kernel {
+    /// The kernel ready for split blocks.
+    pub(crate) fn select_split(self) -> Result<SplitSelect, Error> {
+        Ok(match self.select(1)? {
+            Select::Scalar => SplitSelect::Scalar,
+            Select::Avx2(avx2, _) => SplitSelect::Avx2(avx2),
+        })
+    }
+}
+
+impl SplitSelect {
+    /// The fastest split-block kernel this CPU supports.
+    pub(crate) fn detect() -> Self {
+        Avx2::detect().map_or(Self::Scalar, Self::Avx2)
+    }
+
+    /// The public name of this kernel.
+    pub(crate) fn kernel(self) -> Kernel {
+        match self {
+            Self::Scalar => Kernel::Scalar,
+            Self::Avx2(_) => Kernel::Avx2,
+        }
+    }
+
+    /// Whether all eight of the key's bits are set in `block`. With AVX2,
+    /// a call of an AVX2-compiled function.
+    #[inline]
+    pub(crate) fn contains(self, block: &[u64; SPLIT_WORDS], seed: u32) -> bool {
+        match self {
+            Self::Scalar => ScalarSplit.contains(block, seed),
+            Self::Avx2(avx2) => avx2.split_contains(block, seed, &SALT),
+        }
+    }
+
+    /// Sets the key's eight bits in `block`; whether any was clear. Same
+    /// bits and answer with every kernel.
+    #[inline]
+    pub(crate) fn insert(self, block: &mut [u64; SPLIT_WORDS], seed: u32) -> bool {
+        match self {
+            Self::Scalar => ScalarSplit.insert(block, seed),
+            Self::Avx2(avx2) => avx2.split_insert(block, seed, &SALT),
+        }
+    }
+
+    /// Runs `batch` with this kernel; with AVX2, the whole batch runs in
+    /// one AVX2-compiled function.
+    // Always inlined, and so must `batch.run` be (see `Select::run_batch`).
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    pub(crate) fn run_batch<B: SplitBatch>(self, batch: B) -> B::Output {
+        match self {
+            Self::Scalar => batch.run(ScalarSplit),
+            Self::Avx2(avx2) => avx2.run(|| batch.run(avx2)),
         }
     }
 }
@@ -324,5 +461,80 @@ mod tests {
         } else {
             eprintln!("AVX-512F not available: its insert not checked");
         }
+    }
+
+    #[test]
+    fn salts_are_parquets() {
+        // The Parquet specification's eight salts, in order: part of the
+        // split-block format.
+        assert_eq!(SALT[0], 0x47b6_137b);
+        assert_eq!(SALT[7], 0x5c6b_fb31);
+        assert!(SALT.iter().all(|salt| salt % 2 == 1));
+    }
+
+    /// The split-block bit-by-bit reference: word w (32 bits) holds bit
+    /// `(seed · SALT[w]) >> 27`.
+    fn split_reference(block: &[u64; SPLIT_WORDS], seed: u32) -> bool {
+        SALT.iter().enumerate().all(|(w, &salt)| {
+            let word = (block[w / 2] >> (32 * (w % 2))) as u32;
+            word >> (seed.wrapping_mul(salt) >> 27) & 1 == 1
+        })
+    }
+
+    /// A batch of one lookup and one insert of the same key.
+    struct OneSplit<'a>(&'a mut [u64; SPLIT_WORDS], u32);
+
+    impl SplitBatch for OneSplit<'_> {
+        type Output = (bool, bool);
+
+        #[allow(clippy::inline_always)]
+        #[inline(always)]
+        fn run(self, kernel: impl SplitKernel) -> (bool, bool) {
+            let found = kernel.contains(self.0, self.1);
+            (found, kernel.insert(self.0, self.1))
+        }
+    }
+
+    /// Checks a split-block kernel against the reference and the scalar
+    /// insert on random sparse and dense blocks and seeds, one key at a
+    /// time and as a batch.
+    fn split_matches_reference(kernel: SplitSelect) {
+        let mut next = random_stream(0x5b1f_b10c_0000_0001);
+        for case in 0..RANDOM_CASES {
+            let mut block: [u64; SPLIT_WORDS] = core::array::from_fn(|_| match case % 3 {
+                0 => next() & next(),
+                1 => next() | next() | next() | next(),
+                _ => next(),
+            });
+            let seed = next() as u32;
+            let present = split_reference(&block, seed);
+            assert_eq!(kernel.contains(&block, seed), present, "case {case}");
+            let mut reference = block;
+            assert_eq!(scalar::split_insert(&mut reference, seed, &SALT), !present);
+            assert!(split_reference(&reference, seed));
+            let mut batched = block;
+            assert_eq!(kernel.insert(&mut block, seed), !present, "case {case}");
+            assert_eq!(block, reference, "case {case}");
+            assert!(!kernel.insert(&mut block, seed), "case {case}");
+            assert_eq!(block, reference, "case {case}");
+            let answers = kernel.run_batch(OneSplit(&mut batched, seed));
+            assert_eq!(answers, (present, !present), "case {case}, batched");
+            assert_eq!(batched, reference, "case {case}, batched");
+        }
+    }
+
+    #[test]
+    fn split_scalar_matches_reference() {
+        split_matches_reference(SplitSelect::Scalar);
+    }
+
+    #[test]
+    fn split_avx2_matches_scalar() {
+        let Ok(avx2) = Kernel::Avx2.select_split() else {
+            eprintln!("AVX2 not available: skipped");
+            return;
+        };
+        assert_eq!(avx2, SplitSelect::detect());
+        split_matches_reference(avx2);
     }
 }

@@ -37,3 +37,43 @@ pub(crate) fn insert(block: &mut [u64; BLOCK_WORDS], seed: u32, multipliers: &[u
     }
     all & 1 == 0
 }
+
+/// The bit of a split block's 32-bit word that a key with this block seed
+/// sets, for the word's salt: the top 5 bits of `seed · salt mod 2^32`.
+#[inline]
+fn split_bit(seed: u32, salt: u32) -> u32 {
+    seed.wrapping_mul(salt) >> 27
+}
+
+/// The key's bits in a split block, as the block's four 64-bit words: word
+/// `w` of the eight 32-bit words is bits `32 (w mod 2)..` of 64-bit word
+/// `w / 2` (little-endian, as the format stores them and x86 loads them).
+#[inline]
+fn split_mask(seed: u32, salts: &[u32; 8]) -> [u64; 4] {
+    core::array::from_fn(|j| {
+        let low = split_bit(seed, salts[2 * j]);
+        let high = split_bit(seed, salts[2 * j + 1]);
+        (1 << low) | (1 << (32 + high))
+    })
+}
+
+/// Whether all eight of the key's bits are set in the split block (one in
+/// each 32-bit word, chosen by `salts`). Branch-free.
+#[inline]
+pub(crate) fn split_contains(block: &[u64; 4], seed: u32, salts: &[u32; 8]) -> bool {
+    let mask = split_mask(seed, salts);
+    let missing = (0..4).fold(0, |missing, j| missing | (mask[j] & !block[j]));
+    missing == 0
+}
+
+/// Sets the key's eight bits in the split block; whether any was clear.
+#[inline]
+pub(crate) fn split_insert(block: &mut [u64; 4], seed: u32, salts: &[u32; 8]) -> bool {
+    let mask = split_mask(seed, salts);
+    let mut missing = 0;
+    for (word, mask) in block.iter_mut().zip(mask) {
+        missing |= mask & !*word;
+        *word |= mask;
+    }
+    missing != 0
+}

@@ -3,7 +3,7 @@
 //! against the exact Bloom formula, sizing, bad input and the on-disk format.
 
 use filterlab_bloom::{
-    BLOCK_BITS, BlockedBloomFilter, BloomFilter, ErrorKind, Filter, Kernel, Merge, Persist,
+    BLOCK_BITS, BlockedBloomFilter, BloomFilter, ErrorKind, Filter, Kernel, Persist,
 };
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::testing::{
@@ -13,18 +13,9 @@ use filterlab_core::testing::{
 use filterlab_core::theory::{blocked_bloom_fpp, bloom_fpp_exact, bloom_optimal_bits};
 
 use crate::{
-    GOLDEN_KEYS, check_counter_bound, check_golden, check_merges_keep_len_within_the_bits_set,
+    GOLDEN_KEYS, check_counter_bound, check_fpp_grid, check_golden,
+    check_merges_keep_len_within_the_bits_set, check_union_len, kernels,
 };
-
-/// The kernels this CPU runs; the scalar one always.
-fn kernels() -> Vec<Kernel> {
-    let all = [Kernel::Scalar, Kernel::Avx2];
-    let available: Vec<Kernel> = all.into_iter().filter(|k| k.is_available()).collect();
-    if available.len() < all.len() {
-        eprintln!("kernels not available on this CPU, not tested: {all:?} vs {available:?}");
-    }
-    available
-}
 
 fn sized(items: u64, fpp: f64, seed: u64, kernel: Kernel) -> BlockedBloomFilter {
     BlockedBloomFilter::with_fpp(fpp)
@@ -63,15 +54,7 @@ fn conformance_explicit_sizes() {
 
 #[test]
 fn fpp_matches_exact_theory_every_kernel() {
-    for kernel in kernels() {
-        for (index, &items) in [1_000u64, 100_000, 1_000_000].iter().enumerate() {
-            for (jndex, &target) in [1e-1, 1e-2, 1e-3, 1e-4].iter().enumerate() {
-                let seed = 3000 + 10 * index as u64 + jndex as u64;
-                let mut filter = sized(items, target, seed, kernel);
-                check_fpp_against_theory(&mut filter, items, Some(target), seed);
-            }
-        }
-    }
+    check_fpp_grid(3000, sized);
 }
 
 /// 10 bits per key, the peers' usual setting: the FPP is below 1% (RocksDB's
@@ -237,16 +220,8 @@ fn merges_refuse_other_configurations() {
 
 #[test]
 fn union_len_estimates_the_merged_set() {
-    let mut a = sized(100_000, 0.01, 3, Kernel::detect());
-    let mut b = sized(100_000, 0.01, 3, Kernel::detect());
-    a.extend(0..30_000u64);
-    b.extend(20_000..50_000u64);
-    assert_eq!(a.len(), 30_000);
-    a.union(&b).unwrap();
-    let len = a.len() as f64;
-    assert!((len / 50_000.0 - 1.0).abs() < 0.03, "len {len}");
-    assert!((a.estimated_len() / 50_000.0 - 1.0).abs() < 0.03);
-    assert!(a.contains_many(0..50_000u64).iter().all(|&hit| hit));
+    let make = || sized(100_000, 0.01, 3, Kernel::detect());
+    check_union_len(make, BlockedBloomFilter::estimated_len);
 }
 
 #[test]

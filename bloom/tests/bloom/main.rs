@@ -43,14 +43,62 @@ macro_rules! check_bad_parameters {
 mod atomic;
 mod blocked;
 mod sizing_claims;
+mod split_block;
 mod standard;
 
 use std::fmt::Debug;
 
-use filterlab_bloom::{BlockedBloomFilter, BloomFilter, ErrorKind, Filter, Merge, Persist};
+use filterlab_bloom::{BlockedBloomFilter, BloomFilter, ErrorKind, Filter, Kernel, Merge, Persist};
 use filterlab_core::format::FrameWriter;
 use filterlab_core::keys::{insert_key, query_key};
-use filterlab_core::testing::fill;
+use filterlab_core::testing::{check_fpp_against_theory, fill};
+
+/// The kernels this CPU runs; the scalar one always.
+pub(crate) fn kernels() -> Vec<Kernel> {
+    let all = [Kernel::Scalar, Kernel::Avx2];
+    let available: Vec<Kernel> = all.into_iter().filter(|k| k.is_available()).collect();
+    if available.len() < all.len() {
+        eprintln!("kernels not available on this CPU, not tested: {all:?} vs {available:?}");
+    }
+    available
+}
+
+/// The blocked layouts' accuracy check: for every kernel, filters made by
+/// `sized(items, target, seed, kernel)` for 1e3, 1e5 and 1e6 items at
+/// targets 1e-1 to 1e-4 meet the target, and their measured FPP matches
+/// their exact theory (seeds from `first_seed`).
+pub(crate) fn check_fpp_grid<F: Filter + Debug>(
+    first_seed: u64,
+    sized: impl Fn(u64, f64, u64, Kernel) -> F,
+) {
+    for kernel in kernels() {
+        for (index, &items) in [1_000u64, 100_000, 1_000_000].iter().enumerate() {
+            for (jndex, &target) in [1e-1, 1e-2, 1e-3, 1e-4].iter().enumerate() {
+                let seed = first_seed + 10 * index as u64 + jndex as u64;
+                let mut filter = sized(items, target, seed, kernel);
+                check_fpp_against_theory(&mut filter, items, Some(target), seed);
+            }
+        }
+    }
+}
+
+/// A union's `len` estimates the merged set (30,000 and 30,000 keys sharing
+/// 10,000), as does `estimated_len`; both sides' keys stay present. `make`
+/// gives empty filters sized for 100,000 keys at 1%.
+pub(crate) fn check_union_len<F: Merge + Extend<u64>>(
+    make: impl Fn() -> F,
+    estimated_len: impl Fn(&F) -> f64,
+) {
+    let (mut a, mut b) = (make(), make());
+    a.extend(0..30_000u64);
+    b.extend(20_000..50_000u64);
+    assert_eq!(a.len(), 30_000);
+    a.union(&b).unwrap();
+    let len = a.len() as f64;
+    assert!((len / 50_000.0 - 1.0).abs() < 0.03, "len {len}");
+    assert!((estimated_len(&a) / 50_000.0 - 1.0).abs() < 0.03);
+    assert!(a.contains_many(0..50_000u64).iter().all(|&hit| hit));
+}
 
 /// Keys the golden files hold.
 pub(crate) const GOLDEN_KEYS: [&str; 3] = ["alpha", "beta", "gamma"];

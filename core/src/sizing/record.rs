@@ -44,6 +44,9 @@ pub enum HashChoice {
     },
     /// Given explicitly by the caller.
     Explicit,
+    /// Fixed by the filter's layout (a split block: one probe in each of
+    /// its eight 32-bit words).
+    FixedByLayout,
 }
 
 impl fmt::Display for HashChoice {
@@ -62,6 +65,9 @@ impl fmt::Display for HashChoice {
                 "lowest exact FPP for blocks, searched from the approximation's best k = {approximate}"
             ),
             Self::Explicit => f.write_str("given explicitly"),
+            Self::FixedByLayout => {
+                f.write_str("fixed by the layout: one probe per word of the block")
+            }
         }
     }
 }

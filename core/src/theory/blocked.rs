@@ -171,7 +171,7 @@ impl BlockFppTable {
 /// block is set with probability above 1 − 1e-17 (a union bound over the B
 /// bits), so the exact per-block FPP rounds to 1; so does the classic one,
 /// (1 − c^i)^k ≥ 1 − k·c^i.
-fn saturation_load(block_bits: f64, hashes: f64) -> u64 {
+pub(super) fn saturation_load(block_bits: f64, hashes: f64) -> u64 {
     let ln_clear = hashes * (-1.0 / block_bits).ln_1p();
     let load = ((TAIL / block_bits.max(hashes)).ln() / ln_clear).ceil();
     // Saturating float-to-int conversion; NaN and 0 (one-bit blocks) give 1.
@@ -225,19 +225,36 @@ pub fn blocked_bloom_fpp(
 /// saturate every block, of 1), so it visits O(√(load) + 40) loads whatever
 /// the number of items and blocks.
 pub fn blocked_bloom_fpp_with(table: &mut BlockFppTable, num_blocks: u64, items: u64) -> f64 {
+    let saturated_from = table.saturated_from();
+    binomial_mixture(num_blocks, items, saturated_from, table)
+}
+
+/// E[value(L)] for the load L ~ Binomial(items, 1/num_blocks) of one block
+/// of `num_blocks`: the mixture every blocked layout's exact FPP is, given
+/// its per-block FPP `value` (nondecreasing in [0, 1], equal to 1 from
+/// `saturated_from` on). 1 for no blocks; one block holds every item.
+pub(super) fn binomial_mixture(
+    num_blocks: u64,
+    items: u64,
+    saturated_from: u64,
+    value: &mut impl Values,
+) -> f64 {
     if num_blocks == 0 {
         return 1.0;
     }
     if num_blocks == 1 {
-        return table.fpp_at(items);
+        return if items >= saturated_from {
+            1.0
+        } else {
+            value.at(items)
+        };
     }
     let load = Binomial {
         n: items as f64,
         p: 1.0 / num_blocks as f64,
         q: (num_blocks - 1) as f64 / num_blocks as f64,
     };
-    let saturated_from = table.saturated_from();
-    mixture(load, saturated_from, table)
+    mixture(load, saturated_from, value)
 }
 
 /// The distribution of a block's load: log-concave, so the ratios of
@@ -317,7 +334,7 @@ impl Load for Poisson {
 /// A per-block FPP as a function of the load, nondecreasing in [0, 1], read
 /// by walks that move one load at a time (so a value may be derived from
 /// the one read before it).
-trait Values {
+pub(super) trait Values {
     /// The value at load i, from scratch.
     fn at(&mut self, i: u64) -> f64;
 
@@ -487,7 +504,7 @@ pub fn blocked_bloom_classic_best_hashes(num_blocks: u64, block_bits: u32, items
 /// 1/c a step, so d steps below an exact start at load a the fill is off by
 /// about d · (a/i) ulp: restarted every 16 loads, at most a few hundred ulp,
 /// and only at the lightest loads, whose terms are negligible.
-struct ClassicValues {
+pub(super) struct ClassicValues {
     ln_clear: f64,
     set_per_key: f64,
     clear_per_key: f64,
@@ -497,7 +514,7 @@ struct ClassicValues {
 }
 
 impl ClassicValues {
-    fn new(ln_clear: f64, hashes: u32) -> Self {
+    pub(super) fn new(ln_clear: f64, hashes: u32) -> Self {
         let set_per_key = -ln_clear.exp_m1();
         Self {
             ln_clear,

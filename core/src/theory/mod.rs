@@ -2,6 +2,7 @@
 //! family: standard Bloom filters (`bloom.rs`), blocked Bloom filters
 //! (`blocked.rs`), counting Bloom filters' counter overflow (`counting.rs`),
 //! cuckoo filters (`cuckoo.rs`), scalable Bloom filters (`scalable.rs`),
+//! split-block Bloom filters (`split_block.rs`),
 //! bounds that hold for any filter (`bounds.rs`), and the statistics the
 //! tests and the harness judge measurements with (`stats.rs`).
 //!
@@ -17,6 +18,7 @@ mod bounds;
 mod counting;
 mod cuckoo;
 mod scalable;
+mod split_block;
 mod stats;
 mod support;
 
@@ -39,6 +41,10 @@ pub use cuckoo::{
 };
 pub use scalable::{
     scalable_bloom_fpp, scalable_bloom_fpp_bound, scalable_bloom_loads, scalable_layer_fpp,
+};
+pub use split_block::{
+    SPLIT_BLOCK_WORD_BITS, SPLIT_BLOCK_WORDS, split_block_bloom_fpp, split_block_estimate_items,
+    split_block_fpp_given_word_fills,
 };
 pub use stats::{normal_quantile, queries_for, wilson_interval};
 pub use support::{MAX_EXACT_BLOCK_BITS, MAX_EXACT_HASHES};

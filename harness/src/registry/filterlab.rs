@@ -2,7 +2,9 @@
 
 use std::f64::consts::LN_2;
 
-use filterlab_bloom::{AtomicBloomFilter, BlockedBloomFilter, BloomFilter, BloomSizing};
+use filterlab_bloom::{
+    AtomicBloomFilter, BlockedBloomFilter, BloomFilter, BloomSizing, SplitBlockBloomFilter,
+};
 use filterlab_counting_bloom::{Blocked, CountingBloomBuilder, CountingSizing, Layout, Standard};
 use filterlab_cuckoo::{CuckooBuilder, CuckooFilter, CuckooSizing};
 use filterlab_peers::{FilterlabSubject, Mode, Subject, Workload};
@@ -32,6 +34,9 @@ const BLOOM_SIZER: Sizer = Sizer {
 
 /// A blocked filter's block: one 64-byte cache line.
 const BLOCK: Locality = Locality::OneBlock { bytes: 64 };
+
+/// A split-block filter's block: half a cache line, 32-byte aligned.
+const SPLIT_BLOCK: Locality = Locality::OneBlock { bytes: 32 };
 
 /// The standard Bloom filter's optimum: −ln p / ln²2 bits per item.
 pub(crate) const BLOOM_SPACE: SpaceFormula = SpaceFormula {
@@ -137,6 +142,7 @@ fn bloom_entries() -> Vec<Entry> {
                 Ok(Sizing::bloom(&builder.expected_items(n).sizing()?, BLOCK))
             },
         }),
+        split_block_entry(),
         bloom_filter(
             "AtomicBloomFilter",
             "BloomFilter whose inserts take &self (atomic fetch_or), for several threads",
@@ -147,6 +153,36 @@ fn bloom_entries() -> Vec<Entry> {
         )
         .can(&[Capability::ConcurrentInserts]),
     ]
+}
+
+/// filterlab-bloom's split-block filter (Parquet's layout).
+fn split_block_entry() -> Entry {
+    Entry::new(
+        "SplitBlockBloomFilter",
+        Origin::Filterlab,
+        "filterlab-bloom",
+        "split-block Bloom filter (Parquet's layout, sbbf's): one bit in each of the eight 32-bit words of one 256-bit block per key, k = 8 fixed, sized by the exact split-block FPP",
+        "exact: Σ_i Binomial(i; n, 1/blocks)·(1 − (31/32)^i)^8 (one bit in each of the eight 32-bit words of a 256-bit block)",
+        Build::Empty(|w| {
+            let builder = SplitBlockBloomFilter::with_fpp(w.fpp).expected_items(w.items);
+            Ok(FilterlabSubject::new(builder.seed(w.seed).build()?).boxed())
+        }),
+    )
+    .space(SpaceFormula {
+        label: "smallest whole-block array whose exact split-block FPP meets p",
+        bits_per_item: |n, p| {
+            SplitBlockBloomFilter::params(n, p).map_or(f64::NAN, |s| s.bits_per_item())
+        },
+    })
+    .sizer(Sizer {
+        for_target: |n, p| {
+            Ok(Sizing::bloom(&SplitBlockBloomFilter::params(n, p)?, SPLIT_BLOCK))
+        },
+        within_memory: |n, bytes| {
+            let builder = SplitBlockBloomFilter::with_bits(bytes.saturating_mul(8));
+            Ok(Sizing::bloom(&builder.expected_items(n).sizing()?, SPLIT_BLOCK))
+        },
+    })
 }
 
 /// The filters that delete: counting Bloom and cuckoo.

@@ -78,7 +78,7 @@ fn set_peers() -> Vec<Entry> {
             "sbbf-rs-safe",
             "sbbf-rs-safe 0.3",
             "split-block Bloom filter (Parquet's; SIMD), sized here by the split-block formula",
-            "exact: Σ_i Pois(i; n/blocks)·(1 − (31/32)^i)^8 (one bit in each of the eight 32-bit words of a 256-bit block)",
+            "exact: Σ_i Binomial(i; n, 1/blocks)·(1 − (31/32)^i)^8 (one bit in each of the eight 32-bit words of a 256-bit block)",
             Build::Empty(|w| Ok(PeerSubject::boxed(SplitBlock::new(w)?))),
         )
         .space(SpaceFormula {

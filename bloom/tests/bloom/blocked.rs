@@ -153,23 +153,7 @@ fn kernels_agree() {
 
 #[test]
 fn kernel_choice_and_errors() {
-    let filter = sized(1000, 0.01, 1, Kernel::Scalar);
-    assert_eq!(filter.kernel(), Kernel::Scalar);
-    // A filter read back starts with the fastest kernel; equality ignores it.
-    let read = BlockedBloomFilter::from_bytes(&filter.to_bytes()).unwrap();
-    assert_eq!(read.kernel(), Kernel::detect());
-    assert_eq!(read, filter);
-    if !Kernel::Avx2.is_available() {
-        let err = BlockedBloomFilter::with_fpp(0.01)
-            .expected_items(10)
-            .kernel(Kernel::Avx2)
-            .build()
-            .unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::InvalidParameter);
-        let mut filter = filter.clone();
-        assert!(filter.set_kernel(Kernel::Avx2).is_err());
-        assert_eq!(filter.kernel(), Kernel::Scalar);
-    }
+    check_kernel_choice!(BlockedBloomFilter, sized(1000, 0.01, 1, Kernel::Scalar));
 }
 
 #[test]

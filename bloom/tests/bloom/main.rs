@@ -40,6 +40,34 @@ macro_rules! check_bad_parameters {
     }};
 }
 
+/// Checks the kernel choice of a blocked filter type (a macro: `kernel`,
+/// `set_kernel` and the builder's `kernel` are each type's own): `scalar`, a
+/// filter built with `Kernel::Scalar`, keeps it; read back it starts with
+/// the fastest kernel and still compares equal; and where the CPU lacks
+/// AVX2, asking for it is an `InvalidParameter` that leaves the filter as it
+/// was.
+macro_rules! check_kernel_choice {
+    ($filter:ident, $scalar:expr) => {{
+        use filterlab_bloom::{ErrorKind, Kernel, Persist};
+        let filter: $filter = $scalar;
+        assert_eq!(filter.kernel(), Kernel::Scalar);
+        let read = $filter::from_bytes(&filter.to_bytes()).unwrap();
+        assert_eq!(read.kernel(), Kernel::detect());
+        assert_eq!(read, filter);
+        if !Kernel::Avx2.is_available() {
+            let err = $filter::with_fpp(0.01)
+                .expected_items(10)
+                .kernel(Kernel::Avx2)
+                .build()
+                .unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidParameter);
+            let mut filter = filter.clone();
+            assert!(filter.set_kernel(Kernel::Avx2).is_err());
+            assert_eq!(filter.kernel(), Kernel::Scalar);
+        }
+    }};
+}
+
 mod atomic;
 mod blocked;
 mod sizing_claims;

@@ -239,6 +239,8 @@ macro_rules! block_filter_shared {
 
         impl Eq for $filter {}
 
+        ::filterlab_core::inherent_methods!($filter: filter, write, read);
+
         impl ::std::fmt::Debug for $filter {
             /// A summary; the block array itself can be gigabytes.
             fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {

@@ -584,6 +584,9 @@ impl<L: Layout, const BITS: u32> RemovableFilter for CountingBloom<L, BITS> {
     }
 }
 
+// `remove` is this type's own: it never fails.
+filterlab_core::inherent_methods!([L: Layout, const BITS: u32] CountingBloom<L, BITS>: filter, write, read);
+
 impl<L: Layout, const BITS: u32> Merge for CountingBloom<L, BITS> {
     /// Adds the counters (saturating): the multiset sum, so `len` becomes
     /// len_a + len_b and every key of either stays present.

@@ -19,3 +19,6 @@ pub use filterlab_core::{
     Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Persist, RemovableFilter, ViaHash,
 };
 pub use sizing::{CuckooSizing, FingerprintChoice};
+
+// The common operations without a trait import (see filterlab-core).
+filterlab_core::inherent_methods!(CuckooFilter: filter, remove, write, read);

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use filterlab_bloom::{BloomConfig, BloomFilter};
 use filterlab_core::format::{DEFAULT_PAYLOAD_LIMIT, FrameReader, FrameWriter, Header};
-use filterlab_core::{ErrorKind as CoreKind, Filter, FilterKind, Persist};
+use filterlab_core::{ErrorKind as CoreKind, FilterKind, Persist};
 
 use crate::dedup::{Counters, Deduplicator};
 use crate::error::{Error, ErrorKind};

@@ -2,9 +2,7 @@
 //! exact blocked theory for every kernel this CPU runs, the in-block probes
 //! against the exact Bloom formula, sizing, bad input and the on-disk format.
 
-use filterlab_bloom::{
-    BLOCK_BITS, BlockedBloomFilter, BloomFilter, ErrorKind, Filter, Kernel, Persist,
-};
+use filterlab_bloom::{BLOCK_BITS, BlockedBloomFilter, BloomFilter, ErrorKind, Filter, Kernel};
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::testing::{
     Conformance, check_config_drift, check_fpp_against_theory, check_merges_refuse, fill,

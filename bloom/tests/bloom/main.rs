@@ -48,7 +48,7 @@ macro_rules! check_bad_parameters {
 /// was.
 macro_rules! check_kernel_choice {
     ($filter:ident, $scalar:expr) => {{
-        use filterlab_bloom::{ErrorKind, Kernel, Persist};
+        use filterlab_bloom::{ErrorKind, Kernel};
         let filter: $filter = $scalar;
         assert_eq!(filter.kernel(), Kernel::Scalar);
         let read = $filter::from_bytes(&filter.to_bytes()).unwrap();

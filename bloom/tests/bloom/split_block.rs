@@ -3,8 +3,7 @@
 //! input and the on-disk format (Parquet's bit layout, checked bit by bit).
 
 use filterlab_bloom::{
-    BlockedBloomFilter, ErrorKind, Filter, Kernel, Merge, Persist, SPLIT_BLOCK_BITS,
-    SplitBlockBloomFilter,
+    BlockedBloomFilter, ErrorKind, Filter, Kernel, Merge, SPLIT_BLOCK_BITS, SplitBlockBloomFilter,
 };
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::testing::{

@@ -1,7 +1,7 @@
 //! `BloomFilter`: the shared conformance suite, FPP
 //! against the exact theory, sizing, bad input and the on-disk format.
 
-use filterlab_bloom::{BloomFilter, ErrorKind, Filter, HashChoice, Merge, Persist};
+use filterlab_bloom::{BloomFilter, ErrorKind, HashChoice, Merge};
 use filterlab_core::keys::insert_key;
 use filterlab_core::testing::{
     Conformance, check_config_drift, check_fpp_against_theory, check_merges_refuse,

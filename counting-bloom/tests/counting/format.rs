@@ -6,7 +6,7 @@ use filterlab_core::format::{FrameReader, FrameWriter, Header};
 use filterlab_core::testing::check_config_drift;
 use filterlab_counting_bloom::{
     Blocked, BlockedCountingBloomFilter, BloomFilter, CountingBloom, CountingBloomFilter,
-    ErrorKind, Filter, Layout, Persist, Standard,
+    ErrorKind, Layout, Persist, Standard,
 };
 
 use crate::conformance::sized;

@@ -2,9 +2,7 @@
 
 use filterlab_core::format::FrameReader;
 use filterlab_core::testing::{check_config_drift, check_golden, check_invalid_fpps, reseal};
-use filterlab_cuckoo::{
-    CuckooFilter, ErrorKind, Filter, FingerprintChoice, Persist, RemovableFilter,
-};
+use filterlab_cuckoo::{CuckooFilter, ErrorKind, FingerprintChoice};
 
 use crate::explicit;
 

@@ -13,7 +13,6 @@
 use std::time::Instant;
 
 use filterlab_bloom::{BloomBuilder, BloomFilter};
-use filterlab_core::Filter;
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_redis::RedisBloomFilter;
 use filterlab_redis::testing::{Server, URL_VARIABLE, unique};

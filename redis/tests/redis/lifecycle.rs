@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use redis::Connection;
 
-use filterlab_redis::{BloomBuilder, BloomFilter, ErrorKind, Filter, RedisBloomFilter};
+use filterlab_redis::{BloomBuilder, BloomFilter, ErrorKind, RedisBloomFilter};
 
 use crate::{Server, assert_all_contained, assert_kind, keys_of, layout_keys, split, unique};
 

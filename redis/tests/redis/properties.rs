@@ -9,7 +9,7 @@
 use std::fmt::Write;
 
 use filterlab_core::Probes;
-use filterlab_redis::{BloomFilter, DEFAULT_PART_BITS, Filter, Persist, RedisBloomFilter};
+use filterlab_redis::{BloomFilter, DEFAULT_PART_BITS, RedisBloomFilter};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};

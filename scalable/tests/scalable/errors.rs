@@ -3,8 +3,7 @@
 
 use filterlab_core::format::{FrameReader, FrameWriter};
 use filterlab_scalable::{
-    BloomFilter, ErrorKind, Filter, FilterKind, MAX_GROWTH, MAX_LAYERS, Persist,
-    ScalableBloomFilter,
+    BloomFilter, ErrorKind, Filter, FilterKind, MAX_GROWTH, MAX_LAYERS, ScalableBloomFilter,
 };
 
 use filterlab_core::testing::{check_config_drift, check_invalid_fpps, expect_error};

@@ -3,7 +3,7 @@
 //! against Redisson's shape, one script call per key, on the same keys.
 //!
 //! ```text
-//! cargo run --release -p filterlab-redis --example redis_speed -- [--keys N] [--per-key N] [--bits-per-call B]
+//! cargo run --release -p filterlab-peers --example redis_speed -- [--keys N] [--per-key N] [--bits-per-call B]
 //! ```
 //!
 //! Starts its own `redis-server` on a free loopback port (or uses the server

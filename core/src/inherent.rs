@@ -26,7 +26,7 @@
 /// use filterlab_core::{Error, Filter, KeyHasher};
 ///
 /// /// A filter that holds nothing.
-/// pub struct Empty(KeyHasher);
+/// pub struct Empty(pub KeyHasher);
 ///
 /// impl Filter for Empty {
 ///     fn hasher(&self) -> &KeyHasher { &self.0 }

@@ -70,13 +70,16 @@ macro_rules! check_kernel_choice {
 
 mod atomic;
 mod blocked;
+mod keys;
 mod sizing_claims;
 mod split_block;
 mod standard;
 
 use std::fmt::Debug;
 
-use filterlab_bloom::{BlockedBloomFilter, BloomFilter, ErrorKind, Filter, Kernel, Merge, Persist};
+use filterlab_bloom::{
+    BlockedBloomFilter, BloomFilter, ErrorKind, Filter, Kernel, KeyHasher, Merge, Persist,
+};
 use filterlab_core::format::FrameWriter;
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::testing::{check_fpp_against_theory, fill};
@@ -131,14 +134,20 @@ pub(crate) fn check_union_len<F: Merge + Extend<u64>>(
 /// Keys the golden files hold.
 pub(crate) const GOLDEN_KEYS: [&str; 3] = ["alpha", "beta", "gamma"];
 
-/// Core's golden-file check ([`filterlab_core::testing::check_golden`])
-/// with [`GOLDEN_KEYS`] and the file `name` in `tests/golden/`.
-pub(crate) fn check_golden<F>(filter: F, name: &str) -> Vec<u8>
+/// Core's golden-file check under both hasher ids
+/// ([`filterlab_core::testing::check_golden_hashers`]) with
+/// [`GOLDEN_KEYS`], seed 42, and the files `{stem}-v1.bin` (id 1) and
+/// `{stem}-v1-hasher2.bin` (id 2) in `tests/golden/`; the id-1 bytes.
+pub(crate) fn check_golden<F>(build: impl Fn(KeyHasher) -> F, stem: &str) -> Vec<u8>
 where
     F: Filter + Persist + PartialEq + Debug,
 {
-    let path = format!("{}/tests/golden/{name}", env!("CARGO_MANIFEST_DIR"));
-    filterlab_core::testing::check_golden(filter, &GOLDEN_KEYS, path)
+    let path = |name: String| format!("{}/tests/golden/{name}", env!("CARGO_MANIFEST_DIR"));
+    let (v1, v2) = (
+        path(format!("{stem}-v1.bin")),
+        path(format!("{stem}-v1-hasher2.bin")),
+    );
+    filterlab_core::testing::check_golden_hashers(build, 42, &GOLDEN_KEYS, v1, v2)
 }
 
 /// The bytes of `filter` with its item counter replaced by `items`, and the

@@ -3,10 +3,10 @@
 //! contradict their header.
 
 use filterlab_core::format::{FrameReader, FrameWriter, Header};
-use filterlab_core::testing::check_config_drift;
+use filterlab_core::testing::{check_config_drift, check_golden_hashers};
 use filterlab_counting_bloom::{
     Blocked, BlockedCountingBloomFilter, BloomFilter, CountingBloom, CountingBloomFilter,
-    ErrorKind, Layout, Persist, Standard,
+    ErrorKind, KeyHasher, Layout, Persist, Standard,
 };
 
 use crate::conformance::sized;
@@ -14,12 +14,21 @@ use crate::conformance::sized;
 /// Keys the golden files hold ("alpha" twice).
 const GOLDEN_KEYS: [&str; 4] = ["alpha", "beta", "gamma", "alpha"];
 
-/// Core's golden-file check ([`filterlab_core::testing::check_golden`])
-/// with [`GOLDEN_KEYS`] and the file `name` in `tests/golden/`; a second
-/// copy of "alpha" is counted.
-fn check_golden<L: Layout>(filter: CountingBloom<L, 4>, name: &str) -> Vec<u8> {
-    let path = format!("{}/tests/golden/{name}", env!("CARGO_MANIFEST_DIR"));
-    let golden = filterlab_core::testing::check_golden(filter, &GOLDEN_KEYS, path);
+/// Core's golden-file check under both hasher ids
+/// ([`filterlab_core::testing::check_golden_hashers`]) with
+/// [`GOLDEN_KEYS`], seed 42, and the files `{stem}-v1.bin` (id 1) and
+/// `{stem}-v1-hasher2.bin` (id 2) in `tests/golden/`; a second copy of
+/// "alpha" is counted. The id-1 bytes.
+fn check_golden<L: Layout>(
+    build: impl Fn(KeyHasher) -> CountingBloom<L, 4>,
+    stem: &str,
+) -> Vec<u8> {
+    let path = |name: String| format!("{}/tests/golden/{name}", env!("CARGO_MANIFEST_DIR"));
+    let (v1, v2) = (
+        path(format!("{stem}-v1.bin")),
+        path(format!("{stem}-v1-hasher2.bin")),
+    );
+    let golden = check_golden_hashers(build, 42, &GOLDEN_KEYS, v1, v2);
     let read = CountingBloom::<L, 4>::from_bytes(&golden).unwrap();
     assert!(read.count("alpha") >= 2);
     assert_eq!(read.len(), 4);
@@ -31,21 +40,19 @@ fn check_golden<L: Layout>(filter: CountingBloom<L, 4>, name: &str) -> Vec<u8> {
 /// only for a deliberate, versioned format change.
 #[test]
 fn golden_files() {
-    let standard = CountingBloomFilter::with_counters(256)
-        .hashes(3)
-        .seed(42)
-        .build()
-        .unwrap();
-    let bytes = check_golden(standard, "counting-bloom-v1.bin");
+    let standard = |hasher| {
+        let builder = CountingBloomFilter::with_counters(256).hashes(3);
+        builder.hasher(hasher).build().unwrap()
+    };
+    let bytes = check_golden(standard, "counting-bloom");
     // 48-byte fixed header, 7 parameters, header checksum, 2 blocks, checksum.
     assert_eq!(bytes.len(), 48 + 7 * 8 + 2 * 64 + 8);
     assert_eq!(u16::from_le_bytes([bytes[10], bytes[11]]), 3, "kind id");
-    let blocked = BlockedCountingBloomFilter::with_counters(256)
-        .hashes(4)
-        .seed(42)
-        .build()
-        .unwrap();
-    check_golden(blocked, "blocked-counting-bloom-v1.bin");
+    let blocked = |hasher| {
+        let builder = BlockedCountingBloomFilter::with_counters(256).hashes(4);
+        builder.hasher(hasher).build().unwrap()
+    };
+    check_golden(blocked, "blocked-counting-bloom");
 }
 
 #[test]

@@ -2,7 +2,7 @@
 
 use filterlab_core::format::FrameReader;
 use filterlab_core::testing::{check_config_drift, check_golden, check_invalid_fpps, reseal};
-use filterlab_cuckoo::{CuckooFilter, ErrorKind, FingerprintChoice};
+use filterlab_cuckoo::{CuckooFilter, ErrorKind, FingerprintChoice, HashAlgorithm, KeyHasher};
 
 use crate::explicit;
 
@@ -211,7 +211,8 @@ fn golden_file() {
         .fingerprint_bits(13)
         .expansion(2)
         .max_tables(4)
-        .seed(42)
+        // Hasher id 1, as the file was written (keys by width; its keys are strings).
+        .hasher(KeyHasher::with_algorithm(HashAlgorithm::Xxh3, 42))
         .build()
         .unwrap();
     let path = format!("{}/tests/golden/cuckoo-v1.bin", env!("CARGO_MANIFEST_DIR"));

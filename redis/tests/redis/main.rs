@@ -9,6 +9,7 @@ mod accuracy;
 mod batches;
 mod concurrency;
 mod faults;
+mod hashers;
 mod lifecycle;
 mod properties;
 

@@ -8,7 +8,7 @@
 
 use std::fmt::Write;
 
-use filterlab_core::Probes;
+use filterlab_core::{HashAlgorithm, KeyHasher, Probes};
 use filterlab_redis::{BloomFilter, DEFAULT_PART_BITS, RedisBloomFilter};
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -236,7 +236,9 @@ fn layout_is_pinned_and_the_parts_are_the_payload() {
     let Some(server) = Server::start() else {
         return;
     };
-    let bloom = BloomFilter::with_bits(200).hashes(3).seed(7);
+    // Hasher id 1, as the file was written (its keys are strings).
+    let hasher = KeyHasher::with_algorithm(HashAlgorithm::Xxh3, 7);
+    let bloom = BloomFilter::with_bits(200).hashes(3).hasher(hasher);
     let (mut shared, _) = RedisBloomFilter::builder(bloom.clone())
         .part_bits(128)
         .try_init(&server.client(), &unique("golden"))

@@ -269,17 +269,17 @@ impl Layout for Wide {
     }
 
     #[inline]
-    fn insert(kernel: Select, block: &mut Words<Self>, seed: u32, num_hashes: u32) -> bool {
+    fn insert(kernel: &Select, block: &mut Words<Self>, seed: u32, num_hashes: u32) -> bool {
         kernel.insert(block, seed, num_hashes)
     }
 
     #[inline]
-    fn contains(kernel: Select, block: &Words<Self>, seed: u32, num_hashes: u32) -> bool {
+    fn contains(kernel: &Select, block: &Words<Self>, seed: u32, num_hashes: u32) -> bool {
         kernel.contains(block, seed, num_hashes)
     }
 
     fn insert_batch(
-        kernel: Select,
+        kernel: &Select,
         blocks: &mut BlockStorage<Block>,
         num_blocks: u64,
         hashes: &[u64],
@@ -290,7 +290,7 @@ impl Layout for Wide {
         })
     }
 
-    fn contains_batch(kernel: Select, lookups: Lookups<'_, Block>, num_hashes: u32) {
+    fn contains_batch(kernel: &Select, lookups: Lookups<'_, Block>, num_hashes: u32) {
         kernel.run_batch(num_hashes, lookups);
     }
 

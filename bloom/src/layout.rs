@@ -215,13 +215,13 @@ pub(crate) trait Layout {
     /// The public name of a selected kernel.
     fn kernel(kernel: Self::Kernel) -> Kernel;
     /// Sets the key's bits in `block`; whether any was clear.
-    fn insert(kernel: Self::Kernel, block: &mut Words<Self>, seed: u32, num_hashes: u32) -> bool;
+    fn insert(kernel: &Self::Kernel, block: &mut Words<Self>, seed: u32, num_hashes: u32) -> bool;
     /// Whether the key's bits are all set in `block`.
-    fn contains(kernel: Self::Kernel, block: &Words<Self>, seed: u32, num_hashes: u32) -> bool;
+    fn contains(kernel: &Self::Kernel, block: &Words<Self>, seed: u32, num_hashes: u32) -> bool;
     /// Inserts the keys of `hashes` into the `num_blocks` blocks,
     /// prefetching the blocks ahead ([`insert_batch`]); how many were new.
     fn insert_batch(
-        kernel: Self::Kernel,
+        kernel: &Self::Kernel,
         blocks: &mut BlockStorage<Self::Block>,
         num_blocks: u64,
         hashes: &[u64],
@@ -229,7 +229,7 @@ pub(crate) trait Layout {
     ) -> usize;
     /// Looks the keys of `hashes` up, prefetching the blocks ahead
     /// ([`contains_batch`]), into `found` (as long as `hashes`).
-    fn contains_batch(kernel: Self::Kernel, lookups: Lookups<'_, Self::Block>, num_hashes: u32);
+    fn contains_batch(kernel: &Self::Kernel, lookups: Lookups<'_, Self::Block>, num_hashes: u32);
     /// The FPP given the bits set in the blocks' `words` now: exact for
     /// the instance.
     fn fpp_given_fill(words: &[u64], num_hashes: u32) -> f64;
@@ -358,7 +358,7 @@ impl<L: Layout> Blocks<L> {
         let block = self
             .storage
             .block_mut(block_index(hash, self.shape.num_blocks));
-        let new = L::insert(self.kernel, block, block_seed(hash), self.shape.num_hashes);
+        let new = L::insert(&self.kernel, block, block_seed(hash), self.shape.num_hashes);
         self.len += u64::from(new);
         new
     }
@@ -366,7 +366,7 @@ impl<L: Layout> Blocks<L> {
     #[inline]
     pub(crate) fn contains_hash(&self, hash: u64) -> bool {
         let block = self.storage.block(block_index(hash, self.shape.num_blocks));
-        L::contains(self.kernel, block, block_seed(hash), self.shape.num_hashes)
+        L::contains(&self.kernel, block, block_seed(hash), self.shape.num_hashes)
     }
 
     pub(crate) fn insert_hashes(&mut self, hashes: &[u64]) -> usize {
@@ -376,7 +376,7 @@ impl<L: Layout> Blocks<L> {
             ..
         } = self.shape;
         let new = L::insert_batch(
-            self.kernel,
+            &self.kernel,
             &mut self.storage,
             num_blocks,
             hashes,
@@ -393,7 +393,7 @@ impl<L: Layout> Blocks<L> {
             hashes,
             found,
         };
-        L::contains_batch(self.kernel, lookups, self.shape.num_hashes);
+        L::contains_batch(&self.kernel, lookups, self.shape.num_hashes);
     }
 
     pub(crate) fn len(&self) -> usize {

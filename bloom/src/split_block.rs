@@ -243,18 +243,18 @@ impl Layout for Split {
     }
 
     #[inline]
-    fn insert(kernel: SplitSelect, block: &mut Words<Self>, seed: u32, _num_hashes: u32) -> bool {
+    fn insert(kernel: &SplitSelect, block: &mut Words<Self>, seed: u32, _num_hashes: u32) -> bool {
         kernel.insert(block, seed)
     }
 
     #[inline]
-    fn contains(kernel: SplitSelect, block: &Words<Self>, seed: u32, _num_hashes: u32) -> bool {
+    fn contains(kernel: &SplitSelect, block: &Words<Self>, seed: u32, _num_hashes: u32) -> bool {
         kernel.contains(block, seed)
     }
 
     /// With AVX2 the whole batch runs in one AVX2-compiled loop.
     fn insert_batch(
-        kernel: SplitSelect,
+        kernel: &SplitSelect,
         blocks: &mut BlockStorage<SplitBlock>,
         num_blocks: u64,
         hashes: &[u64],
@@ -267,7 +267,7 @@ impl Layout for Split {
         })
     }
 
-    fn contains_batch(kernel: SplitSelect, lookups: Lookups<'_, SplitBlock>, _num_hashes: u32) {
+    fn contains_batch(kernel: &SplitSelect, lookups: Lookups<'_, SplitBlock>, _num_hashes: u32) {
         kernel.run_batch(lookups);
     }
 

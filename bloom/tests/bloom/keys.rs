@@ -46,7 +46,10 @@ fn an_integer_is_one_key_whatever_its_type() {
     }
     assert!(filter.contains(&u128::MAX));
     // -2 (inserted) has the bits of u128::MAX - 1 (not inserted).
-    assert!(!filter.contains(&(u128::MAX - 1)), "-2 is not u128::MAX - 1");
+    assert!(
+        !filter.contains(&(u128::MAX - 1)),
+        "-2 is not u128::MAX - 1"
+    );
     // A round trip keeps the hasher, so the answers.
     let read = BloomFilter::from_bytes(&filter.to_bytes()).unwrap();
     assert_eq!(read.hasher().algorithm(), HashAlgorithm::Xxh3ByValue);

@@ -3,18 +3,19 @@
 
 use std::sync::{Mutex, PoisonError};
 
-use filterlab_core::sizing::{BuilderBase, HashChoice, SizeSearch, Target};
+use filterlab_core::sizing::{HashChoice, SizeSearch, Target};
 use filterlab_core::theory::{
     BlockFppTable, blocked_bloom_classic_best_hashes, blocked_bloom_fpp, blocked_bloom_fpp_classic,
     blocked_bloom_fpp_with, bloom_estimate_items, bloom_fpp_given_block_fills,
 };
-use filterlab_core::{Error, FilterKind, KeyHasher};
+use filterlab_core::{Error, KeyHasher};
 
 use crate::blocks::{BLOCK_WORDS, Block, BlockStorage};
-use crate::common::{Array, builder_entry_points, builder_methods};
+use crate::common::{Array, builder_entry_points};
 use crate::kernel::{Kernel, Select};
 use crate::layout::{
-    Blocks, Layout, Lookups, Shape, Words, block_filter, insert_batch, whole_blocks,
+    Blocks, Layout, Lookups, Shape, Words, array_of, block_builder, block_filter, insert_batch,
+    whole_blocks,
 };
 use crate::sizing::BloomSizing;
 use crate::words::count_ones;
@@ -53,12 +54,11 @@ pub struct BlockedBloomConfig {
 /// # Examples
 ///
 /// ```
-/// use filterlab_bloom::{BlockedBloomFilter, Filter};
+/// use filterlab_bloom::BlockedBloomFilter;
 ///
 /// let mut seen = BlockedBloomFilter::with_fpp(0.01).expected_items(10_000).seed(7).build()?;
 /// assert!(seen.insert("order-1"));      // new
 /// assert!(!seen.insert("order-1"));     // already present
-/// assert!(seen.contains("order-1"));
 ///
 /// // No false negatives; about 1% false positives at capacity.
 /// seen.extend((0..10_000u64).map(|i| i * 2));
@@ -70,13 +70,11 @@ pub struct BlockedBloomConfig {
 #[derive(Clone)]
 pub struct BlockedBloomFilter(Blocks<Wide>);
 
-/// Configures a [`BlockedBloomFilter`]; made by
-/// [`BlockedBloomFilter::with_fpp`] or [`BlockedBloomFilter::with_bits`].
-#[derive(Clone, Debug)]
-#[must_use]
-pub struct BlockedBloomBuilder {
-    base: BuilderBase,
-    kernel: Option<Kernel>,
+block_builder! {
+    /// Configures a [`BlockedBloomFilter`]; made by
+    /// [`BlockedBloomFilter::with_fpp`] or [`BlockedBloomFilter::with_bits`].
+    BlockedBloomBuilder => BlockedBloomFilter, Wide, BlockedBloomConfig,
+        setters: expected_items, hashes, seed, hasher, max_memory
 }
 
 /// Per-block FPP tables for 512-bit blocks, one per k, shared by every
@@ -116,34 +114,14 @@ impl BlockedFpp {
 }
 
 impl BlockedBloomBuilder {
-    builder_methods!();
-
-    filterlab_core::builder_setters! {
-        /// The kernel (default: the fastest this CPU supports, see
-        /// [`Kernel::detect`]). Every kernel gives the same answers.
-        kernel(kernel: Kernel) => kernel = Some(kernel);
-    }
-
-    fn new(target: Target) -> Self {
-        Self {
-            base: BuilderBase::new(target),
-            kernel: None,
-        }
-    }
-
     fn sizing_for_fpp(&self, fpp: f64) -> Result<BloomSizing, Error> {
         let items = self.base.items_for_fpp(fpp)?;
         let blocked = BlockedFpp::new(items);
         let fpp_of = |bits: u64, k: u32| blocked.fpp(bits, k);
         let near = |bits: u64| approximate_best_hashes(bits, items);
-        let problem = SizeSearch::new(
-            items,
-            fpp,
-            u64::from(BLOCK_BITS),
-            self.base.max_bits(),
-            &fpp_of,
-        )
-        .starting_hashes(&near);
+        let block_bits = u64::from(BLOCK_BITS);
+        let problem = SizeSearch::new(items, fpp, block_bits, self.base.max_bits(), &fpp_of);
+        let problem = problem.starting_hashes(&near);
         let (bits, k, achieved) = problem.smallest()?;
         let approximate = near(bits);
         let chosen = (k, achieved, HashChoice::Blocked { approximate });
@@ -170,39 +148,10 @@ impl BlockedBloomBuilder {
         let achieved = blocked_bloom_fpp(bits / block_bits, BLOCK_BITS, k, items)?;
         Ok(ARRAY.record(items, Target::Size(requested), (bits, k, choice), achieved))
     }
-
-    /// The configuration this builder would produce (for
-    /// [`Persist::read_from_expecting`](crate::Persist::read_from_expecting)), without allocating.
-    ///
-    /// # Errors
-    ///
-    /// As [`sizing`](Self::sizing).
-    pub fn config(&self) -> Result<BlockedBloomConfig, Error> {
-        Ok(Wide::config(Shape::of::<Wide>(
-            &self.sizing()?,
-            self.base.hasher,
-        )))
-    }
-
-    /// Allocates the filter.
-    ///
-    /// # Errors
-    ///
-    /// As [`sizing`](Self::sizing); [`ErrorKind::InvalidParameter`](crate::ErrorKind::InvalidParameter) for a
-    /// [`kernel`](Self::kernel) this CPU cannot run; [`ErrorKind::TooLarge`](crate::ErrorKind::TooLarge)
-    /// when the allocator refuses the memory.
-    pub fn build(&self) -> Result<BlockedBloomFilter, Error> {
-        Blocks::build(&self.sizing()?, self.base.hasher, self.kernel).map(BlockedBloomFilter)
-    }
 }
 
 /// What the sizing records of a blocked filter say of its array.
-const ARRAY: Array = Array {
-    filter: "BlockedBloomFilter",
-    unit_bits: BLOCK_BITS as u64,
-    power_of_two: false,
-    classic: classic_fpp,
-};
+const ARRAY: Array = array_of::<Wide>(classic_fpp);
 
 /// Putze, Sanders and Singler's approximation for an array of `bits` bits.
 fn classic_fpp(bits: u64, num_hashes: u32, items: u64) -> f64 {
@@ -230,7 +179,7 @@ impl BlockedBloomFilter {
             num_blocks,
             num_hashes,
             ..
-        } = self.0.shape();
+        } = self.0.shape;
         blocked_bloom_fpp_classic(num_blocks, BLOCK_BITS, num_hashes, items)
     }
 }
@@ -244,10 +193,6 @@ pub(crate) struct Wide;
 impl Layout for Wide {
     type Block = Block;
     type Kernel = Select;
-    type Config = BlockedBloomConfig;
-    const BLOCK_BITS: u32 = BLOCK_BITS;
-    const KIND: FilterKind = FilterKind::BlockedBloom;
-    const NAME: &'static str = "BlockedBloomFilter";
     const FIXED_HASHES: Option<u32> = None;
 
     fn config(shape: Shape) -> BlockedBloomConfig {
@@ -313,4 +258,4 @@ impl Layout for Wide {
     }
 }
 
-block_filter!(BlockedBloomFilter, Wide, BlockedBloomConfig, "512");
+block_filter!(BlockedBloomFilter: Wide, BlockedBloomConfig, BlockedBloom, 512);

@@ -16,7 +16,7 @@ use filterlab_core::sizing::{SizedFor, hashes_from_header};
 use filterlab_core::{Error, ErrorKind, FilterKind, KeyHasher, prefetch, reduce};
 
 use crate::blocks::{BLOCK_WORDS, Block, BlockStorage, SPLIT_WORDS, SplitBlock, WordBlock};
-use crate::common::{WordArray, check_counter, debug_summary, sized_for};
+use crate::common::{Array, WordArray, check_counter, debug_summary, sized_for};
 use crate::kernel::{BlockBatch, Kernel, SplitBatch, SplitKernel};
 use crate::sizing::BloomSizing;
 use crate::words::count_ones;
@@ -184,27 +184,32 @@ pub(crate) fn read_blocks<B: WordBlock, R: Read>(
     Ok(blocks)
 }
 
-/// What a blocked layout decides; everything else about a filter of it
-/// is [`Blocks`], written once: its storage block, its kernels, its exact
-/// theory, and what its header records of k.
-pub(crate) trait Layout {
-    /// One block of the array.
-    type Block: WordBlock;
-    /// The kernel, selected once per filter (built or read).
-    type Kernel: Copy + fmt::Debug;
+/// The public face of a layout, written by [`block_filter!`] from its
+/// arguments: the type's name, configuration, format kind and block size.
+pub(crate) trait Identity {
     /// The configuration the public type exposes (and `Persist` compares).
     type Config: Copy + PartialEq + fmt::Debug;
     /// Bits per block.
     const BLOCK_BITS: u32;
     /// The format's kind.
     const KIND: FilterKind;
-    /// The public type's name, for `Debug` and errors.
+    /// The public type's name, for `Debug`, errors and sizing records.
     const NAME: &'static str;
+}
+
+/// What a blocked layout decides; everything else about a filter of it
+/// is [`Blocks`], written once: its storage block, its kernels, its exact
+/// theory, and what its header records of k.
+pub(crate) trait Layout: Identity {
+    /// One block of the array.
+    type Block: WordBlock;
+    /// The kernel, selected once per filter (built or read).
+    type Kernel: Copy + fmt::Debug;
     /// k when the layout fixes it (the header then does not record it).
     const FIXED_HASHES: Option<u32>;
 
     /// The public configuration of `shape`.
-    fn config(shape: Shape) -> Self::Config;
+    fn config(shape: Shape) -> <Self as Identity>::Config;
     /// `kernel` ready for keys of `num_hashes` probes; the fastest this CPU
     /// supports when `None`.
     ///
@@ -239,6 +244,17 @@ pub(crate) trait Layout {
     fn estimate_items(set: u64, num_hashes: u32) -> f64;
 }
 
+/// What the sizing records of layout `L` say of its array: whole blocks,
+/// never a power of two, `classic` its textbook FPP at (bits, k, items).
+pub(crate) const fn array_of<L: Identity>(classic: fn(u64, u32, u64) -> f64) -> Array {
+    Array {
+        filter: L::NAME,
+        unit_bits: L::BLOCK_BITS as u64,
+        power_of_two: false,
+        classic,
+    }
+}
+
 /// A block's words.
 pub(crate) type Words<L> = <<L as Layout>::Block as WordBlock>::Words;
 
@@ -253,14 +269,11 @@ pub(crate) struct Lookups<'a, B: WordBlock> {
     pub(crate) found: &'a mut [bool],
 }
 
-impl BlockBatch for Lookups<'_, Block> {
-    type Output = ();
-
-    // Always inlined into the kernel's dispatch, which may be compiled for
-    // AVX2 (see `Select::run_batch`).
+impl<B: WordBlock> Lookups<'_, B> {
+    /// Runs the lookups with the block test `contains` ([`contains_batch`]).
     #[allow(clippy::inline_always)]
     #[inline(always)]
-    fn run(self, contains: impl Fn(&[u64; BLOCK_WORDS], u32) -> bool) {
+    fn with(self, contains: impl Fn(&B::Words, u32) -> bool) {
         contains_batch(
             self.blocks,
             self.num_blocks,
@@ -271,20 +284,25 @@ impl BlockBatch for Lookups<'_, Block> {
     }
 }
 
+impl BlockBatch for Lookups<'_, Block> {
+    type Output = ();
+
+    // Always inlined into the kernel's dispatch, which may be compiled for
+    // AVX2 (see `Select::run_batch`).
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn run(self, contains: impl Fn(&[u64; BLOCK_WORDS], u32) -> bool) {
+        self.with(contains);
+    }
+}
+
 impl SplitBatch for Lookups<'_, SplitBlock> {
     type Output = ();
 
     #[allow(clippy::inline_always)]
     #[inline(always)]
     fn run(self, kernel: impl SplitKernel) {
-        let contains = |block: &[u64; SPLIT_WORDS], seed| kernel.contains(block, seed);
-        contains_batch(
-            self.blocks,
-            self.num_blocks,
-            self.hashes,
-            self.found,
-            contains,
-        );
+        self.with(|block: &[u64; SPLIT_WORDS], seed| kernel.contains(block, seed));
     }
 }
 
@@ -312,13 +330,13 @@ impl Shape {
 /// ([`block_filter!`]).
 #[derive(Clone)]
 pub(crate) struct Blocks<L: Layout> {
-    storage: BlockStorage<L::Block>,
-    shape: Shape,
+    pub(crate) storage: BlockStorage<L::Block>,
+    pub(crate) shape: Shape,
     /// Inserts that returned `true`: at most the bits set, since each set a
     /// clear bit (the invariant readers and merges keep, so `+= 1` cannot
     /// overflow).
-    len: u64,
-    sized_for: SizedFor,
+    pub(crate) len: u64,
+    pub(crate) sized_for: SizedFor,
     kernel: L::Kernel,
 }
 
@@ -340,16 +358,8 @@ impl<L: Layout> Blocks<L> {
         })
     }
 
-    pub(crate) fn shape(&self) -> Shape {
-        self.shape
-    }
-
-    pub(crate) fn config(&self) -> L::Config {
+    pub(crate) fn config(&self) -> <L as Identity>::Config {
         L::config(self.shape)
-    }
-
-    pub(crate) fn hasher(&self) -> &KeyHasher {
-        &self.shape.hasher
     }
 
     /// Adds a pre-hashed key; whether it was new.
@@ -396,25 +406,9 @@ impl<L: Layout> Blocks<L> {
         L::contains_batch(&self.kernel, lookups, self.shape.num_hashes);
     }
 
-    pub(crate) fn len(&self) -> usize {
-        usize::try_from(self.len).unwrap_or(usize::MAX)
-    }
-
     pub(crate) fn clear(&mut self) {
         self.storage.words_mut().fill(0);
         self.len = 0;
-    }
-
-    pub(crate) fn memory_usage(&self) -> usize {
-        self.storage.allocated_bytes()
-    }
-
-    pub(crate) fn capacity(&self) -> Option<usize> {
-        self.sized_for.capacity()
-    }
-
-    pub(crate) fn target_fpp(&self) -> Option<f64> {
-        self.sized_for.fpp
     }
 
     pub(crate) fn expected_fpp(&self) -> f64 {
@@ -493,7 +487,7 @@ impl<L: Layout> Blocks<L> {
         Ok((shape, sized_for_at))
     }
 
-    pub(crate) fn config_from_header(header: &Header) -> Result<L::Config, Error> {
+    pub(crate) fn config_from_header(header: &Header) -> Result<<L as Identity>::Config, Error> {
         Self::shape_from_header(header).map(|(shape, _)| L::config(shape))
     }
 
@@ -535,9 +529,9 @@ impl<L: Layout> PartialEq for Blocks<L> {
 }
 
 impl<L: Layout> WordArray for Blocks<L> {
-    type Config = L::Config;
+    type Config = <L as Identity>::Config;
 
-    fn config(&self) -> L::Config {
+    fn config(&self) -> Self::Config {
         Blocks::config(self)
     }
 
@@ -563,19 +557,27 @@ impl<L: Layout> WordArray for Blocks<L> {
 }
 
 /// A public blocked filter type, `$filter`, a newtype around [`Blocks`] of
-/// layout `$layout` (configuration `$config`) with `$bits`-bit blocks: its inherent methods, `Filter`,
-/// `Persist`, `Merge`, `Extend`, `PartialEq`, `Debug`, serde and the common
-/// operations without a trait import, each forwarding to the one
-/// implementation in [`Blocks`].
+/// layout `$layout` with `$bits`-bit blocks, configuration `$config` and
+/// format kind `FilterKind::$kind`: the layout's [`Identity`], and the
+/// type's inherent methods, `Filter`, `Persist`, `Merge`, `Extend`,
+/// `PartialEq`, `Debug`, serde and the common operations without a trait
+/// import, each forwarding to the one implementation in [`Blocks`].
 macro_rules! block_filter {
-    ($filter:ident, $layout:ty, $config:ty, $bits:literal) => {
+    ($filter:ident: $layout:ty, $config:ty, $kind:ident, $bits:literal) => {
+        impl $crate::layout::Identity for $layout {
+            type Config = $config;
+            const BLOCK_BITS: u32 = $bits;
+            const KIND: ::filterlab_core::FilterKind = ::filterlab_core::FilterKind::$kind;
+            const NAME: &'static str = stringify!($filter);
+        }
+
         impl $filter {
             /// Adds `key`; returns `true` when it was not already reported
             /// present (and counts it in `len`). A Bloom filter never
             /// refuses a key.
             #[inline]
             pub fn insert<K: ::filterlab_core::Key + ?Sized>(&mut self, key: &K) -> bool {
-                let hash = self.0.hasher().hash(key);
+                let hash = self.0.shape.hasher.hash(key);
                 self.0.insert_hash(hash)
             }
 
@@ -587,7 +589,7 @@ macro_rules! block_filter {
                 I: IntoIterator,
                 I::Item: ::filterlab_core::Key,
             {
-                let hasher = *self.0.hasher();
+                let hasher = self.0.shape.hasher;
                 let Ok(new) = ::filterlab_core::for_each_batch(keys, &hasher, |hashes| {
                     Ok::<_, ::std::convert::Infallible>(self.0.insert_hashes(hashes))
                 });
@@ -610,24 +612,24 @@ macro_rules! block_filter {
                 self.0.set_kernel(kernel)
             }
 
-            #[doc = concat!("Bits in the array: ", $bits, " per block.")]
+            #[doc = concat!("Bits in the array: ", stringify!($bits), " per block.")]
             pub fn num_bits(&self) -> u64 {
                 self.0.num_bits()
             }
 
-            #[doc = concat!($bits, "-bit blocks in the array.")]
+            #[doc = concat!(stringify!($bits), "-bit blocks in the array.")]
             pub fn num_blocks(&self) -> u64 {
-                self.0.shape().num_blocks
+                self.0.shape.num_blocks
             }
 
             /// Probes per key, all inside the key's block.
             pub fn num_hashes(&self) -> u32 {
-                self.0.shape().num_hashes
+                self.0.shape.num_hashes
             }
 
             /// The FPP target the filter was sized for, if any.
             pub fn target_fpp(&self) -> Option<f64> {
-                self.0.target_fpp()
+                self.0.sized_for.fpp
             }
 
             /// Bits currently set.
@@ -656,7 +658,7 @@ macro_rules! block_filter {
 
         impl ::filterlab_core::Filter for $filter {
             fn hasher(&self) -> &::filterlab_core::KeyHasher {
-                self.0.hasher()
+                &self.0.shape.hasher
             }
 
             /// Never fails for a Bloom filter.
@@ -683,7 +685,7 @@ macro_rules! block_filter {
             }
 
             fn len(&self) -> usize {
-                self.0.len()
+                usize::try_from(self.0.len).unwrap_or(usize::MAX)
             }
 
             fn clear(&mut self) {
@@ -691,11 +693,11 @@ macro_rules! block_filter {
             }
 
             fn memory_usage(&self) -> usize {
-                self.0.memory_usage()
+                self.0.storage.allocated_bytes()
             }
 
             fn capacity(&self) -> Option<usize> {
-                self.0.capacity()
+                self.0.sized_for.capacity()
             }
 
             /// The FPP given the bits set in each block now: exact for this
@@ -713,7 +715,7 @@ macro_rules! block_filter {
 
         impl ::filterlab_core::Persist for $filter {
             type Config = $config;
-            const KIND: ::filterlab_core::FilterKind = <$layout as $crate::layout::Layout>::KIND;
+            const KIND: ::filterlab_core::FilterKind = ::filterlab_core::FilterKind::$kind;
 
             fn config(&self) -> Self::Config {
                 self.0.config()
@@ -788,3 +790,68 @@ macro_rules! block_filter {
     };
 }
 pub(crate) use block_filter;
+
+/// The builder of a blocked filter type, `$builder`, building `$filter` of
+/// layout `$layout` (configuration `$config`): the struct, documented by
+/// `$(#[$doc])*`, the setters `$setters` of the shared settings, the
+/// `kernel` setter, `sizing`, `config` and `build`. The type writes its
+/// sizing, `sizing_for_fpp` and `sizing_for_bits`, itself.
+macro_rules! block_builder {
+    (
+        $(#[$doc:meta])*
+        $builder:ident => $filter:ident, $layout:ty, $config:ty, setters: $($setter:ident),+
+    ) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug)]
+        #[must_use]
+        pub struct $builder {
+            base: ::filterlab_core::sizing::BuilderBase,
+            kernel: Option<$crate::Kernel>,
+        }
+
+        impl $builder {
+            $crate::common::builder_methods!($($setter),+);
+
+            ::filterlab_core::builder_setters! {
+                /// The kernel (default: the fastest this CPU supports, see
+                /// [`Kernel::detect`](crate::Kernel::detect)). Every kernel
+                /// gives the same answers and bits.
+                kernel(kernel: $crate::Kernel) => kernel = Some(kernel);
+            }
+
+            fn new(target: ::filterlab_core::sizing::Target) -> Self {
+                Self {
+                    base: ::filterlab_core::sizing::BuilderBase::new(target),
+                    kernel: None,
+                }
+            }
+
+            /// The configuration this builder would produce (for
+            /// [`Persist::read_from_expecting`](crate::Persist::read_from_expecting)),
+            /// without allocating.
+            ///
+            /// # Errors
+            ///
+            /// As [`sizing`](Self::sizing).
+            pub fn config(&self) -> Result<$config, ::filterlab_core::Error> {
+                let shape = $crate::layout::Shape::of::<$layout>(&self.sizing()?, self.base.hasher);
+                Ok(<$layout as $crate::layout::Layout>::config(shape))
+            }
+
+            /// Allocates the filter.
+            ///
+            /// # Errors
+            ///
+            /// As [`sizing`](Self::sizing);
+            /// [`ErrorKind::InvalidParameter`](crate::ErrorKind::InvalidParameter)
+            /// for a [`kernel`](Self::kernel) this CPU cannot run;
+            /// [`ErrorKind::TooLarge`](crate::ErrorKind::TooLarge) when the
+            /// allocator refuses the memory.
+            pub fn build(&self) -> Result<$filter, ::filterlab_core::Error> {
+                let blocks = $crate::layout::Blocks::build(&self.sizing()?, self.base.hasher, self.kernel);
+                blocks.map($filter)
+            }
+        }
+    };
+}
+pub(crate) use block_builder;

@@ -3,18 +3,19 @@
 
 use std::f64::consts::LN_2;
 
-use filterlab_core::sizing::{BuilderBase, HashChoice, SizeSearch, Target};
+use filterlab_core::sizing::{HashChoice, SizeSearch, Target};
 use filterlab_core::theory::{
     SPLIT_BLOCK_WORD_BITS, SPLIT_BLOCK_WORDS, bloom_fpp_classic, split_block_bloom_fpp,
     split_block_estimate_items, split_block_fpp_given_word_fills,
 };
-use filterlab_core::{Error, FilterKind, KeyHasher};
+use filterlab_core::{Error, KeyHasher};
 
 use crate::blocks::{BlockStorage, SPLIT_WORDS, SplitBlock};
 use crate::common::{Array, builder_entry_points};
 use crate::kernel::{Kernel, SplitBatch, SplitKernel, SplitSelect};
 use crate::layout::{
-    Blocks, Layout, Lookups, Shape, Words, block_filter, insert_batch, whole_blocks,
+    Blocks, Layout, Lookups, Shape, Words, array_of, block_builder, block_filter, insert_batch,
+    whole_blocks,
 };
 use crate::sizing::BloomSizing;
 
@@ -23,17 +24,6 @@ pub const SPLIT_BLOCK_BITS: u32 = SPLIT_BLOCK_WORDS * SPLIT_BLOCK_WORD_BITS;
 
 /// Probes per key: one in each word of the block, fixed by the layout.
 const PROBES: u32 = SPLIT_BLOCK_WORDS;
-
-/// Everything that decides which bits a key sets: two filters with equal
-/// configurations can be merged, and a file is only accepted by
-/// [`Persist::read_from_expecting`](crate::Persist::read_from_expecting) when its configuration equals the caller's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct SplitBlockBloomConfig {
-    /// 256-bit blocks in the array.
-    pub num_blocks: u64,
-    /// The key hasher and its seed.
-    pub hasher: KeyHasher,
-}
 
 /// A split-block Bloom filter: the layout of Parquet's Bloom filters (and
 /// Impala's, Arrow's, sbbf-rs'). Each key maps to one 256-bit block of eight
@@ -60,63 +50,44 @@ pub struct SplitBlockBloomConfig {
 /// # Examples
 ///
 /// ```
-/// use filterlab_bloom::{Filter, SplitBlockBloomFilter};
+/// use filterlab_bloom::{BlockedBloomFilter, SplitBlockBloomFilter};
 ///
-/// let mut seen = SplitBlockBloomFilter::with_fpp(0.01).expected_items(10_000).seed(7).build()?;
-/// assert!(seen.insert("order-1"));      // new
-/// assert!(!seen.insert("order-1"));     // already present
-/// assert!(seen.contains("order-1"));
+/// // Eight probes per key, always: a few more bits than the blocked
+/// // filter for the same FPP, and the cheapest inserts.
+/// let split = SplitBlockBloomFilter::params(1_000_000, 0.01)?;
+/// assert!(split.num_bits > BlockedBloomFilter::params(1_000_000, 0.01)?.num_bits);
 ///
-/// // No false negatives; about 1% false positives at capacity.
-/// seen.extend((0..10_000u64).map(|i| i * 2));
-/// assert!(seen.contains_many((0..10_000u64).map(|i| i * 2)).iter().all(|&hit| hit));
-/// let false_positives = (0..10_000u64).filter(|i| seen.contains(&(i * 2 + 1))).count();
-/// assert!(false_positives < 150);
+/// let mut seen = SplitBlockBloomFilter::with_fpp(0.01).expected_items(1_000).build()?;
+/// seen.extend(0..1_000u64);
+/// assert!((0..1_000u64).all(|key| seen.contains(&key)));
+/// assert_eq!(seen.num_hashes(), 8);
 /// # Ok::<(), filterlab_bloom::Error>(())
 /// ```
 #[derive(Clone)]
 pub struct SplitBlockBloomFilter(Blocks<Split>);
 
-/// Configures a [`SplitBlockBloomFilter`]; made by
-/// [`SplitBlockBloomFilter::with_fpp`] or [`SplitBlockBloomFilter::with_bits`].
-#[derive(Clone, Debug)]
-#[must_use]
-pub struct SplitBlockBloomBuilder {
-    base: BuilderBase,
-    kernel: Option<Kernel>,
+block_builder! {
+    /// Configures a [`SplitBlockBloomFilter`]; made by
+    /// [`SplitBlockBloomFilter::with_fpp`] or
+    /// [`SplitBlockBloomFilter::with_bits`]. (No `hashes`: k is fixed by
+    /// the layout.)
+    SplitBlockBloomBuilder => SplitBlockBloomFilter, Split, SplitBlockBloomConfig,
+        setters: expected_items, seed, hasher, max_memory
+}
+
+/// The block count and hasher of a split-block filter (k is always 8):
+/// all that decides where a key's bits go, so what merges and
+/// [`Persist::read_from_expecting`](crate::Persist::read_from_expecting)
+/// compare.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SplitBlockBloomConfig {
+    /// 256-bit blocks in the array.
+    pub num_blocks: u64,
+    /// The key hasher and its seed.
+    pub hasher: KeyHasher,
 }
 
 impl SplitBlockBloomBuilder {
-    // No `hashes`: k is fixed by the layout.
-    filterlab_core::builder_setters!(base => expected_items, seed, hasher, max_memory);
-
-    filterlab_core::builder_setters! {
-        /// The kernel (default: the fastest this CPU supports, see
-        /// [`Kernel::detect`]). Every kernel gives the same answers and bits.
-        kernel(kernel: Kernel) => kernel = Some(kernel);
-    }
-
-    fn new(target: Target) -> Self {
-        Self {
-            base: BuilderBase::new(target),
-            kernel: None,
-        }
-    }
-
-    /// The sizing this builder would allocate, without allocating.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::InvalidParameter`](crate::ErrorKind::InvalidParameter) for an FPP outside (0, 1), no or zero
-    /// items with a target FPP, zero items or zero bits;
-    /// [`ErrorKind::TooLarge`](crate::ErrorKind::TooLarge) over the memory limit.
-    pub fn sizing(&self) -> Result<BloomSizing, Error> {
-        match self.base.target {
-            Target::Fpp(fpp) => self.sizing_for_fpp(fpp),
-            Target::Size(bits) => self.sizing_for_bits(bits),
-        }
-    }
-
     /// The fewest blocks whose exact FPP at the expected items meets `fpp`.
     fn sizing_for_fpp(&self, fpp: f64) -> Result<BloomSizing, Error> {
         let items = self.base.items_for_fpp(fpp)?;
@@ -129,14 +100,9 @@ impl SplitBlockBloomBuilder {
             })
         };
         let eight = |_: u64| PROBES;
-        let problem = SizeSearch::new(
-            items,
-            fpp,
-            u64::from(SPLIT_BLOCK_BITS),
-            self.base.max_bits(),
-            &fpp_of,
-        )
-        .starting_hashes(&eight);
+        let block_bits = u64::from(SPLIT_BLOCK_BITS);
+        let search = SizeSearch::new(items, fpp, block_bits, self.base.max_bits(), &fpp_of);
+        let problem = search.starting_hashes(&eight);
         let (bits, k, achieved) = problem.smallest()?;
         let choice = (bits, k, HashChoice::FixedByLayout);
         Ok(ARRAY.record(items, Target::Fpp(fpp), choice, achieved))
@@ -146,13 +112,8 @@ impl SplitBlockBloomBuilder {
     /// items or, without them, for the load at which eight probes are a
     /// standard Bloom filter's optimum, (m/8)·ln 2.
     fn sizing_for_bits(&self, requested: u64) -> Result<BloomSizing, Error> {
-        let max_memory = self.base.max_memory;
-        let bits = whole_blocks(
-            requested,
-            SPLIT_BLOCK_BITS,
-            max_memory,
-            "split-block Bloom filter",
-        )?;
+        let filter = "split-block Bloom filter";
+        let bits = whole_blocks(requested, SPLIT_BLOCK_BITS, self.base.max_memory, filter)?;
         let block_bits = u64::from(SPLIT_BLOCK_BITS);
         let items = match self.base.expected_items {
             Some(0) => return Err(Error::invalid("expected_items must be at least 1")),
@@ -163,39 +124,10 @@ impl SplitBlockBloomBuilder {
         let choice = (bits, PROBES, HashChoice::FixedByLayout);
         Ok(ARRAY.record(items, Target::Size(requested), choice, achieved))
     }
-
-    /// The configuration this builder would produce (for
-    /// [`Persist::read_from_expecting`](crate::Persist::read_from_expecting)), without allocating.
-    ///
-    /// # Errors
-    ///
-    /// As [`sizing`](Self::sizing).
-    pub fn config(&self) -> Result<SplitBlockBloomConfig, Error> {
-        Ok(Split::config(Shape::of::<Split>(
-            &self.sizing()?,
-            self.base.hasher,
-        )))
-    }
-
-    /// Allocates the filter.
-    ///
-    /// # Errors
-    ///
-    /// As [`sizing`](Self::sizing); [`ErrorKind::InvalidParameter`](crate::ErrorKind::InvalidParameter) for a
-    /// [`kernel`](Self::kernel) this CPU cannot run; [`ErrorKind::TooLarge`](crate::ErrorKind::TooLarge)
-    /// when the allocator refuses the memory.
-    pub fn build(&self) -> Result<SplitBlockBloomFilter, Error> {
-        Blocks::build(&self.sizing()?, self.base.hasher, self.kernel).map(SplitBlockBloomFilter)
-    }
 }
 
 /// What the sizing records of a split-block filter say of its array.
-const ARRAY: Array = Array {
-    filter: "SplitBlockBloomFilter",
-    unit_bits: SPLIT_BLOCK_BITS as u64,
-    power_of_two: false,
-    classic: classic_fpp,
-};
+const ARRAY: Array = array_of::<Split>(classic_fpp);
 
 /// The textbook FPP of a standard Bloom filter of the same bits with the
 /// same eight probes: what splitting the bits into blocks and words costs.
@@ -221,10 +153,6 @@ pub(crate) struct Split;
 impl Layout for Split {
     type Block = SplitBlock;
     type Kernel = SplitSelect;
-    type Config = SplitBlockBloomConfig;
-    const BLOCK_BITS: u32 = SPLIT_BLOCK_BITS;
-    const KIND: FilterKind = FilterKind::SplitBlockBloom;
-    const NAME: &'static str = "SplitBlockBloomFilter";
     const FIXED_HASHES: Option<u32> = Some(PROBES);
 
     fn config(shape: Shape) -> SplitBlockBloomConfig {
@@ -311,4 +239,4 @@ impl SplitBatch for Inserts<'_> {
     }
 }
 
-block_filter!(SplitBlockBloomFilter, Split, SplitBlockBloomConfig, "256");
+block_filter!(SplitBlockBloomFilter: Split, SplitBlockBloomConfig, SplitBlockBloom, 256);

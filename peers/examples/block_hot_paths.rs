@@ -20,74 +20,51 @@ use filterlab_bloom::{BlockedBloomFilter, Filter, Kernel, SplitBlockBloomFilter}
 use filterlab_core::mix64;
 use std::hint::black_box;
 
-fn run<F: Filter>(mut f: F, phases: &str, n: u64) -> u64 {
+fn run<F: Filter>(mut filter: F, phases: &str, n: u64) -> u64 {
     let hashes: Vec<u64> = (0..n).map(|i| mix64(i + 1)).collect();
     let queries: Vec<u64> = (0..n).map(|i| mix64(!i)).collect();
     let mut acc = 0u64;
-    match phases {
-        "build" => {}
-        "fill" => {
-            for &h in &hashes {
-                acc += u64::from(f.insert_hash(h).unwrap());
-            }
+    if phases == "batchfill" {
+        acc += filter.insert_hashes(&hashes).unwrap() as u64;
+    } else if phases.starts_with("fill") {
+        for &h in &hashes {
+            acc += u64::from(filter.insert_hash(h).unwrap());
         }
-        "batchfill" => acc += f.insert_hashes(&hashes).unwrap() as u64,
-        "fill+lookup" => {
-            for &h in &hashes {
-                acc += u64::from(f.insert_hash(h).unwrap());
-            }
-            for &q in &queries {
-                acc += u64::from(f.contains_hash(q));
-            }
-            for &h in &hashes {
-                acc += u64::from(f.contains_hash(h));
-            }
+    }
+    // Never-inserted keys, then inserted ones.
+    for keys in [&queries, &hashes] {
+        if phases == "fill+lookup" {
+            acc += keys.iter().filter(|&&h| filter.contains_hash(h)).count() as u64;
+        } else if phases == "fill+batch" {
+            let mut found = vec![false; keys.len()];
+            filter.contains_hashes(keys, &mut found);
+            acc += found.iter().filter(|&&hit| hit).count() as u64;
         }
-        "fill+batch" => {
-            for &h in &hashes {
-                acc += u64::from(f.insert_hash(h).unwrap());
-            }
-            let mut found = vec![false; n as usize];
-            f.contains_hashes(&queries, &mut found);
-            acc += found.iter().filter(|&&b| b).count() as u64;
-            f.contains_hashes(&hashes, &mut found);
-            acc += found.iter().filter(|&&b| b).count() as u64;
-        }
-        _ => panic!("phases"),
     }
     black_box(acc)
 }
 
 fn main() {
-    let a: Vec<String> = std::env::args().skip(1).collect();
-    let kernel = if a[1] == "scalar" {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [filter, kernel, phases, n] = &args[..] else {
+        panic!("usage: block_hot_paths blocked|split scalar|detect PHASES N");
+    };
+    let kernel = if kernel == "scalar" {
         Kernel::Scalar
     } else {
         Kernel::detect()
     };
-    let n: u64 = a[3].parse().unwrap();
-    let acc = match a[0].as_str() {
-        "blocked" => run(
-            BlockedBloomFilter::with_bits(10 * n)
-                .expected_items(n)
-                .seed(1)
-                .kernel(kernel)
-                .build()
-                .unwrap(),
-            &a[2],
-            n,
-        ),
-        "split" => run(
-            SplitBlockBloomFilter::with_bits(10 * n)
-                .expected_items(n)
-                .seed(1)
-                .kernel(kernel)
-                .build()
-                .unwrap(),
-            &a[2],
-            n,
-        ),
-        _ => panic!("filter"),
+    let n: u64 = n.parse().expect("N");
+    let acc = match filter.as_str() {
+        "blocked" => {
+            let builder = BlockedBloomFilter::with_bits(10 * n).expected_items(n);
+            run(builder.seed(1).kernel(kernel).build().unwrap(), phases, n)
+        }
+        "split" => {
+            let builder = SplitBlockBloomFilter::with_bits(10 * n).expected_items(n);
+            run(builder.seed(1).kernel(kernel).build().unwrap(), phases, n)
+        }
+        _ => panic!("FILTER is blocked or split"),
     };
     println!("{acc}");
 }

@@ -68,6 +68,104 @@ macro_rules! check_kernel_choice {
     }};
 }
 
+/// The tests the two blocked layouts share, written once for `$filter`
+/// (a macro: the builders and the inherent methods are each type's own):
+/// `sized(items, fpp, seed, kernel)`, the conformance suite for every
+/// kernel, the FPP grid against the exact theory (seeds from `$seed`), the
+/// kernel choice, refused merges, the counter bound, estimates against
+/// theory, serde; and the helpers `check_golden_every_kernel`, which reads
+/// a golden file with every kernel, and `check_drift`, which checks that
+/// a builder's filter is refused under each of `drifted`'s configurations.
+macro_rules! block_layout_tests {
+    ($filter:ident, $builder:ident, fpp_seeds: $seed:expr) => {
+        fn sized(items: u64, fpp: f64, seed: u64, kernel: Kernel) -> $filter {
+            let builder = $filter::with_fpp(fpp).expected_items(items).seed(seed);
+            builder.kernel(kernel).build().unwrap()
+        }
+
+        #[test]
+        fn conformance_every_kernel() {
+            for kernel in kernels() {
+                let by_seed = move |seed| sized(400, 0.01, seed, kernel);
+                Conformance::varying(stringify!($filter), by_seed, 1, 2).check();
+                let by_fpp = move |fpp| sized(400, fpp, 1, kernel);
+                Conformance::varying(stringify!($filter), by_fpp, 0.01, 0.001).check_mergeable();
+            }
+        }
+
+        #[test]
+        fn fpp_matches_exact_theory_every_kernel() {
+            $crate::check_fpp_grid($seed, sized);
+        }
+
+        #[test]
+        fn kernel_choice_and_errors() {
+            check_kernel_choice!($filter, sized(1000, 0.01, 1, Kernel::Scalar));
+        }
+
+        #[test]
+        fn merges_refuse_other_configurations() {
+            let mut filter = sized(1000, 0.01, 1, Kernel::detect());
+            filter.insert("x");
+            let others = [(1000, 0.01, 2), (1000, 0.001, 1), (5000, 0.01, 1)]
+                .map(|(items, fpp, seed)| sized(items, fpp, seed, Kernel::detect()));
+            filterlab_core::testing::check_merges_refuse(&filter, &others);
+        }
+
+        #[test]
+        fn a_counter_above_the_bits_set_is_refused() {
+            for kernel in kernels() {
+                $crate::check_counter_bound(sized(1000, 0.01, 6, kernel), $filter::set_bits);
+            }
+        }
+
+        /// Empty, then 10,000 keys: the FPP given the fill is 0, then
+        /// within 15% of the exact theory; the estimate from the bits set
+        /// within 3% of the keys.
+        #[test]
+        fn estimates_follow_the_fill() {
+            let mut filter = sized(10_000, 0.01, 4, Kernel::detect());
+            assert_eq!(filter.expected_fpp(), 0.0);
+            filter.extend((0..10_000u64).map(|i| insert_key(4, i)));
+            let estimate = filter.estimated_len();
+            assert!((estimate / 10_000.0 - 1.0).abs() < 0.03, "{estimate}");
+            let expected = filter.expected_fpp();
+            let theory = filter.theoretical_fpp(10_000).unwrap();
+            let relative = (expected / theory - 1.0).abs();
+            assert!(relative < 0.15, "{expected} vs {theory}");
+        }
+
+        #[cfg(feature = "serde")]
+        #[test]
+        fn serde_round_trip_validates() {
+            let mut filter = sized(1000, 0.01, 8, Kernel::detect());
+            fill(&mut filter, 8, 500);
+            filterlab_core::testing::check_serde_round_trip(&filter);
+        }
+
+        /// `builder`'s filter is read back under its own configuration and
+        /// refused, from its header alone, under each of `drifted`'s.
+        fn check_drift(builder: &$builder, drifted: &[$builder]) {
+            let others: Vec<_> = drifted
+                .iter()
+                .map(|other| other.config().unwrap())
+                .collect();
+            let (filter, same) = (builder.build().unwrap(), builder.config().unwrap());
+            filterlab_core::testing::check_config_drift(&filter, &same, &others, 100);
+        }
+
+        /// The golden file read with every kernel holds its three keys.
+        fn check_golden_every_kernel(golden: &[u8]) {
+            for kernel in kernels() {
+                let mut read = $filter::from_bytes(golden).unwrap();
+                read.set_kernel(kernel).unwrap();
+                assert!($crate::GOLDEN_KEYS.iter().all(|k| read.contains(*k)));
+                assert_eq!(read.len(), 3);
+            }
+        }
+    };
+}
+
 mod atomic;
 mod blocked;
 mod keys;

@@ -17,9 +17,7 @@ use crate::{
 /// included, is refused as drift, and changes nothing.
 #[test]
 fn drift_is_an_error_for_reads_and_writes() {
-    let Some(server) = Server::start() else {
-        return;
-    };
+    let server = server_or_skip!();
     let client = server.client();
     let mut running = create(&server, 10_000, 0.01, 7);
     let name = running.name().to_owned();
@@ -83,9 +81,7 @@ fn drift_is_an_error_for_reads_and_writes() {
 /// Without its configuration the filter is not found.
 #[test]
 fn missing_bits_are_damage_and_missing_config_is_not_found() {
-    let Some(server) = Server::start() else {
-        return;
-    };
+    let server = server_or_skip!();
     let mut con = server.connection();
     let mut filter = split(10_000, 4096)
         .try_init(&server.client(), &unique("damaged"))
@@ -130,9 +126,7 @@ fn missing_bits_are_damage_and_missing_config_is_not_found() {
 /// error from every entry point.
 #[test]
 fn wrong_type_is_a_typed_error() {
-    let Some(server) = Server::start() else {
-        return;
-    };
+    let server = server_or_skip!();
     let client = server.client();
     let mut con = server.connection();
     let name = unique("wrongtype");

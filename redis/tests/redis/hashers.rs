@@ -11,9 +11,7 @@ use crate::{Server, assert_kind, unique};
 
 #[test]
 fn both_hasher_ids_store_open_and_transfer() {
-    let Some(server) = Server::start() else {
-        return;
-    };
+    let server = server_or_skip!();
     let client = server.client();
     for algorithm in [HashAlgorithm::Xxh3, HashAlgorithm::Xxh3ByValue] {
         let hasher = KeyHasher::with_algorithm(algorithm, 11);

@@ -140,9 +140,7 @@ fn filled(bloom: &BloomBuilder, keys: u64) -> BloomFilter {
 /// leaves no upload key behind.
 #[test]
 fn import_creates_a_whole_filter_or_nothing() {
-    let Some(server) = Server::start() else {
-        return;
-    };
+    let server = server_or_skip!();
     let client = server.client();
     let mut con = server.connection();
     let local = filled(

@@ -5,6 +5,18 @@
 //! round trips per batch, concurrency across threads and processes, faults,
 //! and the lifecycle of the keys.
 
+/// The test's server, or a return from the test, which then skips (see
+/// `Server::start`: it says so once, and fails under
+/// `FILTERLAB_REQUIRE_REDIS=1`).
+macro_rules! server_or_skip {
+    () => {
+        match Server::start() {
+            Some(server) => server,
+            None => return,
+        }
+    };
+}
+
 mod accuracy;
 mod batches;
 mod concurrency;

@@ -52,13 +52,13 @@ fn ten_bits_per_key_stays_below_one_percent() {
 /// 49% off at such sizes). A few blocks add the block choice.
 #[test]
 fn probes_inside_a_block_behave_as_independent() {
-    for &(blocks, hashes, items, instances) in &[
-        (1u64, 6u32, 51u64, 100_000u64),
-        (1, 12, 30, 200_000),
-        (1, 16, 20, 300_000),
-        (1, 24, 16, 300_000),
+    // (blocks, k, items, instances)
+    #[rustfmt::skip]
+    let cases: [(u64, u32, u64, u64); 5] = [
+        (1, 6, 51, 100_000), (1, 12, 30, 200_000), (1, 16, 20, 300_000), (1, 24, 16, 300_000),
         (4, 8, 180, 50_000),
-    ] {
+    ];
+    for (blocks, hashes, items, instances) in cases {
         for kernel in kernels() {
             let mut filter = BlockedBloomFilter::with_bits(blocks * u64::from(BLOCK_BITS))
                 .hashes(hashes)

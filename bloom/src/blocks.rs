@@ -329,7 +329,10 @@ mod tests {
                 assert_eq!(copy.words().as_ptr() as usize % size, 0);
                 assert_eq!((copy.words()[0], copy.words()[last]), (9, 5));
                 let block = std::ptr::from_ref(copy.block(count - 1)).cast::<u64>();
-                assert!(std::ptr::eq(block, copy.words()[last + 1 - B::WORDS..].as_ptr()));
+                assert!(std::ptr::eq(
+                    block,
+                    copy.words()[last + 1 - B::WORDS..].as_ptr()
+                ));
             }
         }
         let too_many = BlockStorage::<B>::zeroed(usize::MAX / size + 1);

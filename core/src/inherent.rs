@@ -11,7 +11,7 @@
 /// the parts are any of
 ///
 /// - `filter` ([`Filter`](crate::Filter)): `contains`, `contains_many`,
-///   `len`, `is_empty`;
+///   `len`, `is_empty`, `memory_usage`;
 /// - `remove` ([`RemovableFilter`](crate::RemovableFilter)): `remove`;
 /// - `write` ([`Persist`](crate::Persist)): `to_bytes`, `write_to`;
 /// - `read` ([`Persist`](crate::Persist)): `from_bytes`, `read_from`,
@@ -91,6 +91,12 @@ macro_rules! inherent_methods {
             #[inline]
             pub fn is_empty(&self) -> bool {
                 <Self as $crate::Filter>::is_empty(self)
+            }
+
+            /// Bytes of the filter's own storage: what it costs in memory.
+            /// ([`Filter::memory_usage`](filterlab_core::Filter::memory_usage).)
+            pub fn memory_usage(&self) -> usize {
+                <Self as $crate::Filter>::memory_usage(self)
             }
         }
     };

@@ -32,8 +32,3 @@ pub use split_block::{
 };
 pub use standard::{BloomBuilder, BloomFilter};
 pub use words::BloomConfig;
-
-/// The root README's examples, compiled and run as doctests.
-#[doc = include_str!("../../README.md")]
-#[cfg(doctest)]
-pub struct RootReadmeDoctests;

@@ -2,9 +2,9 @@
 //!
 //! Inserts build the key's 512-bit mask in one AVX-512 register where the
 //! CPU has AVX-512F (detected with AVX2, same bits and answers): measured
-//! (`examples/insert_anatomy.rs`), building the mask is where a one-key
-//! insert's time beyond a lookup goes, not the block's size, the test or
-//! the store.
+//! (`insert_anatomy`, a program since removed; see the git history),
+//! building the mask is where a one-key insert's time beyond a lookup goes,
+//! not the block's size, the test or the store.
 //!
 //! The `unsafe` code here: calls into `#[target_feature(enable = "avx2")]`
 //! (and `"avx512f,avx2"`) functions, made only through [`Avx2`], a value
@@ -510,7 +510,7 @@ mod x86_64 {
     /// bits and answer as [`insert`], each probe a broadcast, a subtract, a
     /// shift and an OR over all sixteen 32-bit words at once (the AVX2 mask
     /// takes two of each but the broadcast). Measured at 1e7 keys
-    /// (`examples/insert_anatomy.rs`, k = 6): a one-key insert of 11.4-12.6
+    /// (`insert_anatomy`, since removed, k = 6): a one-key insert of 11.4-12.6
     /// ns against 17.2-20.1 ns with the AVX2 mask of eight lanes, and 8.8-9.9
     /// ns with sbbf's 8-bit mask in the same blocks.
     ///

@@ -11,7 +11,8 @@
 # depend on each other by version; the dry run resolves those from the
 # packages it has just made, before any is on crates.io.
 #
-# Examples are not part of that verification, so the tarballs are unpacked
+# Examples are not part of that verification, so the same packages are
+# made again as files (`cargo package` of the publishable members), unpacked
 # into a scratch workspace whose `[patch.crates-io]` points each filterlab
 # dependency at its unpacked package, with this repository's Cargo.lock, and
 # `cargo build --examples` builds them as a user of the published crates
@@ -25,6 +26,17 @@ cd "$(dirname "$0")/.."
 target="${CARGO_TARGET_DIR:-target}/package-check"
 rm -rf "$target/package"
 CARGO_TARGET_DIR="$target" cargo publish --workspace --dry-run
+
+# The same packages, as files: the members cargo metadata lists as
+# publishable (`publish = false` reads as an empty registry list).
+mapfile -t published < <(cargo metadata --format-version 1 --no-deps | python3 -c '
+import json, sys
+meta = json.load(sys.stdin)
+members = set(meta["workspace_members"])
+for package in meta["packages"]:
+    if package["id"] in members and package["publish"] != []:
+        print(package["name"])')
+CARGO_TARGET_DIR="$target" cargo package --no-verify $(printf -- '-p %s ' "${published[@]}")
 
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT

@@ -129,7 +129,9 @@ impl Deduplicator {
 
     /// Reads a checkpoint from `reader` and, only if all of it is valid and
     /// made for this configuration, replaces the stored keys and counters
-    /// with it. On any error the running state is untouched.
+    /// with it. On any error the running state is untouched. The reader must
+    /// end with the checkpoint: it is read to its end, and a byte after the
+    /// trailing checksum makes the whole file damaged.
     ///
     /// The configuration that must match: N, P, the sizing mode (and so the
     /// bits and k), the hasher's seed and the partition count. Search-all
@@ -140,9 +142,10 @@ impl Deduplicator {
     ///
     /// As [`ErrorKind::Filter`]: `BadMagic`, `UnsupportedVersion` (another
     /// framing or checkpoint version), `WrongKind`, `InvalidHeader`,
-    /// `LengthMismatch`, `Truncated`, `ChecksumMismatch`, `ConfigMismatch`
-    /// (another N, P, sizing, seed or partition count), `Io`, or `TooLarge`
-    /// when the memory for the restored filters cannot be had.
+    /// `LengthMismatch` (also for bytes after the checkpoint), `Truncated`,
+    /// `ChecksumMismatch`, `ConfigMismatch` (another N, P, sizing, seed or
+    /// partition count), `Io`, or `TooLarge` when the memory for the
+    /// restored filters cannot be had.
     pub fn read_checkpoint_from<R: Read>(&mut self, reader: R) -> Result<(), Error> {
         let restored = self.restore(reader)?;
         self.adopt(restored);
@@ -207,7 +210,7 @@ impl Deduplicator {
             )
             .into());
         }
-        frame.finish()?;
+        expect_end(frame.finish()?)?;
         restored.counters = counters_from(&header)?;
         let stored: u64 = restored.partitions.values().map(|f| f.len() as u64).sum();
         if stored != header.items {
@@ -303,6 +306,27 @@ fn counters_from(header: &Header) -> Result<Counters, Error> {
             "counters (checks, unique, duplicate, dropped, faults, evicted) {counts:?} do not add up"
         ))
     })
+}
+
+/// Refuses bytes after the trailing checksum: a checkpoint is the whole
+/// file (or stream), and anything after it means the file is not what was
+/// written (as `Persist::from_bytes` refuses trailing bytes).
+fn expect_end<R: Read>(mut rest: R) -> Result<(), Error> {
+    let mut byte = [0u8; 1];
+    loop {
+        match rest.read(&mut byte) {
+            Ok(0) => return Ok(()),
+            Ok(_) => {
+                return Err(filterlab_core::Error::new(
+                    CoreKind::LengthMismatch,
+                    "bytes follow after the checkpoint's trailing checksum",
+                )
+                .into());
+            }
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+            Err(err) => return Err(Error::from(err)),
+        }
+    }
 }
 
 fn bad_header(detail: String) -> Error {

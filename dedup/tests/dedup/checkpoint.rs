@@ -147,12 +147,82 @@ fn corrupt_files_fail_and_change_nothing() {
         corrupt[at] ^= 1 << (at % 8);
         rejected(&corrupt, &mut running);
     }
-    let mut longer = bytes.clone();
-    longer.extend_from_slice(b"junk");
-    // Trailing bytes after a valid checkpoint are not read: the checkpoint
-    // itself is complete and verified.
-    running.read_checkpoint_from(&longer[..]).unwrap();
+}
+
+/// Every way a checkpoint can be damaged, as (what, damaged bytes): cut
+/// short at each region's edge, followed by bytes (one, a word, or a second
+/// copy of itself), or a byte flipped in each region. The regions of a
+/// checkpoint: magic and framing (0..40), the 14 parameters (40..152), the
+/// header checksum (152..160), the first partition's tag (160) and key
+/// length (161..169), the nested filters, the trailing checksum.
+pub(crate) fn damaged_versions(bytes: &[u8]) -> Vec<(String, Vec<u8>)> {
+    let len = bytes.len();
+    let mut versions = Vec::new();
+    for cut in [0, 1, 8, 48, 159, 160, 170, len / 2, len - 8, len - 1] {
+        versions.push((format!("truncated to {cut} bytes"), bytes[..cut].to_vec()));
+    }
+    for tail in [&b"\n"[..], b"\0", b"junk", bytes] {
+        let mut longer = bytes.to_vec();
+        longer.extend_from_slice(tail);
+        versions.push((format!("followed by {} bytes", tail.len()), longer));
+    }
+    for at in [0, 9, 40, 60, 155, 160, 165, len / 2, len - 9, len - 1] {
+        let mut flipped = bytes.to_vec();
+        flipped[at] ^= 0x20;
+        versions.push((format!("byte {at} flipped"), flipped));
+    }
+    versions
+}
+
+#[test]
+fn bytes_after_the_checksum_are_refused_from_a_reader_and_from_a_file() {
+    let bytes = snapshot(&filled(0));
+    let dir = scratch_dir("trailing");
+    let path = dir.join("state");
+    let mut running = filled(10);
+    let before = snapshot(&running);
+    for tail in [&b"\n"[..], b"junk", &bytes] {
+        let mut longer = bytes.clone();
+        longer.extend_from_slice(tail);
+        let kind = rejected(&longer, &mut running);
+        assert_eq!(
+            kind,
+            ErrorKind::Filter(CoreKind::LengthMismatch),
+            "{tail:?}"
+        );
+        std::fs::write(&path, &longer).unwrap();
+        let err = running.read_checkpoint(&path).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Filter(CoreKind::LengthMismatch));
+        assert!(err.to_string().contains("after the checkpoint"), "{err}");
+        assert_eq!(snapshot(&running), before);
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            longer,
+            "the file is left as it is"
+        );
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn every_damaged_file_is_refused_and_changes_nothing() {
+    let bytes = snapshot(&filled(0));
+    let dir = scratch_dir("damaged-files");
+    let path = dir.join("state");
+    let mut running = filled(10);
+    let before = (snapshot(&running), running.status());
+    for (what, damaged) in damaged_versions(&bytes) {
+        std::fs::write(&path, &damaged).unwrap();
+        let err = running.read_checkpoint(&path).unwrap_err();
+        assert!(matches!(err.kind(), ErrorKind::Filter(_)), "{what}: {err}");
+        assert_eq!((snapshot(&running), running.status()), before, "{what}");
+        assert_eq!(std::fs::read(&path).unwrap(), damaged, "{what}: file kept");
+    }
+    // The undamaged file still reads.
+    std::fs::write(&path, &bytes).unwrap();
+    running.read_checkpoint(&path).unwrap();
     assert_eq!(snapshot(&running), bytes);
+    std::fs::remove_dir_all(dir).unwrap();
 }
 
 /// The checkpoint `bytes` with its header parameters changed by `edit`,

@@ -14,6 +14,7 @@ use filterlab_core::mix64;
 use filterlab_core::theory::{bloom_fpp_exact, wilson_interval};
 use filterlab_dedup::{Deduplicator, SizingMode};
 
+use crate::checkpoint::damaged_versions;
 use crate::{key, other_key, scratch_dir};
 
 /// The binary with the progress line off.
@@ -592,17 +593,38 @@ fn a_state_of_another_configuration_or_damaged_is_refused_and_kept() {
             "{args:?}: state kept"
         );
     }
-    let mut damaged = saved.clone();
-    let middle = damaged.len() / 2;
-    damaged[middle] ^= 0x10;
-    std::fs::write(&state, &damaged).unwrap();
-    let output = run(&["-n", "100", "--state", state_arg], b"x\n");
-    assert_eq!(output.status.code(), Some(1));
-    assert!(stderr(&output).contains("checksum"), "{}", stderr(&output));
-    assert_eq!(
-        std::fs::read(&state).unwrap(),
-        damaged,
-        "the damaged file is kept for inspection"
-    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_damaged_state_stops_the_command_before_any_input_and_is_kept() {
+    let (dir, state, saved) = state_of_ten_keys("state-damaged");
+    let state_arg = state.to_str().unwrap();
+    for (what, damaged) in damaged_versions(&saved) {
+        std::fs::write(&state, &damaged).unwrap();
+        // Standard input stays open and empty: a run that read it would
+        // wait for ever, so exiting at all shows none was read.
+        let mut child = dedup(&["-n", "100", "--state", state_arg])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        wait_for(&format!("the refusal of a state {what}"), || {
+            child.try_wait().unwrap().is_some()
+        });
+        drop(stdin);
+        let output = child.wait_with_output().unwrap();
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(1), "{what}: {message}");
+        assert!(
+            message.contains("--state:") && message.contains("left as it is"),
+            "{what}: {message}"
+        );
+        assert!(!message.contains("summary"), "{what}: {message}");
+        assert!(output.stdout.is_empty(), "{what}");
+        assert_eq!(std::fs::read(&state).unwrap(), damaged, "{what}: file kept");
+    }
     std::fs::remove_dir_all(dir).unwrap();
 }

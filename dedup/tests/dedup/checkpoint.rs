@@ -376,12 +376,9 @@ fn an_interrupted_write_leaves_the_previous_checkpoint_loadable() {
         assert!(!temporary.exists());
         assert_eq!(std::fs::read(&path).unwrap(), old_bytes);
 
-        // A crash mid-write: no cleanup runs, the temporary file stays.
-        let mut file = AtomicFile::create(&path).unwrap();
-        let temporary = file.temporary_path().to_path_buf();
-        file.write_all(&new_bytes[..limit]).unwrap();
-        std::mem::forget(file);
-        assert!(temporary.exists());
+        // A crash mid-write: no cleanup runs, the temporary file stays
+        // (written here as the dead writer left it: its lock went with it).
+        std::fs::write(&temporary, &new_bytes[..limit]).unwrap();
         let mut loaded = builder().build().unwrap();
         loaded.read_checkpoint(&path).unwrap();
         assert_eq!(
@@ -390,7 +387,8 @@ fn an_interrupted_write_leaves_the_previous_checkpoint_loadable() {
             "after a crash at byte {limit}"
         );
     }
-    // The next checkpoint goes through despite the leftover temporary file.
+    // The next checkpoint goes through despite the leftover temporary file
+    // (of this pid: reused, emptied first).
     new.write_checkpoint(&path).unwrap();
     let mut loaded = builder().build().unwrap();
     loaded.read_checkpoint(&path).unwrap();
@@ -400,6 +398,37 @@ fn an_interrupted_write_leaves_the_previous_checkpoint_loadable() {
         .map(|entry| entry.unwrap().file_name())
         .collect();
     assert_eq!(leftovers, ["state"]);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn stale_temporaries_are_removed_and_a_live_writers_is_kept() {
+    let (dir, path) = saved("stale", &filled(0));
+    let old_bytes = std::fs::read(&path).unwrap();
+    // A writer of this process, mid-write: its temporary is locked.
+    let mut live = AtomicFile::create(&path).unwrap();
+    live.write_all(b"half").unwrap();
+    let dead = dir.join(".state.tmp-1");
+    std::fs::write(&dead, b"left by a writer killed mid-write").unwrap();
+    let elsewhere = dir.join(".elsewhere.tmp-1");
+    std::fs::write(&elsewhere, b"another file's").unwrap();
+
+    assert_eq!(
+        AtomicFile::remove_stale(&path).unwrap(),
+        std::slice::from_ref(&dead)
+    );
+    assert!(!dead.exists());
+    assert!(elsewhere.exists());
+    assert!(live.temporary_path().exists());
+    assert_eq!(std::fs::read(&path).unwrap(), old_bytes);
+    // Nothing more to remove, and the live writer finishes as if alone.
+    assert!(AtomicFile::remove_stale(&path).unwrap().is_empty());
+    live.write_all(b" and the rest").unwrap();
+    live.commit().unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), b"half and the rest");
+    // A path that names no file has no temporaries.
+    let err = AtomicFile::remove_stale("").unwrap_err();
+    assert!(err.to_string().contains("names no file"), "{err}");
     std::fs::remove_dir_all(dir).unwrap();
 }
 

@@ -628,3 +628,175 @@ fn a_damaged_state_stops_the_command_before_any_input_and_is_kept() {
     }
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// The names in `dir`, sorted.
+fn entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_run_killed_while_writing_its_state_leaves_a_temporary_the_next_run_removes() {
+    use std::os::unix::process::ExitStatusExt;
+
+    let dir = scratch_dir("killed-mid-write");
+    let state = dir.join("state");
+    let state_arg = state.to_str().unwrap();
+    // N = 100,000 at 1e-6: a 512 KiB filter.
+    let flags = ["--no-progress", "-n", "100000", "--state", state_arg];
+    let first = run(&flags[1..], &lines((0..10).map(key)));
+    assert!(first.status.success(), "{}", stderr(&first));
+    let saved = std::fs::read(&state).unwrap();
+    // The kernel ends the next run in the middle of writing its state: a
+    // file-size limit of 64 blocks (32 or 64 KiB) raises SIGXFSZ, whose
+    // default action kills the process with no handler or destructor run,
+    // as SIGKILL would, but at a known point.
+    let mut child = Command::new("sh")
+        .args(["-c", r#"ulimit -c 0; ulimit -f 64; exec "$0" "$@""#])
+        .arg(env!("CARGO_BIN_EXE_dedup"))
+        .args(flags)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(&lines((10..20).map(key)))
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.signal(), Some(signal_hook::consts::SIGXFSZ));
+    let temporary = format!(".state.tmp-{}", child.id());
+    assert_eq!(entries(&dir), [temporary.as_str(), "state"]);
+    let partial = std::fs::metadata(dir.join(&temporary)).unwrap().len();
+    assert!(partial > 0 && partial < saved.len() as u64, "{partial}");
+    assert_eq!(std::fs::read(&state).unwrap(), saved, "the state is intact");
+
+    // The next run on the same state removes it and says so.
+    let next = run(&flags[1..], &lines((0..20).map(key)));
+    assert!(next.status.success(), "{}", stderr(&next));
+    let message = stderr(&next);
+    assert!(
+        message.contains(&format!("removed {}", dir.join(&temporary).display())),
+        "{message}"
+    );
+    assert_eq!(entries(&dir), ["state"]);
+    // The state restored was the one before the killed run: keys 10..20 are new again.
+    assert_eq!(next.stdout, lines((10..20).map(key)));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn only_stale_temporaries_of_the_same_state_are_removed() {
+    let (dir, state, _) = state_of_ten_keys("stale-planted");
+    let plant = |name: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, name).unwrap();
+        path
+    };
+    // Stale: a pid no process can have (above pid_max), and this test's
+    // own pid (a live process, as after pid reuse, but not writing).
+    let stale = [
+        plant(".state.tmp-999999999"),
+        plant(&format!(".state.tmp-{}", std::process::id())),
+    ];
+    // Kept: another state's temporaries, names that only look alike, and
+    // a temporary a live writer holds (its lock).
+    let others = [
+        ".other.tmp-1",
+        ".state.tmp-",
+        ".state.tmp-12x",
+        ".state.tmp-5.bak",
+        "state.tmp-5",
+        ".state.old.tmp-5",
+        ".state.tmp-5.tmp-6",
+    ]
+    .map(plant);
+    let in_use = plant(".state.tmp-7");
+    let writer = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&in_use)
+        .unwrap();
+    writer.lock().unwrap();
+    std::fs::create_dir(dir.join(".state.tmp-8")).unwrap();
+    std::os::unix::fs::symlink(&others[0], dir.join(".state.tmp-9")).unwrap();
+
+    let output = run(
+        &["-n", "100", "--state", state.to_str().unwrap()],
+        &lines((0..20).map(key)),
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let message = stderr(&output);
+    for path in &stale {
+        assert!(!path.exists(), "{} left", path.display());
+        assert!(
+            message.contains(&format!("removed {}", path.display())),
+            "{message}"
+        );
+    }
+    assert_eq!(message.matches("removed").count(), stale.len(), "{message}");
+    for path in others.iter().chain([&in_use]) {
+        let name = path.file_name().unwrap().to_str().unwrap();
+        assert_eq!(std::fs::read_to_string(path).unwrap(), name, "{name} kept");
+    }
+    assert!(dir.join(".state.tmp-8").is_dir());
+    assert!(dir.join(".state.tmp-9").is_symlink());
+    assert_eq!(
+        output.stdout,
+        lines((10..20).map(key)),
+        "the state was used"
+    );
+    drop(writer);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn runs_starting_beside_a_checkpointing_run_never_take_its_temporary() {
+    let dir = scratch_dir("stale-concurrent");
+    let state = dir.join("state");
+    // A long run checkpointing after every block of input: its temporary
+    // exists most of the time.
+    let mut long = dedup(&[
+        "-n",
+        "200000",
+        "--state",
+        state.to_str().unwrap(),
+        "--checkpoint-every",
+        "1",
+    ])
+    .stdin(Stdio::piped())
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut stdin = long.stdin.take().unwrap();
+    let feeder = thread::spawn(move || {
+        for chunk in 0..400u64 {
+            let keys = (chunk * 100..chunk * 100 + 100).map(key);
+            // A failed write: the long run died; its exit status says why.
+            if stdin.write_all(&lines(keys)).is_err() {
+                return;
+            }
+            thread::sleep(Duration::from_millis(2));
+        }
+    });
+    wait_for("the first checkpoint", || state.exists());
+    // Each of these runs on the same state looks for stale temporaries at
+    // its start: the long run's, being written, is never one of them.
+    for _ in 0..15 {
+        let output = run(&["-n", "200000", "--state", state.to_str().unwrap()], b"");
+        assert!(output.status.success(), "{}", stderr(&output));
+        assert!(!stderr(&output).contains("removed"), "{}", stderr(&output));
+    }
+    feeder.join().unwrap();
+    let output = long.wait_with_output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(entries(&dir), ["state"]);
+    std::fs::remove_dir_all(dir).unwrap();
+}

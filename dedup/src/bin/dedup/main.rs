@@ -8,10 +8,11 @@ mod input;
 mod report;
 mod run;
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Parser;
-use filterlab_dedup::ErrorKind;
+use filterlab_dedup::{AtomicFile, ErrorKind};
 
 use crate::cli::Args;
 use crate::input::{open_sources, spawn_reader};
@@ -65,6 +66,9 @@ fn dedup(args: &Args) -> Result<ExitCode, String> {
         }
     }
     let sources = open_sources(&args.files)?;
+    if let Some(path) = &args.state {
+        remove_stale_temporaries(path);
+    }
     let names = sources.iter().map(|source| source.name.clone()).collect();
     let blocks = spawn_reader(sources);
     let mut run = Run::new(args, dedup, names, signals);
@@ -89,4 +93,21 @@ fn dedup(args: &Args) -> Result<ExitCode, String> {
         };
     }
     Ok(code)
+}
+
+/// Removes the temporary state files that runs killed while writing the
+/// state left beside it, naming each; a failure is a warning, not a reason
+/// to stop (the run writes its own temporary file).
+fn remove_stale_temporaries(state: &Path) {
+    match AtomicFile::remove_stale(state) {
+        Ok(removed) => {
+            for path in removed {
+                eprintln!(
+                    "dedup: removed {}, a temporary state file left by a run that died writing it",
+                    path.display()
+                );
+            }
+        }
+        Err(err) => eprintln!("dedup: warning: cannot remove stale temporary state files: {err}"),
+    }
 }

@@ -1,7 +1,8 @@
 //! End-to-end tests of the `dedup` binary: answers against an exact set,
-//! SIGKILL and restart from the state file, SIGTERM and SIGUSR1, and bad
-//! input (each a clear error naming the line or the flag, nothing lost
-//! from the state).
+//! SIGKILL and restart from the state file, SIGTERM and SIGUSR1, bad input
+//! (each a clear error naming the line or the flag, nothing lost from the
+//! state), damaged states, stale temporary state files, and the command as
+//! a Unix filter (a reader that leaves, a closed stderr, --quiet).
 
 use std::collections::HashSet;
 use std::io::{Read, Write};
@@ -798,5 +799,161 @@ fn runs_starting_beside_a_checkpointing_run_never_take_its_temporary() {
     let output = long.wait_with_output().unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
     assert_eq!(entries(&dir), ["state"]);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_reader_that_goes_away_ends_the_run_quietly_after_writing_the_state() {
+    use std::io::{BufRead, BufReader};
+
+    let dir = scratch_dir("epipe");
+    let state = dir.join("state");
+    let mut child = dedup(&["-n", "100000", "--state", state.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // 100,000 distinct lines: far more output than the pipe holds, so the
+    // run is still writing when the reader goes.
+    let feeder = thread::spawn(move || {
+        let _ = stdin.write_all(&lines((0..100_000).map(key)));
+    });
+    // As `dedup ... | head -1`: one line read, then the pipe closed.
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    assert_eq!(first, format!("{}\n", key(0)));
+    drop(stdout);
+    let output = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{message}");
+    assert!(
+        !message.contains("cannot") && !message.contains("Broken pipe"),
+        "{message}"
+    );
+    // The state holds every line checked, as at any other end of a run.
+    let checks = load_state(&state, 100_000)
+        .expect("the state was written")
+        .metrics()
+        .checks;
+    assert!((1..100_000).contains(&checks), "{checks}");
+    assert!(
+        message.contains(&format!("lines                 {checks}\n")),
+        "{message}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Runs the binary on `input` with a standard error that fails every
+/// write: a pipe whose reader is gone (EPIPE), or closed by the shell
+/// (`2>&-`).
+fn run_with_stderr_closed(args: &[&str], input: &[u8], shell: bool) -> Output {
+    let mut command = if shell {
+        let mut command = Command::new("sh");
+        command
+            .args(["-c", r#"exec "$0" "$@" 2>&-"#])
+            .arg(env!("CARGO_BIN_EXE_dedup"))
+            .arg("--no-progress")
+            .args(args);
+        command
+    } else {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let mut command = dedup(args);
+        command.stderr(writer);
+        command
+    };
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_closed_stderr_is_no_reason_to_fail_and_errors_still_set_the_exit_code() {
+    let dir = scratch_dir("stderr-closed");
+    let state = dir.join("state");
+    let with_state = [
+        "-n",
+        "100",
+        "--alarms",
+        "1",
+        "--state",
+        state.to_str().unwrap(),
+    ];
+    for shell in [false, true] {
+        // Every kind of line on stderr: sizing, state, alarms, summary.
+        let output = run_with_stderr_closed(&with_state, b"a\nb\na\n", shell);
+        assert_eq!(output.status.code(), Some(0), "shell {shell}");
+        assert_eq!(output.stdout, b"a\nb\n", "shell {shell}");
+        std::fs::write(&state, lines(["a".to_owned()])).unwrap();
+        // A damaged state, a strict fault: errors, whether or not they can be read.
+        let output = run_with_stderr_closed(&with_state, b"a\n", shell);
+        assert_eq!(output.status.code(), Some(1), "shell {shell}");
+        std::fs::remove_file(&state).unwrap();
+        let output = run_with_stderr_closed(&["-n", "100"], b"a\n\nb\n", shell);
+        assert_eq!(output.status.code(), Some(1), "shell {shell}");
+        assert_eq!(output.stdout, b"a\n", "shell {shell}");
+        let output = run_with_stderr_closed(&["-n", "100", "--fpp", "2"], b"", shell);
+        assert_eq!(output.status.code(), Some(2), "shell {shell}");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn quiet_leaves_stderr_to_errors_faults_and_events() {
+    let dir = scratch_dir("quiet");
+    let state = dir.join("state");
+    let state_arg = state.to_str().unwrap();
+    for _ in 0..2 {
+        // No sizing, no state lines, no summary: nothing at all.
+        let output = run(
+            &["-n", "100", "--quiet", "--state", state_arg],
+            b"a\nb\na\n",
+        );
+        assert!(output.status.success());
+        assert_eq!(stderr(&output), "");
+    }
+    // Errors still print, and only they do.
+    let output = run(&["-n", "100", "--quiet"], b"a\n\nb\n");
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        stderr(&output),
+        "dedup: <stdin>:2: empty key (use --allow-empty-keys to count it as a key)\n"
+    );
+    // Skipped faults, alarm events and stale temporaries removed are the
+    // run's events, not chatter: they print.
+    std::fs::write(dir.join(".state.tmp-999999999"), b"stale").unwrap();
+    let output = run(
+        &[
+            "-n",
+            "100",
+            "--quiet",
+            "--faults",
+            "permissive",
+            "--alarms",
+            "1",
+            "--state",
+            state_arg,
+        ],
+        b"c\n\nd\n",
+    );
+    assert!(output.status.success());
+    let message = stderr(&output);
+    assert_eq!(message.lines().count(), 3, "{message}");
+    assert!(message.contains("<stdin>:2: empty key"), "{message}");
+    assert!(message.contains(r#""event":"alarm""#), "{message}");
+    assert!(message.contains("removed"), "{message}");
+    let help = Command::new(env!("CARGO_BIN_EXE_dedup"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&help.stdout).contains("--quiet"));
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -630,6 +630,31 @@ fn a_damaged_state_stops_the_command_before_any_input_and_is_kept() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// Starts `command` with its stderr captured and `chunks` written to its
+/// stdin from a thread, `pause` apart, then closed. A failed write ends the
+/// feeding (the child stopped reading: its exit status says why).
+fn spawn_fed(
+    command: &mut Command,
+    chunks: Vec<Vec<u8>>,
+    pause: Duration,
+) -> (Child, thread::JoinHandle<()>) {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let feeder = thread::spawn(move || {
+        for chunk in chunks {
+            if stdin.write_all(&chunk).is_err() {
+                return;
+            }
+            thread::sleep(pause);
+        }
+    });
+    (child, feeder)
+}
+
 /// The names in `dir`, sorted.
 fn entries(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
@@ -763,30 +788,21 @@ fn runs_starting_beside_a_checkpointing_run_never_take_its_temporary() {
     let state = dir.join("state");
     // A long run checkpointing after every block of input: its temporary
     // exists most of the time.
-    let mut long = dedup(&[
-        "-n",
-        "200000",
-        "--state",
-        state.to_str().unwrap(),
-        "--checkpoint-every",
-        "1",
-    ])
-    .stdin(Stdio::piped())
-    .stdout(Stdio::null())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
-    let mut stdin = long.stdin.take().unwrap();
-    let feeder = thread::spawn(move || {
-        for chunk in 0..400u64 {
-            let keys = (chunk * 100..chunk * 100 + 100).map(key);
-            // A failed write: the long run died; its exit status says why.
-            if stdin.write_all(&lines(keys)).is_err() {
-                return;
-            }
-            thread::sleep(Duration::from_millis(2));
-        }
-    });
+    let state_arg = state.to_str().unwrap();
+    let chunks = (0..400u64).map(|chunk| lines((chunk * 100..chunk * 100 + 100).map(key)));
+    let (long, feeder) = spawn_fed(
+        dedup(&[
+            "-n",
+            "200000",
+            "--state",
+            state_arg,
+            "--checkpoint-every",
+            "1",
+        ])
+        .stdout(Stdio::null()),
+        chunks.collect(),
+        Duration::from_millis(2),
+    );
     wait_for("the first checkpoint", || state.exists());
     // Each of these runs on the same state looks for stale temporaries at
     // its start: the long run's, being written, is never one of them.
@@ -808,18 +824,13 @@ fn a_reader_that_goes_away_ends_the_run_quietly_after_writing_the_state() {
 
     let dir = scratch_dir("epipe");
     let state = dir.join("state");
-    let mut child = dedup(&["-n", "100000", "--state", state.to_str().unwrap()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
     // 100,000 distinct lines: far more output than the pipe holds, so the
     // run is still writing when the reader goes.
-    let feeder = thread::spawn(move || {
-        let _ = stdin.write_all(&lines((0..100_000).map(key)));
-    });
+    let (mut child, feeder) = spawn_fed(
+        dedup(&["-n", "100000", "--state", state.to_str().unwrap()]).stdout(Stdio::piped()),
+        vec![lines((0..100_000).map(key))],
+        Duration::ZERO,
+    );
     // As `dedup ... | head -1`: one line read, then the pipe closed.
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut first = String::new();
@@ -871,7 +882,9 @@ fn run_with_stderr_closed(args: &[&str], input: &[u8], shell: bool) -> Output {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(input).unwrap();
+    // A run that stops before reading (a damaged state, a bad flag) may
+    // have closed its end already.
+    let _ = child.stdin.take().unwrap().write_all(input);
     child.wait_with_output().unwrap()
 }
 

@@ -47,9 +47,9 @@ pub struct CacheModel {
     pub ll: CacheLevel,
 }
 
-/// 32 KiB 8-way L1s and a 2 MiB 16-way last level, 64-byte lines: a common
-/// core's L1s and a small last level, so that an array of a few MiB already
-/// exceeds it and runs under Valgrind stay short.
+/// 32 KiB 8-way L1s and a 1 MiB 16-way last level, 64-byte lines: a common
+/// core's L1s and a small last level (a core's L2), so that an array of a
+/// few MiB already exceeds it and runs under Valgrind stay short.
 pub const CACHE_MODEL: CacheModel = CacheModel {
     i1: CacheLevel {
         bytes: 32 << 10,
@@ -62,7 +62,7 @@ pub const CACHE_MODEL: CacheModel = CacheModel {
         line: 64,
     },
     ll: CacheLevel {
-        bytes: 2 << 20,
+        bytes: 1 << 20,
         ways: 16,
         line: 64,
     },
@@ -279,11 +279,11 @@ mod tests {
     #[test]
     fn arguments_fix_the_caches() {
         let args = valgrind_args(Path::new("/tmp/x/cg.out"));
-        assert!(args.contains(&"--LL=2097152,16,64".to_owned()));
+        assert!(args.contains(&"--LL=1048576,16,64".to_owned()));
         assert!(args.contains(&"--dump-after=*::callgrind_measured".to_owned()));
         assert_eq!(
             CACHE_MODEL.to_string(),
-            "--I1=32768,8,64 --D1=32768,8,64 --LL=2097152,16,64"
+            "--I1=32768,8,64 --D1=32768,8,64 --LL=1048576,16,64"
         );
     }
 }

@@ -32,10 +32,10 @@ const MAX_LOOKUPS: u64 = 16_384;
 #[serde(rename_all = "kebab-case")]
 pub enum Size {
     /// 10^5 items: every filter's array fits in the simulated last level
-    /// (the largest, a 4-bit counting filter, is 480 KB of its 2 MiB).
+    /// (the largest, a 4-bit counting filter's, is 480 KB of its 1 MiB).
     InCache,
-    /// 4·10^6 items: every filter's array exceeds the simulated last level
-    /// at least twice over (the smallest, xorf's, is 4.5 MB).
+    /// 2·10^6 items: every filter's array exceeds the simulated last level
+    /// twice over (the smallest, xorf's, is 2.25 MB; a Bloom filter's 2.4 MB).
     ExceedsLlc,
     /// 2000 items, for tests.
     #[value(hide = true)]
@@ -50,7 +50,7 @@ impl Size {
     pub fn items(self) -> u64 {
         match self {
             Self::InCache => 100_000,
-            Self::ExceedsLlc => 4_000_000,
+            Self::ExceedsLlc => 2_000_000,
             Self::Tiny => 2_000,
         }
     }

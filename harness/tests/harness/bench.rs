@@ -29,7 +29,7 @@ fn check_passes_on_the_same_counts_and_names_an_injected_regression() {
     assert_contains(
         &saved,
         &[
-            "# cache: --I1=32768,8,64 --D1=32768,8,64 --LL=2097152,16,64",
+            "# cache: --I1=32768,8,64 --D1=32768,8,64 --LL=1048576,16,64",
             "# build: debug",
         ],
     );

@@ -387,6 +387,11 @@ fn check(
     Ok(())
 }
 
+/// One line per item.
+fn lines<T: ToString>(items: &[T]) -> Vec<String> {
+    items.iter().map(ToString::to_string).collect()
+}
+
 /// The verdict lines of a counts comparison.
 fn report_comparison(output: &mut Output, comparison: &Comparison, failures: &mut Vec<String>) {
     output.line(&format!(
@@ -395,11 +400,7 @@ fn report_comparison(output: &mut Output, comparison: &Comparison, failures: &mu
         comparison.regressions.len() + comparison.improvements.len() + comparison.other_changes.len(),
         comparison.not_measured
     ));
-    let regressions: Vec<String> = comparison
-        .regressions
-        .iter()
-        .map(ToString::to_string)
-        .collect();
+    let regressions = lines(&comparison.regressions);
     let missing: Vec<String> = comparison
         .not_in_baseline
         .iter()
@@ -412,21 +413,10 @@ fn report_comparison(output: &mut Output, comparison: &Comparison, failures: &mu
         .collect();
     output.list("REGRESSIONS (fail):", &regressions);
     output.list("NOT IN THE BASELINE (fail):", &missing);
-    output.list(
-        "improvements:",
-        &comparison
-            .improvements
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>(),
-    );
+    output.list("improvements:", &lines(&comparison.improvements));
     output.list(
         "other changes (within the thresholds, or not gated):",
-        &comparison
-            .other_changes
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>(),
+        &lines(&comparison.other_changes),
     );
     failures.extend(regressions);
     failures.extend(missing);

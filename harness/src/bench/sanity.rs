@@ -1,6 +1,7 @@
 //! How far counts can be trusted as a proxy for time: the counts of the
 //! in-cache size beside the wall-clock times of the same operations on the
-//! same keys, and the Spearman rank correlation between the two.
+//! same filters (filled with the same keys; more lookups, so that each
+//! timing is long enough), and the Spearman rank correlation between the two.
 
 use serde::{Deserialize, Serialize};
 

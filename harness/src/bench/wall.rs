@@ -160,12 +160,17 @@ pub fn pairs(entries: &[Entry]) -> Result<Vec<(Entry, Entry)>, Error> {
         .collect()
 }
 
+/// Operations per timing: a pass over 10^4 lookups takes a few hundred
+/// microseconds, too short to time on a busy machine, so each timing runs
+/// at least this many (the speed experiment repeats fills and passes).
+const TIMED_OPERATIONS: u64 = 1_000_000;
+
 /// The speed experiment's configuration for one size, one repetition.
 fn one_repetition(size: Size) -> RunConfig {
     let mut config = RunConfig::preset(Preset::Tiny, DEFAULT_SEED, 1);
     config.speed_items = vec![size.items()];
     config.speed_fpp = BENCH_FPP;
-    config.speed_lookups = size.lookups();
+    config.speed_lookups = TIMED_OPERATIONS;
     config.speed_repetitions = 1;
     config.speed_large_repetitions = 1;
     config

@@ -143,6 +143,8 @@ pub struct Comparison {
     pub other_changes: Vec<Change>,
     /// Rows whose nine counts are all identical to the baseline's.
     pub identical: usize,
+    /// Rows with at least one count changed.
+    pub changed: usize,
     /// Rows of the run the baseline lacks: `--check` fails (save a new baseline).
     pub not_in_baseline: Vec<RowKey>,
     /// Baseline rows this run did not measure (a subset run).
@@ -172,6 +174,7 @@ pub fn compare(baseline: &[CountRow], run: &[CountRow]) -> Comparison {
             comparison.identical += 1;
             continue;
         }
+        comparison.changed += 1;
         for metric in Metric::ALL {
             let change = Change {
                 key: key.clone(),
@@ -249,7 +252,7 @@ mod tests {
                 .iter()
                 .any(|c| c.key.0 == "fastbloom")
         );
-        assert_eq!(comparison.identical, 1);
+        assert_eq!((comparison.identical, comparison.changed), (1, 3));
         // Last-level misses alone move the estimated cycles.
         let misses = vec![row("BloomFilter", Operation::Insert, 80_000, 500)];
         let comparison = compare(&baseline[2..3], &misses);

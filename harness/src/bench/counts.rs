@@ -8,6 +8,8 @@ use std::process::Command;
 use filterlab_peers::Mode;
 use serde::{Deserialize, Serialize};
 
+use filterlab_core::mix64;
+
 use crate::bench::callgrind::{Events, read_dumps, valgrind_args};
 use crate::bench::case::{Size, parse_manifest};
 use crate::error::Error;
@@ -141,7 +143,7 @@ impl Runner {
         let what = format!("{} at {}", entry.name, size.label());
         let dir = self
             .scratch
-            .join(format!("{}-{}", sanitize(entry.name), size.label()));
+            .join(format!("{:016x}", case_id(entry.name, size)));
         fs::create_dir_all(&dir)?;
         let result = self.count_in(entry, size, &dir);
         let _ = fs::remove_dir_all(&dir);
@@ -155,8 +157,14 @@ impl Runner {
         dir: &Path,
     ) -> Result<(String, Vec<CountRow>), Error> {
         let out_file = dir.join("cg.out");
+        // The same environment (none), working directory and program path
+        // for every run: each moves the stack or Valgrind's layout, and
+        // with them which simulated cache sets the buffers use.
+        let exe = dir.join("filterlab");
+        std::os::unix::fs::symlink(&self.exe, &exe)?;
         let mut command = Command::new(&self.valgrind);
-        command.args(valgrind_args(&out_file)).arg(&self.exe).args([
+        command.env_clear().current_dir("/");
+        command.args(valgrind_args(&out_file)).arg(&exe).args([
             "bench",
             "--case",
             entry.name,
@@ -200,11 +208,12 @@ impl Runner {
     }
 }
 
-/// A filter name as a directory name.
-fn sanitize(name: &str) -> String {
-    name.chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect()
+/// A case's directory name: fixed-length, so that the program's path (its
+/// argv[0], on the stack) has the same length in every case and run.
+fn case_id(name: &str, size: Size) -> u64 {
+    name.bytes()
+        .chain(size.label().bytes())
+        .fold(0x5eed, |id, byte| mix64(id ^ u64::from(byte)))
 }
 
 #[cfg(test)]
@@ -232,6 +241,9 @@ mod tests {
             row.est_cycles_per_op,
             events.estimated_cycles() as f64 / 10.0
         );
-        assert_eq!(sanitize("xorf-BinaryFuse8"), "xorf_BinaryFuse8");
+        assert_ne!(
+            case_id("BloomFilter", Size::Tiny),
+            case_id("BloomFilter", Size::InCache)
+        );
     }
 }

@@ -118,6 +118,21 @@ struct Plan {
     wall: Vec<Entry>,
 }
 
+/// `program` as found on PATH (the cases run with an empty environment),
+/// or as given.
+fn on_path(program: &Path) -> PathBuf {
+    if program.components().count() > 1 {
+        return program.to_owned();
+    }
+    std::env::var_os("PATH")
+        .and_then(|path| {
+            std::env::split_paths(&path)
+                .map(|dir| dir.join(program))
+                .find(|candidate| candidate.is_file())
+        })
+        .unwrap_or_else(|| program.to_owned())
+}
+
 /// What a run measured and how it compares.
 struct Run {
     setup: Setup,
@@ -269,9 +284,10 @@ fn measure(args: &BenchArgs, plan: &Plan) -> Result<Run, Error> {
     let (entries, sizes, wall_entries) = (&plan.entries, &plan.sizes, &plan.wall);
     let start = Instant::now();
     let valgrind = valgrind_version(&args.valgrind)?;
-    let scratch = std::env::temp_dir().join(format!("filterlab-bench-{}", std::process::id()));
+    // Fixed-length, as the case directories inside it (see `Runner`).
+    let scratch = std::env::temp_dir().join(format!("filterlab-bench-{:010}", std::process::id()));
     let runner = Runner {
-        valgrind: args.valgrind.clone(),
+        valgrind: on_path(&args.valgrind),
         exe: std::env::current_exe()?,
         scratch: scratch.clone(),
         inject: args.inject_regression,
@@ -397,7 +413,7 @@ fn report_comparison(output: &mut Output, comparison: &Comparison, failures: &mu
     output.line(&format!(
         "{} rows identical to the baseline in every count; {} changed; {} baseline rows not measured in this run",
         comparison.identical,
-        comparison.regressions.len() + comparison.improvements.len() + comparison.other_changes.len(),
+        comparison.changed,
         comparison.not_measured
     ));
     let regressions = lines(&comparison.regressions);

@@ -1,10 +1,11 @@
-//! The command line: `filterlab [report|recommend|compare|list]`.
+//! The command line: `filterlab [report|recommend|compare|list|bench]`.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 use filterlab_core::sizing::{check_fpp, check_items};
 
+use crate::commands::bench::{BenchArgs, bench};
 use crate::commands::compare::{CompareRequest, compare};
 use crate::commands::list::list;
 use crate::commands::recommend::{Request, recommend};
@@ -34,6 +35,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// List the registered filters.
     List,
+    /// Count every filter's operations under Valgrind; check or save the baseline.
+    Bench(BenchArgs),
 }
 
 /// Options of `filterlab report`.
@@ -274,6 +277,7 @@ pub fn run(cli: Cli, command_line: &str) -> Result<String, Error> {
             quiet: args.quiet,
         }),
         Command::List => Ok(list(&registry::registry())),
+        Command::Bench(args) => bench(&args),
     }
 }
 

@@ -122,10 +122,11 @@ impl<L: Layout, const BITS: u32> Persist for CountingBloom<L, BITS> {
     /// per item counted.
     ///
     /// That bound is an invariant of the standard layout: an insert adds k
-    /// and one item, a removal (of any key) takes k and one item, a union
-    /// adds both sides, an intersection caps `len` at the counts over k,
-    /// `clear` zeroes both, and only an intersection or `clear` can make a
-    /// saturated counter unsaturated. The blocked layout has no such bound:
+    /// counts and one item, a removal (of any key) takes k and one item
+    /// (fewer counts only at a saturated counter, while the bound is not
+    /// checked), a union adds both sides, an intersection caps `len` at the
+    /// counts over k, `clear` zeroes both, and only an intersection or
+    /// `clear` can make a saturated counter unsaturated. The blocked layout has no such bound:
     /// a key adds one to each of its 1 to k *distinct* counters and its
     /// removal takes them back, so after an intersection (which caps `len`
     /// at the counts, one per item) removing a key of k distinct counters

@@ -431,8 +431,8 @@ where
     /// unions and intersections either way (with [`mergeable`](Self::mergeable)),
     /// `clear`, copies, round trips, and files whose item counter was
     /// changed, continued from wherever the reader accepts them. After every
-    /// step both filters must round-trip, and hold every key a caller knows
-    /// is there (unless a never-inserted key was removed).
+    /// step the filter it changed must round-trip, and hold every key a
+    /// caller knows is there (unless a never-inserted key was removed).
     pub fn check_states(&self) {
         let run = Run {
             make: &self.make,

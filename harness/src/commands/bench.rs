@@ -79,7 +79,7 @@ pub struct BenchArgs {
     #[arg(long)]
     pub wall: bool,
     /// Rounds of the wall-clock mode (and repetitions of `--timings`).
-    #[arg(long, value_name = "N", default_value_t = 15, value_parser = clap::value_parser!(u32).range(3..))]
+    #[arg(long, value_name = "N", default_value_t = 15, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(3..))]
     pub rounds: u32,
     /// Also time every counted operation in cache, and print the rank
     /// correlation between counts and times.
@@ -92,7 +92,7 @@ pub struct BenchArgs {
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
     /// Valgrind processes at once (default: every core).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
     /// The Valgrind executable.
     #[arg(long, value_name = "PATH", default_value = "valgrind")]

@@ -150,11 +150,11 @@ fn targets_named(text: &str) -> Vec<(String, String, String)> {
             .find(|pair| pair[0] == "-p")
             .map(|pair| pair[1].trim_matches('`'));
         for pair in words.windows(2) {
-            if let (Some(package), Some(kind)) = (package, pair[0].strip_prefix("--")) {
-                if kind == "example" || kind == "bench" {
-                    let name = pair[1].trim_matches(|c: char| !c.is_alphanumeric() && c != '_');
-                    named.push((package.to_owned(), kind.to_owned(), name.to_owned()));
-                }
+            if let (Some(package), Some(kind)) = (package, pair[0].strip_prefix("--"))
+                && (kind == "example" || kind == "bench")
+            {
+                let name = pair[1].trim_matches(|c: char| !c.is_alphanumeric() && c != '_');
+                named.push((package.to_owned(), kind.to_owned(), name.to_owned()));
             }
         }
     }

@@ -545,7 +545,7 @@ impl Values for ClassicValues {
     }
 
     fn next_up(&mut self, i: u64) -> f64 {
-        self.fill = if i % 32 == 0 {
+        self.fill = if i.is_multiple_of(32) {
             self.exact_fill(i)
         } else {
             self.set_per_key + self.clear_per_key * self.fill
@@ -554,7 +554,7 @@ impl Values for ClassicValues {
     }
 
     fn next_down(&mut self, i: u64) -> f64 {
-        self.fill = if i % 16 == 0 {
+        self.fill = if i.is_multiple_of(16) {
             self.exact_fill(i)
         } else {
             (self.fill - self.set_per_key) / self.clear_per_key

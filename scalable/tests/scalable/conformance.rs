@@ -1,7 +1,7 @@
 //! The shared conformance suite, across growth boundaries and at the caps.
 
 use filterlab_core::testing::Conformance;
-use filterlab_scalable::{BloomFilter, Filter, ScalableBloomBuilder, ScalableBloomFilter};
+use filterlab_scalable::{BloomFilter, ScalableBloomBuilder, ScalableBloomFilter};
 
 /// The builder at P = 1e-2 with `initial` keys in the first layer.
 fn builder(initial: u64) -> ScalableBloomBuilder {
@@ -48,6 +48,25 @@ fn conformance_default_layers() {
     for (name, make, config, variant) in suites {
         Conformance::varying(name, make, config, variant).check();
     }
+}
+
+/// Every state inserts, `clear` and accepted files reach reads back, across
+/// layers and at the memory cap.
+#[test]
+fn reachable_states_persist() {
+    // Built once each: a sequence costs less than sizing a filter. Reading
+    // a filter of several layers back is the slow step, hence fewer cases
+    // for the growing ones.
+    let growing = growing(1);
+    Conformance::new("ScalableBloomFilter", move || growing.clone())
+        .cases(64)
+        .check_states();
+    let capped = capped(64);
+    Conformance::new("ScalableBloomFilter(memory cap)", move || capped.clone())
+        .cases(64)
+        .check_states();
+    let standard = standard_layers(0.01);
+    Conformance::new("ScalableBloomFilter<BloomFilter>", move || standard.clone()).check_states();
 }
 
 /// The memory cap of [`capped`] is reached within the suite's keys.

@@ -93,6 +93,17 @@ macro_rules! block_layout_tests {
             }
         }
 
+        /// Every state inserts, merges, `clear` and accepted files reach
+        /// reads back (with the fastest kernel: the format does not depend
+        /// on it).
+        #[test]
+        fn reachable_states_persist() {
+            let make = || sized(100, 0.01, 1, Kernel::detect());
+            Conformance::new(stringify!($filter), make)
+                .mergeable()
+                .check_states();
+        }
+
         #[test]
         fn fpp_matches_exact_theory_every_kernel() {
             $crate::check_fpp_grid($seed, sized);

@@ -20,17 +20,6 @@ use crate::{
 
 block_layout_tests!(SplitBlockBloomFilter, SplitBlockBloomBuilder, fpp_seeds: 5000);
 
-/// Every state inserts, merges, `clear` and accepted files reach reads back
-/// (with the fastest kernel: the format does not depend on it).
-#[test]
-fn reachable_states_persist() {
-    Conformance::new("SplitBlockBloomFilter", || {
-        sized(100, 0.01, 1, Kernel::detect())
-    })
-    .mergeable()
-    .check_states();
-}
-
 #[test]
 fn conformance_explicit_sizes() {
     // 1000 bits round up to four blocks; 1025 to five.

@@ -43,7 +43,9 @@ trap 'rm -rf "$scratch"' EXIT
 members=()
 patches=()
 for crate in "$target"/package/*.crate; do
-    tar -xzf "$crate" -C "$scratch"
+    # -m: the files get the time of unpacking, so a build left in the target
+    # directory by an earlier run is never taken for this one's.
+    tar -xzmf "$crate" -C "$scratch"
     dir="$(basename "$crate" .crate)"
     name="${dir%-*}"
     members+=("\"$dir\"")

@@ -142,7 +142,8 @@ fn an_extra_entry_appears_in_every_table_plot_and_the_guide() {
     let mut config = RunConfig::preset(Preset::Tiny, 5, 2);
     config.experiments.retain(|&e| e != Experiment::Redis);
     let options = ReportOptions {
-        out: out.clone(),
+        out: Some(out.clone()),
+        skipped: Vec::new(),
         config,
         filters: Vec::new(),
         quiet: true,

@@ -1,0 +1,356 @@
+//! The sweep: for every size n and target p, every filter built for (n, p)
+//! and holding n keys, its bits per item and its one-key negative lookup
+//! time (the lookup a filter exists to make cheap), with the FPP those
+//! lookups found. The Pareto charts (bits against ns at one n, per p) and
+//! the skyline map (the fewest bits and the fastest lookup meeting p, per
+//! cell) are drawn from it.
+//!
+//! Up to 10^7 items every filter of a cell is built first and the timed
+//! rounds alternate between them, so that a slow phase of a shared machine
+//! does not land on one filter; larger cells build and time one filter at
+//! a time (all of them at once would not fit in memory).
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use filterlab_core::theory::wilson_interval;
+use filterlab_peers::{Mode, Subject, Theory, Workload};
+use serde::{Deserialize, Serialize};
+
+use crate::config::RunConfig;
+use crate::experiments::accuracy::{AccuracyRow, derive_seed, row_confidence};
+use crate::experiments::speed::{TimedKeys, median};
+use crate::experiments::verdict::TheoryKind;
+use crate::progress::{Stage, Tracker};
+use crate::registry::{Entry, Origin};
+use crate::text::format_count;
+
+/// Cells up to this many items build every filter before timing them.
+const ALTERNATE_UP_TO: u64 = 10_000_000;
+
+/// A design FPP up to this factor over the target still meets it (as in
+/// the accuracy experiment).
+const DESIGN_TOLERANCE: f64 = 1.001;
+
+/// One row of `sweep.csv`: one filter at one (n, p).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SweepRow {
+    /// The filter's registry name.
+    pub filter: String,
+    /// filterlab or a peer.
+    pub origin: Origin,
+    /// Items it was built for and holds.
+    pub n: u64,
+    /// The target FPP it was built for.
+    pub target_fpp: f64,
+    /// Bits of storage per item.
+    pub bits_per_item: f64,
+    /// Median ns per negative lookup, one key at a time.
+    pub negative_ns: f64,
+    /// Fastest round.
+    pub min_negative_ns: f64,
+    /// Slowest round.
+    pub max_negative_ns: f64,
+    /// Timed rounds.
+    pub rounds: u32,
+    /// Never-inserted keys looked up per round.
+    pub queries: u64,
+    /// Of them, answered present.
+    pub false_positives: u64,
+    /// false_positives / queries.
+    pub empirical_fpp: f64,
+    /// Wilson interval, lower end (Bonferroni over every cell).
+    pub ci_low: f64,
+    /// Wilson interval, upper end.
+    pub ci_high: f64,
+    /// The filter's theory at n, where it has one.
+    pub theoretical_fpp: Option<f64>,
+    /// Inserts refused as full.
+    pub refused: u64,
+    /// Whether it delivered p here: nothing refused, the interval reaching
+    /// p, its exact theory (if any) within 0.1% of p, and its accuracy row
+    /// at the nearest n measured meeting p.
+    pub meets_target: bool,
+}
+
+/// What the sweep measured.
+pub struct SweepResults {
+    /// One row per filter, n and p.
+    pub rows: Vec<SweepRow>,
+    /// Filters not measured at a cell, and why.
+    pub notes: Vec<String>,
+}
+
+/// One filter built for a cell, and its timings so far.
+struct Built {
+    index: usize,
+    subject: Box<dyn Subject>,
+    refused: u64,
+    ns: Vec<f64>,
+    false_positives: u64,
+}
+
+/// Runs the sweep over `entries`; `accuracy` decides, with the sweep's own
+/// measurement, which filters meet each target.
+pub fn run(
+    entries: &[Entry],
+    config: &RunConfig,
+    accuracy: &[AccuracyRow],
+    progress: &Tracker,
+) -> SweepResults {
+    let fpps = &config.accuracy_fpps;
+    let cells = config.sweep_items.len() * fpps.len();
+    let stage = progress.stage("sweep", (cells * entries.len()) as u64);
+    let confidence = row_confidence(config.family_error_rate, cells * entries.len());
+    let mut results = SweepResults {
+        rows: Vec::new(),
+        notes: Vec::new(),
+    };
+    let lookups = config.speed_lookups.max(1);
+    for &items in &config.sweep_items {
+        let seed = derive_seed(config.seed, &[items, 0x5eed_5eee]);
+        let timed = TimedKeys::new(config, items, seed, lookups);
+        for &fpp in fpps {
+            let workload = Workload { items, fpp, seed };
+            let cell = Cell {
+                entries,
+                workload,
+                keys: &timed,
+                rounds: config.sweep_repetitions_at(items),
+            };
+            let built = if items <= ALTERNATE_UP_TO {
+                cell.alternating(&stage, &mut results.notes)
+            } else {
+                cell.one_at_a_time(&stage, &mut results.notes)
+            };
+            for filter in built {
+                results.rows.push(cell.row(&filter, accuracy, confidence));
+            }
+        }
+    }
+    stage.finish(&format!(
+        "{} filters at {} (n, p) cells",
+        entries.len(),
+        cells
+    ));
+    results
+}
+
+/// One (n, p) of the sweep.
+struct Cell<'a> {
+    entries: &'a [Entry],
+    workload: Workload,
+    keys: &'a TimedKeys<'a>,
+    rounds: u32,
+}
+
+impl Cell<'_> {
+    /// Builds `entry` holding every key; `None` (with a note) when it cannot.
+    fn build(&self, index: usize, notes: &mut Vec<String>) -> Option<Built> {
+        let entry = &self.entries[index];
+        match entry.build_with(&self.workload, &self.keys.keys) {
+            Ok((subject, refused)) => Some(Built {
+                index,
+                subject,
+                refused: refused.len() as u64,
+                ns: Vec::new(),
+                false_positives: 0,
+            }),
+            Err(err) => {
+                notes.push(format!(
+                    "{} at n = {}, p = {:e}: not measured ({err})",
+                    entry.name,
+                    format_count(self.workload.items),
+                    self.workload.fpp
+                ));
+                None
+            }
+        }
+    }
+
+    /// One timed round of negative lookups, one key at a time.
+    fn time(&self, filter: &mut Built) {
+        let negatives = &self.keys.negatives[..];
+        let start = Instant::now();
+        let found = filter
+            .subject
+            .count_contained(black_box(negatives), Mode::OneKey);
+        let ns = start.elapsed().as_secs_f64() * 1e9 / negatives.len().max(1) as f64;
+        filter.false_positives = black_box(found);
+        filter.ns.push(ns);
+    }
+
+    /// Every filter built, then the rounds alternating between them.
+    fn alternating(&self, stage: &Stage<'_>, notes: &mut Vec<String>) -> Vec<Built> {
+        let mut built: Vec<Built> = (0..self.entries.len())
+            .filter_map(|index| self.build(index, notes))
+            .collect();
+        for _ in 0..self.rounds {
+            for filter in &mut built {
+                self.time(filter);
+            }
+        }
+        for _ in self.entries {
+            stage.step(&self.describe());
+        }
+        built
+    }
+
+    /// Each filter built, timed and dropped before the next is built.
+    fn one_at_a_time(&self, stage: &Stage<'_>, notes: &mut Vec<String>) -> Vec<Built> {
+        let mut done = Vec::new();
+        for index in 0..self.entries.len() {
+            if let Some(mut filter) = self.build(index, notes) {
+                for _ in 0..self.rounds {
+                    self.time(&mut filter);
+                }
+                // Keep the figures, not the filter.
+                filter.subject = Box::new(Dropped {
+                    memory: filter.subject.memory_usage(),
+                    theory: filter.subject.theory(self.workload.items),
+                });
+                done.push(filter);
+            }
+            stage.step(&self.describe());
+        }
+        done
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "n = {}, p = {:e}",
+            format_count(self.workload.items),
+            self.workload.fpp
+        )
+    }
+
+    /// The row of one measured filter.
+    fn row(&self, filter: &Built, accuracy: &[AccuracyRow], confidence: f64) -> SweepRow {
+        let entry = &self.entries[filter.index];
+        let Workload { items, fpp, .. } = self.workload;
+        let mut ns = filter.ns.clone();
+        ns.sort_by(f64::total_cmp);
+        let queries = self.keys.negatives.len() as u64;
+        let (ci_low, ci_high) = wilson_interval(filter.false_positives, queries, confidence);
+        let theory = filter.subject.theory(items);
+        let design_over = theory.is_some_and(|t| {
+            TheoryKind::of(Some(t)) == TheoryKind::Exact && t.fpp() > fpp * DESIGN_TOLERANCE
+        });
+        let accuracy_meets = nearest_accuracy(accuracy, entry.name, items, fpp)
+            .is_none_or(AccuracyRow::meets_target);
+        SweepRow {
+            filter: entry.name.to_owned(),
+            origin: entry.origin,
+            n: items,
+            target_fpp: fpp,
+            bits_per_item: filter.subject.memory_usage() as f64 * 8.0 / items as f64,
+            negative_ns: if ns.is_empty() { f64::NAN } else { median(&ns) },
+            min_negative_ns: ns.first().copied().unwrap_or(f64::NAN),
+            max_negative_ns: ns.last().copied().unwrap_or(f64::NAN),
+            rounds: ns.len() as u32,
+            queries,
+            false_positives: filter.false_positives,
+            empirical_fpp: filter.false_positives as f64 / queries.max(1) as f64,
+            ci_low,
+            ci_high,
+            theoretical_fpp: theory.map(Theory::fpp),
+            refused: filter.refused,
+            meets_target: filter.refused == 0 && ci_low <= fpp && !design_over && accuracy_meets,
+        }
+    }
+}
+
+/// The accuracy row of `filter` at `fpp` whose n is nearest `items` (on a
+/// log scale), if the accuracy experiment measured it.
+fn nearest_accuracy<'a>(
+    accuracy: &'a [AccuracyRow],
+    filter: &str,
+    items: u64,
+    fpp: f64,
+) -> Option<&'a AccuracyRow> {
+    let distance = |row: &AccuracyRow| ((row.n as f64).ln() - (items as f64).ln()).abs();
+    accuracy
+        .iter()
+        .filter(|r| r.filter == filter && r.target_fpp == fpp)
+        .min_by(|a, b| distance(a).total_cmp(&distance(b)))
+}
+
+/// What is kept of a filter measured one at a time once it is dropped:
+/// its memory and theory, for its row.
+struct Dropped {
+    memory: usize,
+    theory: Option<Theory>,
+}
+
+impl Subject for Dropped {
+    fn has_batch_api(&self) -> bool {
+        false
+    }
+    fn insert_keys(&mut self, _: &[u64], _: Mode, _: &mut Vec<usize>) -> u64 {
+        0
+    }
+    fn count_contained(&self, _: &[u64], _: Mode) -> u64 {
+        0
+    }
+    fn remove_keys(&mut self, _: &[u64]) -> Option<u64> {
+        None
+    }
+    fn insert_keys_concurrently(&self, _: &[u64], _: usize, _: Mode) -> Option<u64> {
+        None
+    }
+    fn clear(&mut self) -> bool {
+        false
+    }
+    fn memory_usage(&self) -> usize {
+        self.memory
+    }
+    fn theory(&self, _: u64) -> Option<Theory> {
+        self.theory
+    }
+    fn fill_fpp(&self) -> Option<f64> {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Experiment, Preset};
+    use crate::registry;
+
+    #[test]
+    fn every_filter_has_a_row_per_cell_and_bloom_meets_its_target() {
+        let entries = registry::select(
+            registry::registry(),
+            &["BloomFilter".into(), "xorf-BinaryFuse8".into()],
+        )
+        .unwrap();
+        let mut config = RunConfig::preset(Preset::Tiny, 3, 1);
+        config.experiments = vec![Experiment::Sweep];
+        config.sweep_items = vec![2_000, 5_000];
+        let results = run(&entries, &config, &[], &Tracker::hidden());
+        assert_eq!(results.rows.len(), 2 * 2 * 2, "{:?}", results.notes);
+        let bloom: Vec<&SweepRow> = results
+            .rows
+            .iter()
+            .filter(|r| r.filter == "BloomFilter")
+            .collect();
+        assert!(bloom.iter().all(|r| r.meets_target), "{bloom:?}");
+        assert!(
+            bloom
+                .iter()
+                .all(|r| r.negative_ns > 0.0 && r.bits_per_item > 4.0)
+        );
+        // A static 8-bit-fingerprint filter: 9 to 12 bits per item whatever p
+        // (more at small n).
+        let xorf: Vec<&SweepRow> = results
+            .rows
+            .iter()
+            .filter(|r| r.filter == "xorf-BinaryFuse8")
+            .collect();
+        assert!(
+            xorf.iter().all(|r| (8.5..12.0).contains(&r.bits_per_item)),
+            "{xorf:?}"
+        );
+    }
+}

@@ -14,7 +14,7 @@ use crate::error::Error;
 /// Every file a report may contain, but the Pareto charts (one per target,
 /// see [`is_report_file`]); files of an older report that the new one does
 /// not write are removed when it is published.
-pub const REPORT_FILES: [&str; 27] = [
+pub const REPORT_FILES: [&str; 26] = [
     "README.md",
     RECORD_FILE,
     "accuracy.csv",
@@ -41,7 +41,6 @@ pub const REPORT_FILES: [&str; 27] = [
     "growth_fpp.svg",
     "growth_memory.svg",
     "growth_lookup.svg",
-    "keys.csv",
 ];
 
 /// Whether `name` is a file a report writes: one of [`REPORT_FILES`] or a

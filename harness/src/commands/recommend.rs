@@ -637,7 +637,23 @@ mod tests {
             ),
             "{text}"
         );
-        assert!(text.contains("1 memory access per lookup") || !text.contains("1 memory accesses"));
+    }
+
+    #[test]
+    fn counts_take_their_plural_only_when_more_than_one() {
+        // A blocked filter's one access against the standard filter's k.
+        let text = recommend(&request(1_000_000, 0.01)).unwrap();
+        assert!(
+            text.contains("for 1 memory access per lookup instead of 7"),
+            "{text}"
+        );
+        assert!(!text.contains("1 memory accesses"), "{text}");
+        // The scalable filter's sizing at its capacity: one layer.
+        let mut wanted = request(1_000_000, 0.01);
+        wanted.unknown_size = true;
+        let text = recommend(&wanted).unwrap();
+        assert!(text.contains("over 1 layer\n"), "{text}");
+        assert!(!text.contains("over 1 layers"), "{text}");
     }
 
     #[test]

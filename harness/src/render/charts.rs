@@ -274,7 +274,12 @@ fn pareto_figures(ctx: &Ctx<'_>, measured: &Measurements, sweep: &SweepResults) 
         if rows.is_empty() {
             continue;
         }
-        let front = frontier(&rows);
+        let dynamic: Vec<&SweepRow> = rows
+            .iter()
+            .copied()
+            .filter(|r| takes_inserts(ctx.entries, &r.filter))
+            .collect();
+        let front = frontier(&dynamic);
         let mut steps = Vec::new();
         for (index, row) in front.iter().enumerate() {
             if index > 0 {
@@ -285,7 +290,11 @@ fn pareto_figures(ctx: &Ctx<'_>, measured: &Measurements, sweep: &SweepResults) 
         let labelled = rows
             .iter()
             .map(|r| Labelled {
-                name: ctx.label(&r.filter),
+                name: if takes_inserts(ctx.entries, &r.filter) {
+                    ctx.label(&r.filter)
+                } else {
+                    format!("{} (static)", ctx.label(&r.filter))
+                },
                 filter: r.filter.clone(),
                 look: ctx.styles.look(&r.filter),
                 x: r.negative_ns,
@@ -304,7 +313,10 @@ fn pareto_figures(ctx: &Ctx<'_>, measured: &Measurements, sweep: &SweepResults) 
             ),
             x: Axis::new("ns per negative lookup, one key at a time", true),
             y: Axis::new("bits per item", true),
-            series: vec![Series::reference("Pareto frontier", steps)],
+            series: vec![Series::reference(
+                "Pareto frontier (filters that take inserts)",
+                steps,
+            )],
             labelled,
         };
         figures.push(figure(
@@ -334,7 +346,7 @@ fn skyline_figure(
     let mut cells = Vec::new();
     for (column, &n) in sizes.iter().enumerate() {
         for (row, &p) in fpps.iter().enumerate() {
-            let (fewest, fastest) = skyline_cell(sweep, n, p);
+            let (fewest, fastest) = skyline_cell(ctx.entries, sweep, n, p);
             let part = |heading: String, pick: Option<&SweepRow>| CellPart {
                 heading,
                 name: pick.map_or_else(|| "none meets p".to_owned(), |r| ctx.label(&r.filter)),
@@ -363,10 +375,9 @@ fn skyline_figure(
         }
     }
     let grid = Grid {
-        title:
-            "Per cell: the filter with the fewest bits per item meeting p (top) and the one with \
-                the fastest one-key negative lookup meeting p (bottom)"
-                .to_owned(),
+        title: "Filters that take inserts. Top: fewest bits per item meeting p · bottom: fastest \
+                one-key negative lookup meeting p"
+            .to_owned(),
         column_title: "n →".to_owned(),
         columns: sizes
             .iter()
@@ -383,17 +394,27 @@ fn skyline_figure(
     ))
 }
 
-/// The fewest-bits and the fastest rows meeting p at (n, p).
-pub fn skyline_cell(
-    sweep: &SweepResults,
+/// Whether the filter with registry name `filter` takes inserts (a name
+/// no entry has counts as taking them).
+fn takes_inserts(entries: &[Entry], filter: &str) -> bool {
+    entries
+        .iter()
+        .find(|e| e.name == filter)
+        .is_none_or(Entry::takes_inserts)
+}
+
+/// Among the filters that take inserts, the fewest-bits and the fastest
+/// rows meeting p at (n, p).
+pub fn skyline_cell<'a>(
+    entries: &[Entry],
+    sweep: &'a SweepResults,
     n: u64,
     p: f64,
-) -> (Option<&SweepRow>, Option<&SweepRow>) {
+) -> (Option<&'a SweepRow>, Option<&'a SweepRow>) {
     let meeting = || {
-        sweep
-            .rows
-            .iter()
-            .filter(move |r| r.n == n && r.target_fpp == p && r.meets_target)
+        sweep.rows.iter().filter(move |r| {
+            r.n == n && r.target_fpp == p && r.meets_target && takes_inserts(entries, &r.filter)
+        })
     };
     (
         meeting().min_by(|a, b| a.bits_per_item.total_cmp(&b.bits_per_item)),
@@ -470,7 +491,8 @@ fn space_figure(ctx: &Ctx<'_>, measured: &Measurements) -> Option<FigureFile> {
         curve("lower bound log2(1/p)", |p| -p.log2()),
         curve("Bloom optimum 1.44·log2(1/p)", |p| {
             -p.ln() / std::f64::consts::LN_2.powi(2)
-        }),
+        })
+        .dashed(Dash::Dotted),
     ];
     Some(figure(
         "space.svg".to_owned(),
@@ -852,10 +874,10 @@ mod tests {
             rows: rows.to_vec(),
             notes: Vec::new(),
         };
-        let (fewest, fastest) = skyline_cell(&sweep, 10, 0.01);
+        let (fewest, fastest) = skyline_cell(&[], &sweep, 10, 0.01);
         assert_eq!(fewest.unwrap().filter, "slow-small");
         assert_eq!(fastest.unwrap().filter, "fast-big");
-        assert_eq!(skyline_cell(&sweep, 11, 0.01), (None, None));
+        assert_eq!(skyline_cell(&[], &sweep, 11, 0.01), (None, None));
     }
 
     #[test]

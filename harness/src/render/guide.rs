@@ -335,7 +335,7 @@ fn low_fpp_cell(facts: &Facts<'_>) -> (String, String) {
 fn sweep_fastest(facts: &Facts<'_>, p: f64) -> Option<(String, f64, u64)> {
     let sweep = facts.measured.sweep.as_ref()?;
     let n = crate::render::charts::pareto_items(facts.measured, sweep)?;
-    let (_, fastest) = crate::render::charts::skyline_cell(sweep, n, p);
+    let (_, fastest) = crate::render::charts::skyline_cell(&facts.measured.entries, sweep, n, p);
     fastest.map(|r| (r.filter.clone(), r.negative_ns, n))
 }
 

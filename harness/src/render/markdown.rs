@@ -115,8 +115,8 @@ fn summary_charts(measured: &Measurements, figures: &[FigureFile]) -> String {
     let _ = writeln!(
         out,
         "**Skyline map** (after Lang et al., \"Performance-Optimal Filtering\", VLDB 2019): for \
-         each n and p, the filter with the fewest bits per item meeting p and the one with the \
-         fastest one-key negative lookup meeting p. Meeting p: nothing refused, the sweep's own \
+         each n and p, among the filters that take inserts, the one with the fewest bits per item \
+         meeting p and the one with the fastest one-key negative lookup meeting p. Meeting p: nothing refused, the sweep's own \
          interval reaching p, its exact theory within 0.1% of p, and its accuracy row at the \
          nearest n measured meeting p.\n"
     );
@@ -130,11 +130,11 @@ fn summary_charts(measured: &Measurements, figures: &[FigureFile]) -> String {
         .map(|&p| {
             let mut cells = vec![format!("{p:e}")];
             for &n in &sizes {
-                let (fewest, fastest) = skyline_cell(sweep, n, p);
+                let (fewest, fastest) = skyline_cell(&measured.entries, sweep, n, p);
                 let name = |filter: &str| label(&measured.entries, filter);
                 cells.push(match (fewest, fastest) {
                     (Some(a), Some(b)) => format!(
-                        "bits: {} {:.1} · ns: {} {:.0}",
+                        "fewest bits: {} ({:.1}) · fastest: {} ({:.0} ns)",
                         name(&a.filter),
                         a.bits_per_item,
                         name(&b.filter),

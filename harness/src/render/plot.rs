@@ -28,6 +28,9 @@ const Y_AXIS_W: i32 = 74;
 const X_AXIS_H: i32 = 46;
 const DATA_W: i32 = 400;
 const DATA_H: i32 = 260;
+/// The data area of a figure's only plot (a Pareto chart): room for labels.
+const LARGE_W: i32 = 860;
+const LARGE_H: i32 = 520;
 const LEGEND_GAP: i32 = 14;
 const LEGEND_ROW_H: i32 = 19;
 const LEGEND_SAMPLE_W: i32 = 34;
@@ -40,9 +43,10 @@ const GRID_CELL_W: i32 = 262;
 const GRID_CELL_H: i32 = 74;
 
 /// Estimated width in pixels of `text` at plotters font size `size`
-/// (DejaVu Sans averages about 0.6 em per character; generous on purpose).
+/// (DejaVu Sans, the widest common sans font, averages about 0.55 em per
+/// character of these labels).
 pub fn text_width(text: &str, size: f64) -> i32 {
-    (text.chars().count() as f64 * 0.6 * size / 1.24).ceil() as i32
+    (text.chars().count() as f64 * 0.56 * size / 1.24).ceil() as i32
 }
 
 /// How a series' line is drawn.
@@ -52,6 +56,8 @@ pub enum Dash {
     Solid,
     /// A dashed line (and a dashed sample in the legend).
     Dashed,
+    /// A dotted line (a second reference line beside a dashed one).
+    Dotted,
 }
 
 /// One measured point, with its interval where it has one.
@@ -116,6 +122,13 @@ impl Series {
             dash: Dash::Dashed,
             points,
         }
+    }
+
+    /// The same line drawn in `dash` (a second reference beside a first).
+    #[must_use]
+    pub fn dashed(mut self, dash: Dash) -> Self {
+        self.dash = dash;
+        self
     }
 
     /// Its colour, marker and dash: no two series of a panel share them.
@@ -312,15 +325,21 @@ fn legend_size(series: &[Series]) -> Option<(i32, i32)> {
     ))
 }
 
-/// A panel's size and its data area and legend relative to its corner.
-fn panel_parts(panel: &Panel) -> (i32, i32, Rect, Option<Rect>) {
+/// A panel's size and its data area and legend relative to its corner;
+/// `alone` when it is its figure's only panel (drawn large).
+fn panel_parts(panel: &Panel, alone: bool) -> (i32, i32, Rect, Option<Rect>) {
     match panel {
         Panel::Plot(plot) => {
+            let (w, h) = if alone {
+                (LARGE_W, LARGE_H)
+            } else {
+                (DATA_W, DATA_H)
+            };
             let data = Rect {
                 x: Y_AXIS_W,
                 y: PANEL_TITLE_H,
-                w: DATA_W,
-                h: DATA_H,
+                w,
+                h,
             };
             let legend = legend_size(&plot.series).map(|(w, h)| Rect {
                 x: data.x + data.w + LEGEND_GAP,
@@ -328,7 +347,9 @@ fn panel_parts(panel: &Panel) -> (i32, i32, Rect, Option<Rect>) {
                 w,
                 h,
             });
-            let width = legend.map_or(data.x + data.w, |l| l.x + l.w);
+            let width = legend
+                .map_or(data.x + data.w, |l| l.x + l.w)
+                .max(data.x + text_width(&plot.title, PANEL_TITLE_SIZE));
             let height = (data.y + data.h + X_AXIS_H).max(legend.map_or(0, |l| l.y + l.h));
             (width, height, data, legend)
         }
@@ -339,7 +360,8 @@ fn panel_parts(panel: &Panel) -> (i32, i32, Rect, Option<Rect>) {
                 w: grid.columns.len() as i32 * GRID_CELL_W,
                 h: grid.rows.len() as i32 * GRID_CELL_H,
             };
-            (data.x + data.w, data.y + data.h + 8, data, None)
+            let width = (data.x + data.w).max(text_width(&grid.title, PANEL_TITLE_SIZE));
+            (width, data.y + data.h + 8, data, None)
         }
     }
 }
@@ -347,7 +369,12 @@ fn panel_parts(panel: &Panel) -> (i32, i32, Rect, Option<Rect>) {
 /// Places a figure's panels, two a row (one when it has one panel), each
 /// column as wide as its widest panel.
 pub fn layout(figure: &Figure) -> Layout {
-    let parts: Vec<_> = figure.panels.iter().map(panel_parts).collect();
+    let alone = figure.panels.len() == 1;
+    let parts: Vec<_> = figure
+        .panels
+        .iter()
+        .map(|p| panel_parts(p, alone))
+        .collect();
     let columns = if parts.len() > 1 { 2 } else { 1 };
     let mut column_widths = vec![0; columns];
     for (index, &(w, ..)) in parts.iter().enumerate() {
@@ -394,8 +421,18 @@ pub fn axis_label(value: f64, log: bool) -> String {
         let text = format!("{value:.2}");
         return text.trim_end_matches('0').trim_end_matches('.').to_owned();
     }
-    let power = 10f64.powf(value);
     let integral_exponent = (value - value.round()).abs() < 1e-9;
+    let power = if integral_exponent {
+        10f64.powi(value.round() as i32)
+    } else {
+        10f64.powf(value)
+    };
+    if (0.01..1.0).contains(&power) {
+        // Two significant digits as a decimal: 0.79, 0.5, 0.063.
+        let digits = (1 - power.log10().floor() as i32) as usize;
+        let text = format!("{power:.digits$}");
+        return text.trim_end_matches('0').trim_end_matches('.').to_owned();
+    }
     if (1.0..1e5).contains(&power) {
         // Plain numbers with two significant digits: 2.5, 63, 250.
         if power >= 10.0 {
@@ -445,6 +482,11 @@ fn range(values: &[f64], log: bool, roomy: bool) -> std::ops::Range<f64> {
         });
     if !low.is_finite() {
         return 0.0..1.0;
+    }
+    if high - low < 1e-9 {
+        // One value: a range around it.
+        let half = if log { 0.5 } else { low.abs().max(1.0) * 0.5 };
+        return low - half..high + half;
     }
     let span = (high - low).max(if log { 0.5 } else { high.abs().max(1.0) * 0.1 });
     let pad = if roomy { 0.12 } else { 0.05 };
@@ -604,12 +646,14 @@ fn marker<'a>(
 }
 
 /// The pieces of a polyline drawn in `dash`: the whole line, or dashes of
-/// 8 pixels with gaps of 5 along it.
+/// 8 pixels with gaps of 5 along it, or dots of 2 with gaps of 4.
 fn dashed(points: &[(i32, i32)], dash: Dash) -> Vec<Vec<(i32, i32)>> {
-    if dash == Dash::Solid || points.len() < 2 {
-        return vec![points.to_vec()];
-    }
-    let (on, off) = (8.0_f64, 5.0_f64);
+    let (on, off) = match dash {
+        Dash::Solid => return vec![points.to_vec()],
+        _ if points.len() < 2 => return vec![points.to_vec()],
+        Dash::Dashed => (8.0_f64, 5.0_f64),
+        Dash::Dotted => (2.0_f64, 4.0_f64),
+    };
     let mut pieces = Vec::new();
     let mut current: Vec<(i32, i32)> = Vec::new();
     let mut phase = 0.0; // distance into the current on+off period
@@ -720,8 +764,7 @@ fn draw_plot<'a>(
             .iter()
             .filter_map(|p| pixel(p.x, p.y))
             .collect();
-        let width = if series.filter.is_some() { 2 } else { 1 };
-        line(root, &points, series.dash, colour, width)?;
+        line(root, &points, series.dash, colour, 2)?;
         for point in &series.points {
             if let Some((low, high)) = point.interval {
                 let clamp = |v: f64| to_axis(v, y_log).unwrap_or(y_low).clamp(y_low, y_high);
@@ -752,9 +795,33 @@ fn draw_plot<'a>(
     Ok(())
 }
 
-/// Labelled points: each marker, then its label at the first place around
-/// it that overlaps no other label or marker and stays in the data area
-/// (else where it overlaps least).
+/// Where a label of `w` × `h` pixels may go around a marker at (x, y):
+/// beside, above, below and on the diagonals, at growing distances (the
+/// nearest first).
+fn label_places(x: i32, y: i32, w: i32, h: i32) -> Vec<(i32, i32, i32)> {
+    let mut places = Vec::new();
+    for step in 0..4 {
+        let d = 8 + step * 14;
+        for (px, py) in [
+            (x + d, y - h / 2),
+            (x - d - w, y - h / 2),
+            (x - w / 2, y - d - h),
+            (x - w / 2, y + d),
+            (x + d - 4, y - d - h + 4),
+            (x + d - 4, y + d - 4),
+            (x - d - w + 4, y - d - h + 4),
+            (x - d - w + 4, y + d - 4),
+        ] {
+            places.push((px, py, step));
+        }
+    }
+    places
+}
+
+/// Labelled points: the markers, then each label at the place around its
+/// marker that overlaps no other label or marker and stays in the data
+/// area, nearest first (else where it overlaps least), with a thin leader
+/// line when it had to move away.
 fn draw_labelled<'a>(
     root: &Area<'a>,
     plot: &Plot,
@@ -766,56 +833,56 @@ fn draw_labelled<'a>(
         .iter()
         .flatten()
         .map(|&(x, y)| Rect {
-            x: x - 6,
-            y: y - 6,
-            w: 12,
-            h: 12,
+            x: x - 7,
+            y: y - 7,
+            w: 14,
+            h: 14,
         })
         .collect();
-    let mut taken: Vec<Rect> = Vec::new();
     for (point, at) in plot.labelled.iter().zip(&at) {
-        let Some((x, y)) = *at else { continue };
-        marker(root, point.look.marker, (x, y), 5, rgb(point.look.colour))?;
+        if let Some(at) = *at {
+            marker(root, point.look.marker, at, 5, rgb(point.look.colour))?;
+        }
+    }
+    // Points in the crowded lower left first get the near places.
+    let mut order: Vec<usize> = (0..plot.labelled.len()).collect();
+    order.sort_by_key(|&i| at[i].map_or(i32::MAX, |(x, y)| x - y));
+    let mut taken: Vec<Rect> = Vec::new();
+    for index in order {
+        let (point, Some((x, y))) = (&plot.labelled[index], at[index]) else {
+            continue;
+        };
         let (w, h) = (
             text_width(&point.name, SMALL_SIZE),
             (SMALL_SIZE / 1.24).ceil() as i32 + 2,
         );
-        let candidates = [
-            (x + 8, y - h / 2),
-            (x - 8 - w, y - h / 2),
-            (x - w / 2, y - 8 - h),
-            (x - w / 2, y + 8),
-            (x + 6, y - 6 - h),
-            (x + 6, y + 6),
-            (x - 6 - w, y - 6 - h),
-            (x - 6 - w, y + 6),
-            (x + 10, y - 2 * h),
-            (x + 10, y + h),
-            (x - 10 - w, y - 2 * h),
-            (x - 10 - w, y + h),
-        ];
-        let cost = |&(cx, cy): &(i32, i32)| {
+        let cost = |&(cx, cy, step): &(i32, i32, i32)| {
             let rect = Rect { x: cx, y: cy, w, h };
             let overlap: i64 = taken.iter().chain(&markers).map(|r| r.overlap(&rect)).sum();
             let outside = if place.data.contains(&rect) {
                 0
             } else {
-                1_000_000
+                100_000
             };
-            overlap + outside
+            overlap * 100 + outside + i64::from(step) * 50
         };
-        let best = candidates
-            .iter()
-            .min_by_key(|c| cost(c))
-            .copied()
-            .unwrap_or((x + 8, y));
-        taken.push(Rect {
-            x: best.0,
-            y: best.1,
-            w,
-            h,
-        });
-        text(root, &point.name, best, SMALL_SIZE, BLACK, false)?;
+        let places = label_places(x, y, w, h);
+        let (bx, by, step) =
+            places
+                .iter()
+                .min_by_key(|c| cost(c))
+                .copied()
+                .unwrap_or((x + 8, y, 0));
+        taken.push(Rect { x: bx, y: by, w, h });
+        if step > 0 {
+            // From the marker to the nearest point of the label's box.
+            let end = (x.clamp(bx, bx + w), y.clamp(by, by + h));
+            root.draw(&PathElement::new(
+                vec![(x, y), end],
+                RGBColor(150, 150, 150).stroke_width(1),
+            ))?;
+        }
+        text(root, &point.name, (bx, by), SMALL_SIZE, BLACK, false)?;
     }
     Ok(())
 }
@@ -832,8 +899,7 @@ fn draw_legend<'a>(root: &Area<'a>, series: &[Series], legend: Rect) -> DrawResu
         let y = legend.y + 6 + row as i32 * LEGEND_ROW_H + LEGEND_ROW_H / 2;
         let (x0, x1) = (legend.x + 6, legend.x + 6 + LEGEND_SAMPLE_W);
         let colour = rgb(series.colour);
-        let width = if series.filter.is_some() { 2 } else { 1 };
-        line(root, &[(x0, y), (x1, y)], series.dash, colour, width)?;
+        line(root, &[(x0, y), (x1, y)], series.dash, colour, 2)?;
         if let Some(shape) = series.marker {
             marker(root, shape, ((x0 + x1) / 2, y), 3, colour)?;
         }
@@ -959,6 +1025,11 @@ mod tests {
         assert_eq!(axis_label(8.0, true), "1e8");
         assert_eq!(axis_label(0.003_2f64.log10(), true), "3.2e-3");
         assert_eq!(axis_label(0.5, false), "0.5");
+        assert_eq!(axis_label(0.79f64.log10(), true), "0.79");
+        assert_eq!(axis_label(0.063f64.log10(), true), "0.063");
+        assert_eq!(axis_label(-1.0, true), "0.1");
+        assert_eq!(axis_label(-2.0, true), "0.01");
+        assert_eq!(axis_label(0.0, true), "1");
         assert_eq!(axis_label(150.0, false), "150");
         assert_eq!(axis_label(2.25, false), "2.25");
     }

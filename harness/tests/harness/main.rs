@@ -2,6 +2,7 @@
 //! the report it writes, the reproducibility of its accuracy figures, and
 //! the Redis experiment with and without a server.
 
+mod charts;
 mod cli;
 mod extra_filter;
 mod redis;

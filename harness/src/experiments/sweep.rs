@@ -5,12 +5,14 @@
 //! the skyline map (the fewest bits and the fastest lookup meeting p, per
 //! cell) are drawn from it.
 //!
-//! Up to 10^7 items every filter of a cell is built first and the timed
-//! rounds alternate between them, so that a slow phase of a shared machine
-//! does not land on one filter; larger cells build and time one filter at
-//! a time (all of them at once would not fit in memory).
+//! Up to 10^7 items every filter of a cell is built first (on the run's
+//! worker threads) and the timed rounds alternate between them, one filter
+//! timed at a time, so that a slow phase of a shared machine does not land
+//! on one filter; larger cells build and time one filter at a time (all of
+//! them at once would not fit in memory).
 
 use std::hint::black_box;
+use std::sync::{Barrier, Mutex, PoisonError};
 use std::time::Instant;
 
 use filterlab_core::theory::wilson_interval;
@@ -102,30 +104,29 @@ pub fn run(
     let cells = config.sweep_items.len() * fpps.len();
     let stage = progress.stage("sweep", (cells * entries.len()) as u64);
     let confidence = row_confidence(config.family_error_rate, cells * entries.len());
-    let mut results = SweepResults {
-        rows: Vec::new(),
-        notes: Vec::new(),
-    };
+    let notes = Mutex::new(Vec::new());
+    let mut rows = Vec::new();
     let lookups = config.speed_lookups.max(1);
     for &items in &config.sweep_items {
         let seed = derive_seed(config.seed, &[items, 0x5eed_5eee]);
         let timed = TimedKeys::new(config, items, seed, lookups);
         for &fpp in fpps {
-            let workload = Workload { items, fpp, seed };
             let cell = Cell {
                 entries,
-                workload,
+                workload: Workload { items, fpp, seed },
                 keys: &timed,
                 rounds: config.sweep_repetitions_at(items),
+                accuracy,
+                confidence,
+                stage: &stage,
+                notes: &notes,
             };
-            let built = if items <= ALTERNATE_UP_TO {
-                cell.alternating(&stage, &mut results.notes)
+            let workers = if items <= ALTERNATE_UP_TO {
+                config.threads.clamp(1, entries.len().max(1))
             } else {
-                cell.one_at_a_time(&stage, &mut results.notes)
+                1
             };
-            for filter in built {
-                results.rows.push(cell.row(&filter, accuracy, confidence));
-            }
+            rows.extend(cell.measure(workers));
         }
     }
     stage.finish(&format!(
@@ -133,7 +134,10 @@ pub fn run(
         entries.len(),
         cells
     ));
-    results
+    SweepResults {
+        rows,
+        notes: notes.into_inner().unwrap_or_else(PoisonError::into_inner),
+    }
 }
 
 /// One (n, p) of the sweep.
@@ -142,11 +146,15 @@ struct Cell<'a> {
     workload: Workload,
     keys: &'a TimedKeys<'a>,
     rounds: u32,
+    accuracy: &'a [AccuracyRow],
+    confidence: f64,
+    stage: &'a Stage<'a>,
+    notes: &'a Mutex<Vec<String>>,
 }
 
 impl Cell<'_> {
     /// Builds `entry` holding every key; `None` (with a note) when it cannot.
-    fn build(&self, index: usize, notes: &mut Vec<String>) -> Option<Built> {
+    fn build(&self, index: usize) -> Option<Built> {
         let entry = &self.entries[index];
         match entry.build_with(&self.workload, &self.keys.keys) {
             Ok((subject, refused)) => Some(Built {
@@ -157,12 +165,14 @@ impl Cell<'_> {
                 false_positives: 0,
             }),
             Err(err) => {
-                notes.push(format!(
-                    "{} at n = {}, p = {:e}: not measured ({err})",
-                    entry.name,
-                    format_count(self.workload.items),
-                    self.workload.fpp
-                ));
+                if let Ok(mut notes) = self.notes.lock() {
+                    notes.push(format!(
+                        "{} at n = {}, p = {:e}: not measured ({err})",
+                        entry.name,
+                        format_count(self.workload.items),
+                        self.workload.fpp
+                    ));
+                }
                 None
             }
         }
@@ -180,40 +190,65 @@ impl Cell<'_> {
         filter.ns.push(ns);
     }
 
-    /// Every filter built, then the rounds alternating between them.
-    fn alternating(&self, stage: &Stage<'_>, notes: &mut Vec<String>) -> Vec<Built> {
-        let mut built: Vec<Built> = (0..self.entries.len())
-            .filter_map(|index| self.build(index, notes))
-            .collect();
-        for _ in 0..self.rounds {
-            for filter in &mut built {
-                self.time(filter);
-            }
+    /// The rows of every filter, in entry order. With one worker, each
+    /// filter is built, timed and dropped before the next (cells too large
+    /// to hold every filter at once). With more, the workers build their
+    /// share of the filters at the same time, then take turns timing them,
+    /// one filter at a time while the others wait, round after round: the
+    /// rounds alternate between the filters, and nothing else runs while
+    /// one is timed. (A filter stays on the thread that built it.)
+    fn measure(&self, workers: usize) -> Vec<SweepRow> {
+        if workers <= 1 {
+            return (0..self.entries.len())
+                .filter_map(|index| {
+                    let mut filter = self.build(index);
+                    if let Some(filter) = &mut filter {
+                        for _ in 0..self.rounds {
+                            self.time(filter);
+                        }
+                    }
+                    self.stage.step(&self.describe());
+                    filter.map(|f| self.row(&f))
+                })
+                .collect();
         }
-        for _ in self.entries {
-            stage.step(&self.describe());
-        }
-        built
-    }
-
-    /// Each filter built, timed and dropped before the next is built.
-    fn one_at_a_time(&self, stage: &Stage<'_>, notes: &mut Vec<String>) -> Vec<Built> {
-        let mut done = Vec::new();
-        for index in 0..self.entries.len() {
-            if let Some(mut filter) = self.build(index, notes) {
-                for _ in 0..self.rounds {
-                    self.time(&mut filter);
-                }
-                // Keep the figures, not the filter.
-                filter.subject = Box::new(Dropped {
-                    memory: filter.subject.memory_usage(),
-                    theory: filter.subject.theory(self.workload.items),
-                });
-                done.push(filter);
-            }
-            stage.step(&self.describe());
-        }
-        done
+        let turns = Barrier::new(workers);
+        let mut rows: Vec<SweepRow> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers)
+                .map(|worker| {
+                    let turns = &turns;
+                    scope.spawn(move || {
+                        let mut mine: Vec<Built> = (worker..self.entries.len())
+                            .step_by(workers)
+                            .filter_map(|index| {
+                                let built = self.build(index);
+                                self.stage.step(&self.describe());
+                                built
+                            })
+                            .collect();
+                        turns.wait();
+                        for _ in 0..self.rounds {
+                            for turn in 0..workers {
+                                if turn == worker {
+                                    for filter in &mut mine {
+                                        self.time(filter);
+                                    }
+                                }
+                                turns.wait();
+                            }
+                        }
+                        mine.iter().map(|f| self.row(f)).collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_default())
+                .collect()
+        });
+        let position = |row: &SweepRow| self.entries.iter().position(|e| e.name == row.filter);
+        rows.sort_by_key(position);
+        rows
     }
 
     fn describe(&self) -> String {
@@ -225,7 +260,8 @@ impl Cell<'_> {
     }
 
     /// The row of one measured filter.
-    fn row(&self, filter: &Built, accuracy: &[AccuracyRow], confidence: f64) -> SweepRow {
+    fn row(&self, filter: &Built) -> SweepRow {
+        let (accuracy, confidence) = (self.accuracy, self.confidence);
         let entry = &self.entries[filter.index];
         let Workload { items, fpp, .. } = self.workload;
         let mut ns = filter.ns.clone();
@@ -273,43 +309,6 @@ fn nearest_accuracy<'a>(
         .iter()
         .filter(|r| r.filter == filter && r.target_fpp == fpp)
         .min_by(|a, b| distance(a).total_cmp(&distance(b)))
-}
-
-/// What is kept of a filter measured one at a time once it is dropped:
-/// its memory and theory, for its row.
-struct Dropped {
-    memory: usize,
-    theory: Option<Theory>,
-}
-
-impl Subject for Dropped {
-    fn has_batch_api(&self) -> bool {
-        false
-    }
-    fn insert_keys(&mut self, _: &[u64], _: Mode, _: &mut Vec<usize>) -> u64 {
-        0
-    }
-    fn count_contained(&self, _: &[u64], _: Mode) -> u64 {
-        0
-    }
-    fn remove_keys(&mut self, _: &[u64]) -> Option<u64> {
-        None
-    }
-    fn insert_keys_concurrently(&self, _: &[u64], _: usize, _: Mode) -> Option<u64> {
-        None
-    }
-    fn clear(&mut self) -> bool {
-        false
-    }
-    fn memory_usage(&self) -> usize {
-        self.memory
-    }
-    fn theory(&self, _: u64) -> Option<Theory> {
-        self.theory
-    }
-    fn fill_fpp(&self) -> Option<f64> {
-        None
-    }
 }
 
 #[cfg(test)]

@@ -8,12 +8,13 @@
 //! the skyline map (per (n, p), the fewest bits and the fastest lookup
 //! meeting p), after Lang et al., "Performance-Optimal Filtering" (VLDB 2019).
 
+use filterlab_core::theory::wilson_interval;
 use filterlab_peers::Mode;
 
 use crate::error::Error;
 use crate::experiments::capacity::{CapacityResults, CapacityRow};
-use crate::experiments::churn::ChurnResults;
-use crate::experiments::growth::GrowthResults;
+use crate::experiments::churn::{ChurnResults, ChurnRow};
+use crate::experiments::growth::{GrowthResults, GrowthRow};
 use crate::experiments::measurements::Measurements;
 use crate::experiments::speed::{Operation, SpeedResults};
 use crate::experiments::sweep::{SweepResults, SweepRow};
@@ -24,6 +25,9 @@ use crate::render::plot::{
 };
 use crate::render::style::{Family, Styles};
 use crate::text::format_count;
+
+/// The confidence of the intervals drawn on the past-capacity FPP.
+const CAPACITY_CONFIDENCE: f64 = 0.99;
 
 /// Most lines a panel holds.
 pub const MAX_SERIES: usize = 8;
@@ -572,7 +576,7 @@ fn capacity_figures(
     capacity: &CapacityResults,
 ) -> Vec<FigureFile> {
     let config = &measured.config;
-    let lines_of = |y: &dyn Fn(&CapacityRow) -> Option<f64>,
+    let lines_of = |point: &dyn Fn(&CapacityRow) -> Option<Point>,
                     suffix: &str,
                     dash: Dash,
                     only: &dyn Fn(&str) -> bool| {
@@ -584,7 +588,7 @@ fn capacity_figures(
                     .rows
                     .iter()
                     .filter(|r| r.filter == entry.name)
-                    .filter_map(|r| y(r).map(|y| Point::at(r.load, y)))
+                    .filter_map(point)
                     .collect();
                 ctx.line(entry.name, suffix, dash, points)
             })
@@ -607,13 +611,13 @@ fn capacity_figures(
             .any(|r| r.filter == filter && (r.refused > 0 || r.false_negatives > 0))
     };
     let mut refused = lines_of(
-        &|r| Some(share(r.refused, r)),
+        &|r| Some(Point::at(r.load, share(r.refused, r))),
         " refused",
         Dash::Solid,
         &refusing,
     );
     refused.extend(lines_of(
-        &|r| Some(share(r.false_negatives, r)),
+        &|r| Some(Point::at(r.load, share(r.false_negatives, r))),
         " lost",
         Dash::Dashed,
         &|f| {
@@ -627,7 +631,7 @@ fn capacity_figures(
         figure(
             "capacity_fpp.svg".to_owned(),
             format!(
-                "Measured FPP past capacity (capacity {}, p = {})",
+                "Measured FPP past capacity with 99% Wilson intervals (capacity {}, p = {}; an FPP of 0 is not drawn)",
                 format_count(config.capacity_items),
                 config.capacity_fpp
             ),
@@ -635,7 +639,21 @@ fn capacity_figures(
                 &load,
                 &Axis::new("measured FPP", true),
                 lines_of(
-                    &|r| (r.empirical_fpp > 0.0).then_some(r.empirical_fpp),
+                    &|r| {
+                        (r.empirical_fpp > 0.0).then(|| {
+                            let queries = config.capacity_queries;
+                            let found = (r.empirical_fpp * queries as f64).round() as u64;
+                            Point {
+                                x: r.load,
+                                y: r.empirical_fpp,
+                                interval: Some(wilson_interval(
+                                    found,
+                                    queries,
+                                    CAPACITY_CONFIDENCE,
+                                )),
+                            }
+                        })
+                    },
                     "",
                     Dash::Solid,
                     &every,
@@ -651,7 +669,12 @@ fn capacity_figures(
                 &load,
                 &Axis::new("bits per item of capacity", true),
                 lines_of(
-                    &|r| Some(r.memory_bytes as f64 * 8.0 / r.capacity as f64),
+                    &|r| {
+                        Some(Point::at(
+                            r.load,
+                            r.memory_bytes as f64 * 8.0 / r.capacity as f64,
+                        ))
+                    },
                     "",
                     Dash::Solid,
                     &every,
@@ -679,9 +702,7 @@ fn capacity_figures(
 /// Measured FPP and live false negatives against churn.
 fn churn_figures(ctx: &Ctx<'_>, measured: &Measurements, churn: &ChurnResults) -> Vec<FigureFile> {
     let config = &measured.config;
-    let lines_of = |y: &dyn Fn(&crate::experiments::churn::ChurnRow) -> Option<f64>,
-                    suffix: &str,
-                    dash: Dash| {
+    let lines_of = |point: &dyn Fn(&ChurnRow) -> Option<Point>, suffix: &str, dash: Dash| {
         ctx.entries
             .iter()
             .filter_map(|entry| {
@@ -689,25 +710,35 @@ fn churn_figures(ctx: &Ctx<'_>, measured: &Measurements, churn: &ChurnResults) -
                     .rows
                     .iter()
                     .filter(|r| r.at.filter == entry.name)
-                    .filter_map(|r| y(r).map(|y| Point::at(r.at.churn, y)))
+                    .filter_map(point)
                     .collect();
                 ctx.line(entry.name, suffix, dash, points)
             })
             .collect::<Vec<_>>()
     };
     let mut fpp = lines_of(
-        &|r| (r.sample.empirical_fpp > 0.0).then_some(r.sample.empirical_fpp),
+        &|r| {
+            (r.sample.empirical_fpp > 0.0).then_some(Point {
+                x: r.at.churn,
+                y: r.sample.empirical_fpp,
+                interval: Some((r.sample.ci_low, r.sample.ci_high)),
+            })
+        },
         "",
         Dash::Solid,
     );
     fpp.extend(lines_of(
-        &|r| r.sample.theoretical_fpp,
+        &|r| r.sample.theoretical_fpp.map(|t| Point::at(r.at.churn, t)),
         " (theory)",
         Dash::Dashed,
     ));
-    let mut lost = lines_of(&|r| Some(r.at.false_negatives as f64), "", Dash::Solid);
+    let mut lost = lines_of(
+        &|r| Some(Point::at(r.at.churn, r.at.false_negatives as f64)),
+        "",
+        Dash::Solid,
+    );
     lost.extend(lines_of(
-        &|r| (r.at.failed_removals > 0).then_some(r.at.failed_removals as f64),
+        &|r| (r.at.failed_removals > 0).then(|| Point::at(r.at.churn, r.at.failed_removals as f64)),
         " (failed removals)",
         Dash::Dashed,
     ));
@@ -730,7 +761,10 @@ fn churn_figures(ctx: &Ctx<'_>, measured: &Measurements, churn: &ChurnResults) -
     vec![
         figure(
             "churn_fpp.svg".to_owned(),
-            title("Measured FPP (dashed: theory for the live keys)"),
+            title(&format!(
+                "Measured FPP with {:.3}% intervals (dashed: theory for the live keys; an FPP of 0 is not drawn)",
+                churn.rows.first().map_or(0.0, |r| r.sample.confidence) * 100.0
+            )),
             ctx.family_panels(&steps, &Axis::new("FPP", true), fpp, &[target]),
             true,
         ),
@@ -752,45 +786,44 @@ fn growth_figures(
 ) -> Vec<FigureFile> {
     let config = &measured.config;
     let span = (config.growth_initial as f64, config.growth_final as f64);
-    let panels =
-        |y_axis: &Axis, y: fn(&crate::experiments::growth::GrowthRow) -> f64, with_target: bool| {
-            let mut panels = Vec::new();
-            for &p in &config.growth_fpps {
-                let mut series: Vec<Series> = ctx
-                    .entries
-                    .iter()
-                    .filter_map(|entry| {
-                        let points: Vec<Point> = growth
-                            .rows
-                            .iter()
-                            .filter(|r| r.at.filter == entry.name && r.at.target_fpp == p)
-                            .map(|r| Point::at(r.at.items as f64, y(r)))
-                            .filter(|pt| pt.y > 0.0)
-                            .collect();
-                        ctx.line(entry.name, "", Dash::Solid, points)
-                            .map(|l| ctx.series(&l))
-                    })
-                    .collect();
-                if series.is_empty() {
-                    continue;
-                }
-                if with_target {
-                    series.push(Series::reference(
-                        "target P",
-                        vec![Point::at(span.0, p), Point::at(span.1, p)],
-                    ));
-                }
-                series.truncate(MAX_SERIES);
-                panels.push(Panel::Plot(Plot {
-                    title: format!("P = {p:e}"),
-                    x: Axis::new("items inserted", true),
-                    y: y_axis.clone(),
-                    series,
-                    labelled: Vec::new(),
-                }));
+    let panels = |y_axis: &Axis, point: fn(&GrowthRow) -> Point, with_target: bool| {
+        let mut panels = Vec::new();
+        for &p in &config.growth_fpps {
+            let mut series: Vec<Series> = ctx
+                .entries
+                .iter()
+                .filter_map(|entry| {
+                    let points: Vec<Point> = growth
+                        .rows
+                        .iter()
+                        .filter(|r| r.at.filter == entry.name && r.at.target_fpp == p)
+                        .map(point)
+                        .filter(|pt| pt.y > 0.0)
+                        .collect();
+                    ctx.line(entry.name, "", Dash::Solid, points)
+                        .map(|l| ctx.series(&l))
+                })
+                .collect();
+            if series.is_empty() {
+                continue;
             }
-            panels
-        };
+            if with_target {
+                series.push(Series::reference(
+                    "target P",
+                    vec![Point::at(span.0, p), Point::at(span.1, p)],
+                ));
+            }
+            series.truncate(MAX_SERIES);
+            panels.push(Panel::Plot(Plot {
+                title: format!("P = {p:e}"),
+                x: Axis::new("items inserted", true),
+                y: y_axis.clone(),
+                series,
+                labelled: Vec::new(),
+            }));
+        }
+        panels
+    };
     let growing = |what: &str| {
         format!(
             "{what} while growing from capacity {}",
@@ -800,10 +833,17 @@ fn growth_figures(
     vec![
         figure(
             "growth_fpp.svg".to_owned(),
-            growing("Measured FPP"),
+            growing(&format!(
+                "Measured FPP with {:.3}% intervals (an FPP of 0 is not drawn)",
+                growth.rows.first().map_or(0.0, |r| r.sample.confidence) * 100.0
+            )),
             panels(
                 &Axis::new("measured FPP", true),
-                |r| r.sample.empirical_fpp,
+                |r| Point {
+                    x: r.at.items as f64,
+                    y: r.sample.empirical_fpp,
+                    interval: Some((r.sample.ci_low, r.sample.ci_high)),
+                },
                 true,
             ),
             true,
@@ -813,7 +853,7 @@ fn growth_figures(
             growing("Memory per item"),
             panels(
                 &Axis::new("bits per item held", false),
-                |r| r.at.bits_per_item,
+                |r| Point::at(r.at.items as f64, r.at.bits_per_item),
                 false,
             ),
             true,
@@ -823,7 +863,7 @@ fn growth_figures(
             growing("Negative lookup, one key at a time"),
             panels(
                 &Axis::new("ns per lookup", true),
-                |r| r.at.negative_ns,
+                |r| Point::at(r.at.items as f64, r.at.negative_ns),
                 false,
             ),
             true,

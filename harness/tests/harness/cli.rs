@@ -158,7 +158,7 @@ fn compare_measures_your_own_keys_against_held_out_ones() {
         &[
             "2·10^3 items at target FPP 1e-2",
             "lines mapped to u64 keys by XXH3",
-            "2000 inserted, 2000 held out",
+            "2·10^3 inserted, 2·10^3 held out",
             "held-out keys each filter answered present",
             "BloomFilter ",
             "CuckooFilter ",

@@ -223,7 +223,7 @@ fn an_extra_entry_appears_in_every_table_plot_and_the_guide() {
     // legend (the speed plots its batched line), or as a labelled point
     // (the Pareto charts); the growth plots do not.
     let plots = files_ending(&out, ".svg");
-    assert_eq!(plots.len(), 18, "{plots:?}");
+    assert_eq!(plots.len(), 17, "{plots:?}");
     for plot in plots.iter().filter(|p| {
         !p.starts_with("growth_") && *p != "skyline.svg" && *p != "capacity_refused.svg"
     }) {

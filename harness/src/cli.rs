@@ -41,16 +41,9 @@ pub enum Command {
 /// Options of `filterlab report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// The committed report: n up to 10^8, more repetitions (about half an
-    /// hour on 2 cores). Without a preset flag: n up to 10^7, about 5 minutes.
-    #[arg(long, conflicts_with_all = ["quick", "tiny"])]
-    pub full: bool,
-    /// A short run for CI (about a minute on 2 cores).
-    #[arg(long, conflicts_with = "tiny")]
-    pub quick: bool,
-    /// A run of seconds, for tests.
-    #[arg(long, hide = true)]
-    pub tiny: bool,
+    /// How much to measure (`--full`, `--quick`; the default without).
+    #[command(flatten)]
+    pub size: SizeArgs,
     /// The output directory [default: reports, or target/filterlab-report
     /// when reports/ holds a report made with more data].
     #[arg(long, value_name = "DIR")]
@@ -78,9 +71,7 @@ pub struct ReportArgs {
 impl Default for ReportArgs {
     fn default() -> Self {
         Self {
-            full: false,
-            quick: false,
-            tiny: false,
+            size: SizeArgs::default(),
             out: None,
             filters: Vec::new(),
             seed: DEFAULT_SEED,
@@ -92,14 +83,30 @@ impl Default for ReportArgs {
     }
 }
 
+/// The preset flags of `filterlab report`.
+#[derive(Debug, Default, Args)]
+pub struct SizeArgs {
+    /// The committed report: n up to 10^8, more repetitions (about half an
+    /// hour on 2 cores). Without a preset flag: n up to 10^7, about 5 minutes.
+    #[arg(long, conflicts_with_all = ["quick", "tiny"])]
+    pub full: bool,
+    /// A short run for CI (about a minute on 2 cores).
+    #[arg(long, conflicts_with = "tiny")]
+    pub quick: bool,
+    /// A run of seconds, for tests.
+    #[arg(long, hide = true)]
+    pub tiny: bool,
+}
+
 impl ReportArgs {
     /// The preset its flags select.
     pub fn preset(&self) -> Preset {
-        if self.tiny {
+        let size = &self.size;
+        if size.tiny {
             Preset::Tiny
-        } else if self.quick {
+        } else if size.quick {
             Preset::Quick
-        } else if self.full {
+        } else if size.full {
             Preset::Full
         } else {
             Preset::Default

@@ -210,8 +210,8 @@ pub struct RunConfig {
 }
 
 impl RunConfig {
-    /// The configuration of a preset.
-    pub fn preset(preset: Preset, seed: u64, threads: usize) -> Self {
+    /// The committed report's configuration (`--full`), labelled `preset`.
+    fn full(preset: Preset, seed: u64, threads: usize) -> Self {
         let all = vec![
             Experiment::Accuracy,
             Experiment::Space,
@@ -222,7 +222,7 @@ impl RunConfig {
             Experiment::Sweep,
             Experiment::Redis,
         ];
-        let full = Self {
+        Self {
             preset,
             seed,
             experiments: all,
@@ -261,7 +261,12 @@ impl RunConfig {
             redis_fpp: 0.01,
             redis_per_key: 20_000,
             keys: None,
-        };
+        }
+    }
+
+    /// The configuration of a preset.
+    pub fn preset(preset: Preset, seed: u64, threads: usize) -> Self {
+        let full = Self::full(preset, seed, threads);
         match preset {
             Preset::Full => full,
             // The full accuracy grid unchanged (the same rows as the committed
@@ -381,6 +386,48 @@ impl RunConfig {
         (self, dropped)
     }
 
+    /// The speed and sweep lines of [`describe`](Self::describe).
+    fn describe_timing(&self, out: &mut String) {
+        let list = |values: &[u64]| {
+            values
+                .iter()
+                .map(|v| format_count(*v))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let fpps = self
+            .accuracy_fpps
+            .iter()
+            .map(|p| format!("{p:e}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let _ = writeln!(
+            out,
+            "- speed: n ∈ {{{}}} at p = {}; lookups timed over {} operations; median of {} \
+             repetitions ({} from {} items); {} worker thread(s) for accuracy and capacity, \
+             speed measured alone on one thread, one key at a time and, for filters with a batch \
+             API, batched; lookups use as many distinct keys as they time",
+            list(&self.speed_items),
+            self.speed_fpp,
+            format_count(self.speed_lookups),
+            self.speed_repetitions,
+            self.speed_large_repetitions,
+            format_count(self.speed_large_items),
+            self.threads
+        );
+        let _ = writeln!(
+            out,
+            "- sweep: n ∈ {{{}}} × p ∈ {{{fpps}}}; one-key negative lookups over {} distinct \
+             never-inserted keys, median of {} rounds alternating the filters (1 from {} items); \
+             Pareto charts at n = {}",
+            list(&self.sweep_items),
+            format_count(self.speed_lookups),
+            self.sweep_repetitions,
+            format_count(self.speed_large_items),
+            format_count(self.pareto_items)
+        );
+    }
+
     /// The run's parameters as Markdown list items, for the report.
     pub fn describe(&self) -> String {
         let list = |values: &[u64]| {
@@ -420,31 +467,7 @@ impl RunConfig {
             format_count(self.instance_items),
             self.family_error_rate
         );
-        let _ = writeln!(
-            out,
-            "- speed: n ∈ {{{}}} at p = {}; lookups timed over {} operations; median of {} \
-             repetitions ({} from {} items); {} worker thread(s) for accuracy and capacity, \
-             speed measured alone on one thread, one key at a time and, for filters with a batch \
-             API, batched; lookups use as many distinct keys as they time",
-            list(&self.speed_items),
-            self.speed_fpp,
-            format_count(self.speed_lookups),
-            self.speed_repetitions,
-            self.speed_large_repetitions,
-            format_count(self.speed_large_items),
-            self.threads
-        );
-        let _ = writeln!(
-            out,
-            "- sweep: n ∈ {{{}}} × p ∈ {{{fpps}}}; one-key negative lookups over {} distinct \
-             never-inserted keys, median of {} rounds alternating the filters (1 from {} items); \
-             Pareto charts at n = {}",
-            list(&self.sweep_items),
-            format_count(self.speed_lookups),
-            self.sweep_repetitions,
-            format_count(self.speed_large_items),
-            format_count(self.pareto_items)
-        );
+        self.describe_timing(&mut out);
         let _ = writeln!(
             out,
             "- over capacity: capacity {} at p = {}, load 0% to 300% in steps of {}%, {} queries per point",

@@ -46,7 +46,11 @@ pub const REPORT_FILES: [&str; 26] = [
 /// Whether `name` is a file a report writes: one of [`REPORT_FILES`] or a
 /// Pareto chart (`pareto_p1e-2.svg`).
 pub fn is_report_file(name: &str) -> bool {
-    REPORT_FILES.contains(&name) || (name.starts_with("pareto_p") && name.ends_with(".svg"))
+    REPORT_FILES.contains(&name)
+        || (name.starts_with("pareto_p")
+            && Path::new(name)
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("svg")))
 }
 
 /// The file recording what made a report (its [`RunRecord`]).

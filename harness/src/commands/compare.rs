@@ -11,7 +11,7 @@ use crate::config::{Experiment, Preset, RunConfig, check_workload};
 use crate::error::Error;
 use crate::experiments::accuracy;
 use crate::experiments::keys::KeySet;
-use crate::experiments::measurements::measure;
+use crate::experiments::measurements::{Measurements, measure};
 use crate::experiments::speed::Operation;
 use crate::registry;
 use crate::render::evidence::label;
@@ -97,6 +97,26 @@ pub fn compare(request: &CompareRequest) -> Result<String, Error> {
             "Keys: generated (seeded u64 streams); the FPP over never-inserted keys.\n"
         ),
     };
+    out.push_str(&table(&measured));
+    let _ = writeln!(
+        out,
+        "\nns per operation: median of 3 runs; one thread; one key at a time, and for filters \
+         with a batch API also batched (the \"(batched)\" lines)."
+    );
+    let failures = accuracy::gate(&measured.accuracy);
+    if !failures.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nAccuracy gate failures:\n  {}",
+            failures.join("\n  ")
+        );
+    }
+    Ok(out)
+}
+
+/// The table: one row per filter, a "(batched)" row below each filter with
+/// a batch API, in columns.
+fn table(measured: &Measurements) -> String {
     let speed = measured.speed.as_ref().map_or(&[][..], |s| &s.rows[..]);
     let ns = |filter: &str, ops: &[Operation], mode: Mode| {
         speed
@@ -145,19 +165,5 @@ pub fn compare(request: &CompareRequest) -> Result<String, Error> {
         }
     }
     let right: Vec<bool> = COLUMNS.iter().map(|&(_, number)| number).collect();
-    out.push_str(&columns(&rows, &right));
-    let _ = writeln!(
-        out,
-        "\nns per operation: median of 3 runs; one thread; one key at a time, and for filters \
-         with a batch API also batched (the \"(batched)\" lines)."
-    );
-    let failures = accuracy::gate(&measured.accuracy);
-    if !failures.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nAccuracy gate failures:\n  {}",
-            failures.join("\n  ")
-        );
-    }
-    Ok(out)
+    columns(&rows, &right)
 }

@@ -434,8 +434,8 @@ impl Measured {
 
     /// Where the figures came from, or where they were looked for.
     fn describe(&self) -> String {
-        match &self.found {
-            Some((dir, record)) => format!(
+        if let Some((dir, record)) = &self.found {
+            return format!(
                 "Measured figures: from the report in {} ({}; {} accuracy and {} speed rows).",
                 dir.display(),
                 record
@@ -443,23 +443,21 @@ impl Measured {
                     .map_or_else(|| "how it was made unknown".to_owned(), RunRecord::describe),
                 self.accuracy.len(),
                 self.speed.len()
-            ),
-            None => {
-                let looked: Vec<String> = self
-                    .looked
-                    .iter()
-                    .map(|d| {
-                        let absolute = std::path::absolute(d).unwrap_or_else(|_| d.clone());
-                        absolute.display().to_string()
-                    })
-                    .collect();
-                format!(
-                    "Measured figures: none; looked for a report in {} and found none. Run \
-                     `filterlab` (about 5 minutes) to measure every filter, or pass --report DIR.",
-                    looked.join(" and ")
-                )
-            }
+            );
         }
+        let looked: Vec<String> = self
+            .looked
+            .iter()
+            .map(|d| {
+                let absolute = std::path::absolute(d).unwrap_or_else(|_| d.clone());
+                absolute.display().to_string()
+            })
+            .collect();
+        format!(
+            "Measured figures: none; looked for a report in {} and found none. Run \
+             `filterlab` (about 5 minutes) to measure every filter, or pass --report DIR.",
+            looked.join(" and ")
+        )
     }
 
     /// What a filter did in the report, in words.

@@ -7,7 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use crate::config::{Experiment, RunConfig};
+use crate::config::{Experiment, Preset, RunConfig};
 use crate::error::Error;
 use crate::experiments::measurements::{Measurements, measure, plan};
 use crate::machine::Machine;
@@ -84,7 +84,7 @@ pub fn destination(
             old.describe(),
             record.describe(),
             old.preset()
-                .map(|p| p.flag())
+                .map(Preset::flag)
                 .filter(|flag| !flag.is_empty())
                 .map_or_else(String::new, |flag| format!(" ({flag})"))
         ))
@@ -110,7 +110,7 @@ pub fn destination(
         old.describe(),
         fallback.display(),
         old.preset()
-            .map(|p| p.flag())
+            .map(Preset::flag)
             .filter(|flag| !flag.is_empty())
             .unwrap_or("the same run"),
         default.display()

@@ -78,13 +78,12 @@ impl KeySet {
             .iter()
             .map(|line| std::str::from_utf8(line).ok()?.trim().parse().ok())
             .collect();
-        let (format, mut keys) = match integers {
-            Some(values) => (KeyFormat::Integers, values),
-            None => {
-                let hasher = KeyHasher::new(LINE_SEED);
-                let keys = lines.iter().map(|line| hasher.hash_bytes(line)).collect();
-                (KeyFormat::Lines, keys)
-            }
+        let (format, mut keys) = if let Some(values) = integers {
+            (KeyFormat::Integers, values)
+        } else {
+            let hasher = KeyHasher::new(LINE_SEED);
+            let keys = lines.iter().map(|line| hasher.hash_bytes(line)).collect();
+            (KeyFormat::Lines, keys)
         };
         keys.sort_unstable();
         keys.dedup();

@@ -82,7 +82,7 @@ impl Ctx<'_> {
         &self,
         x: &Axis,
         y: &Axis,
-        lines: Vec<FilterLine>,
+        lines: &[FilterLine],
         references: &[Series],
     ) -> Vec<Panel> {
         let mut panels = Vec::new();
@@ -154,7 +154,7 @@ impl Ctx<'_> {
 }
 
 /// Consecutive groups packed into chunks of at most `room` lines.
-fn chunk<'g, T>(groups: &'g [Vec<T>], room: usize) -> Vec<Vec<&'g Vec<T>>> {
+fn chunk<T>(groups: &[Vec<T>], room: usize) -> Vec<Vec<&Vec<T>>> {
     let mut chunks: Vec<Vec<&Vec<T>>> = Vec::new();
     let mut used = 0;
     for group in groups {
@@ -432,7 +432,7 @@ pub fn skyline_cell<'a>(
 fn accuracy_figure(ctx: &Ctx<'_>, measured: &Measurements) -> Option<FigureFile> {
     let largest = measured.accuracy.iter().map(|r| r.n).max()?;
     let confidence = measured.accuracy.first().map_or(0.0, |r| r.confidence);
-    let lines = ctx
+    let lines: Vec<FilterLine> = ctx
         .entries
         .iter()
         .filter_map(|entry| {
@@ -464,7 +464,7 @@ fn accuracy_figure(ctx: &Ctx<'_>, measured: &Measurements) -> Option<FigureFile>
         ctx.family_panels(
             &Axis::new("target p", true),
             &Axis::new("measured FPP / p", true),
-            lines,
+            &lines,
             &[target],
         ),
         false,
@@ -474,7 +474,7 @@ fn accuracy_figure(ctx: &Ctx<'_>, measured: &Measurements) -> Option<FigureFile>
 /// Bits per item against target, beside the Bloom optimum and the bound.
 fn space_figure(ctx: &Ctx<'_>, measured: &Measurements) -> Option<FigureFile> {
     let n = measured.space.first()?.n;
-    let lines = ctx
+    let lines: Vec<FilterLine> = ctx
         .entries
         .iter()
         .filter_map(|entry| {
@@ -504,7 +504,7 @@ fn space_figure(ctx: &Ctx<'_>, measured: &Measurements) -> Option<FigureFile> {
         ctx.family_panels(
             &Axis::new("target p", true),
             &Axis::new("bits per item", true),
-            lines,
+            &lines,
             &references,
         ),
         true,
@@ -560,13 +560,50 @@ fn speed_figures(ctx: &Ctx<'_>, measured: &Measurements, speed: &SpeedResults) -
             ctx.family_panels(
                 &Axis::new("items in the filter", true),
                 &Axis::new("ns per operation", true),
-                lines,
+                &lines,
                 &[],
             ),
             true,
         ));
     }
     figures
+}
+
+/// A past-capacity FPP as a point with its Wilson interval; none for an
+/// FPP of 0 (a log axis cannot show it).
+fn capacity_fpp_point(row: &CapacityRow, queries: u64) -> Option<Point> {
+    (row.empirical_fpp > 0.0).then(|| {
+        let found = (row.empirical_fpp * queries as f64).round() as u64;
+        Point {
+            x: row.load,
+            y: row.empirical_fpp,
+            interval: Some(wilson_interval(found, queries, CAPACITY_CONFIDENCE)),
+        }
+    })
+}
+
+/// The past-capacity lines of the filters `only` accepts: each filter's
+/// points, labelled with its name and `suffix`, drawn in `dash`.
+fn capacity_lines(
+    ctx: &Ctx<'_>,
+    capacity: &CapacityResults,
+    point: &dyn Fn(&CapacityRow) -> Option<Point>,
+    (suffix, dash): (&str, Dash),
+    only: &dyn Fn(&str) -> bool,
+) -> Vec<FilterLine> {
+    ctx.entries
+        .iter()
+        .filter(|e| only(e.name))
+        .filter_map(|entry| {
+            let points = capacity
+                .rows
+                .iter()
+                .filter(|r| r.filter == entry.name)
+                .filter_map(point)
+                .collect();
+            ctx.line(entry.name, suffix, dash, points)
+        })
+        .collect()
 }
 
 /// FPP, memory, refusals and losses against load past capacity.
@@ -580,36 +617,35 @@ fn capacity_figures(
                     suffix: &str,
                     dash: Dash,
                     only: &dyn Fn(&str) -> bool| {
-        ctx.entries
-            .iter()
-            .filter(|e| only(e.name))
-            .filter_map(|entry| {
-                let points = capacity
-                    .rows
-                    .iter()
-                    .filter(|r| r.filter == entry.name)
-                    .filter_map(point)
-                    .collect();
-                ctx.line(entry.name, suffix, dash, points)
-            })
-            .collect::<Vec<_>>()
+        capacity_lines(ctx, capacity, point, (suffix, dash), only)
     };
     let every = |_: &str| true;
-    let load = Axis::new("keys offered / capacity", false);
-    let target = Series::reference(
-        "target p",
-        vec![
-            Point::at(0.0, config.capacity_fpp),
-            Point::at(3.0, config.capacity_fpp),
-        ],
-    );
     let share = |count: u64, r: &CapacityRow| count as f64 / r.offered.max(1) as f64;
-    let refusing = |filter: &str| {
+    let losing = |f: &str| {
         capacity
             .rows
             .iter()
-            .any(|r| r.filter == filter && (r.refused > 0 || r.false_negatives > 0))
+            .any(|r| r.filter == f && r.false_negatives > 0)
     };
+    let refusing =
+        |f: &str| losing(f) || capacity.rows.iter().any(|r| r.filter == f && r.refused > 0);
+    let fpp = lines_of(
+        &|r| capacity_fpp_point(r, config.capacity_queries),
+        "",
+        Dash::Solid,
+        &every,
+    );
+    let memory = lines_of(
+        &|r| {
+            Some(Point::at(
+                r.load,
+                r.memory_bytes as f64 * 8.0 / r.capacity as f64,
+            ))
+        },
+        "",
+        Dash::Solid,
+        &every,
+    );
     let mut refused = lines_of(
         &|r| Some(Point::at(r.load, share(r.refused, r))),
         " refused",
@@ -620,46 +656,27 @@ fn capacity_figures(
         &|r| Some(Point::at(r.load, share(r.false_negatives, r))),
         " lost",
         Dash::Dashed,
-        &|f| {
-            capacity
-                .rows
-                .iter()
-                .any(|r| r.filter == f && r.false_negatives > 0)
-        },
+        &losing,
     ));
+    let load = Axis::new("keys offered / capacity", false);
+    let target = Series::reference(
+        "target p",
+        vec![
+            Point::at(0.0, config.capacity_fpp),
+            Point::at(3.0, config.capacity_fpp),
+        ],
+    );
+    let fpp_title = format!(
+        "Measured FPP past capacity with 99% Wilson intervals (capacity {}, p = {}; an FPP of 0 \
+         is not drawn)",
+        format_count(config.capacity_items),
+        config.capacity_fpp
+    );
     vec![
         figure(
             "capacity_fpp.svg".to_owned(),
-            format!(
-                "Measured FPP past capacity with 99% Wilson intervals (capacity {}, p = {}; an FPP of 0 is not drawn)",
-                format_count(config.capacity_items),
-                config.capacity_fpp
-            ),
-            ctx.family_panels(
-                &load,
-                &Axis::new("measured FPP", true),
-                lines_of(
-                    &|r| {
-                        (r.empirical_fpp > 0.0).then(|| {
-                            let queries = config.capacity_queries;
-                            let found = (r.empirical_fpp * queries as f64).round() as u64;
-                            Point {
-                                x: r.load,
-                                y: r.empirical_fpp,
-                                interval: Some(wilson_interval(
-                                    found,
-                                    queries,
-                                    CAPACITY_CONFIDENCE,
-                                )),
-                            }
-                        })
-                    },
-                    "",
-                    Dash::Solid,
-                    &every,
-                ),
-                &[target],
-            ),
+            fpp_title,
+            ctx.family_panels(&load, &Axis::new("measured FPP", true), &fpp, &[target]),
             true,
         ),
         figure(
@@ -668,17 +685,7 @@ fn capacity_figures(
             ctx.family_panels(
                 &load,
                 &Axis::new("bits per item of capacity", true),
-                lines_of(
-                    &|r| {
-                        Some(Point::at(
-                            r.load,
-                            r.memory_bytes as f64 * 8.0 / r.capacity as f64,
-                        ))
-                    },
-                    "",
-                    Dash::Solid,
-                    &every,
-                ),
+                &memory,
                 &[],
             ),
             true,
@@ -691,7 +698,7 @@ fn capacity_figures(
             ctx.family_panels(
                 &load,
                 &Axis::new("share of the keys offered", false),
-                refused,
+                &refused,
                 &[],
             ),
             true,
@@ -765,13 +772,13 @@ fn churn_figures(ctx: &Ctx<'_>, measured: &Measurements, churn: &ChurnResults) -
                 "Measured FPP with {:.3}% intervals (dashed: theory for the live keys; an FPP of 0 is not drawn)",
                 churn.rows.first().map_or(0.0, |r| r.sample.confidence) * 100.0
             )),
-            ctx.family_panels(&steps, &Axis::new("FPP", true), fpp, &[target]),
+            ctx.family_panels(&steps, &Axis::new("FPP", true), &fpp, &[target]),
             true,
         ),
         figure(
             "churn_false_negatives.svg".to_owned(),
             title("Live keys reported absent (dashed: removals that found nothing)"),
-            ctx.family_panels(&steps, &Axis::new("keys", false), lost, &[]),
+            ctx.family_panels(&steps, &Axis::new("keys", false), &lost, &[]),
             true,
         ),
     ]

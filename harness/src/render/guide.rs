@@ -716,10 +716,10 @@ fn static_section(facts: &Facts<'_>) -> String {
     if let Some(row) = facts.fewest_bits(&dynamic, p).first() {
         chosen.extend(facts.entries().iter().find(|e| e.name == row.filter));
     }
-    if let Some((entry, ..)) = facts.fastest(&dynamic, Operation::LookupNegative, Mode::OneKey) {
-        if !chosen.iter().any(|e| e.name == entry.name) {
-            chosen.push(entry);
-        }
+    if let Some((entry, ..)) = facts.fastest(&dynamic, Operation::LookupNegative, Mode::OneKey)
+        && !chosen.iter().any(|e| e.name == entry.name)
+    {
+        chosen.push(entry);
     }
     let body: Vec<Vec<String>> = chosen
         .iter()

@@ -102,8 +102,10 @@ fn summary_charts(measured: &Measurements, figures: &[FigureFile]) -> String {
             format_count(n),
             fpps.iter()
                 .filter(|&&p| drawn(&pareto_file(p)).is_some())
-                .map(|&p| format!(" [p = {p:e}]({})", pareto_file(p)))
-                .collect::<String>()
+                .fold(String::new(), |mut links, &p| {
+                    let _ = write!(links, " [p = {p:e}]({})", pareto_file(p));
+                    links
+                })
         );
         if let Some(figure) = drawn(&pareto_file(reference)) {
             let _ = writeln!(out, "![{}]({})\n", figure.figure.title, figure.file);

@@ -901,7 +901,7 @@ fn draw_legend<'a>(root: &Area<'a>, series: &[Series], legend: Rect) -> DrawResu
         let colour = rgb(series.colour);
         line(root, &[(x0, y), (x1, y)], series.dash, colour, 2)?;
         if let Some(shape) = series.marker {
-            marker(root, shape, ((x0 + x1) / 2, y), 3, colour)?;
+            marker(root, shape, (x0.midpoint(x1), y), 3, colour)?;
         }
         let height = (TEXT_SIZE / 1.24) as i32;
         text(

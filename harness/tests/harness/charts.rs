@@ -17,7 +17,7 @@ use filterlab_harness::machine::Machine;
 use filterlab_harness::registry;
 use filterlab_harness::render::charts::{MAX_SERIES, figures};
 use filterlab_harness::render::guide::check_guide;
-use filterlab_harness::render::plot::{Panel, layout};
+use filterlab_harness::render::plot::{Panel, Series, layout};
 use filterlab_harness::render::style::{Colour, Marker};
 use resvg::{tiny_skia, usvg};
 
@@ -128,7 +128,7 @@ fn a_fresh_report_keeps_the_figure_and_guide_rules_and_renders() {
                 "{file}: a panel with {} lines",
                 series.len()
             );
-            let styles: HashSet<_> = series.iter().map(|s| s.style()).collect();
+            let styles: HashSet<_> = series.iter().map(Series::style).collect();
             assert_eq!(styles.len(), series.len(), "{file}: two lines drawn alike");
             for s in series {
                 if let (Some(filter), Some(marker)) = (&s.filter, s.marker) {

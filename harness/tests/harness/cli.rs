@@ -2,6 +2,7 @@
 //! `recommend` prints the sizing; `compare` prints both speeds; `report`
 //! writes a complete report.
 
+use std::fmt::Write as _;
 use std::fs;
 
 use filterlab_harness::output::REPORT_FILES;
@@ -138,15 +139,15 @@ fn compare_measures_your_own_keys_against_held_out_ones() {
     let dir = scratch("keys");
     fs::create_dir_all(&dir).unwrap();
     let file = dir.join("urls.txt");
-    let urls: String = (0..4000)
-        .map(|i| {
-            format!(
-                "https://shop.example.com/product/{}/reviews?page={}\n",
-                i / 7,
-                i % 7
-            )
-        })
-        .collect();
+    let mut urls = String::new();
+    for i in 0..4000 {
+        let _ = writeln!(
+            urls,
+            "https://shop.example.com/product/{}/reviews?page={}",
+            i / 7,
+            i % 7
+        );
+    }
     fs::write(&file, urls).unwrap();
     let command = format!(
         "compare --keys {} --fpp 0.01 --filters BloomFilter,CuckooFilter --quiet",

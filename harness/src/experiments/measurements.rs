@@ -107,7 +107,7 @@ pub fn measure(
 /// Rough ns per key operation in a filter of `items` keys: cache-resident
 /// up to 10^6 keys, a DRAM access or more beyond.
 fn ns_per_operation(items: u64) -> f64 {
-    if items <= 1_000_000 { 40.0 } else { 120.0 }
+    if items <= 1_000_000 { 40.0 } else { 80.0 }
 }
 
 /// Each experiment's estimated seconds on this machine, for the progress

@@ -5,11 +5,11 @@
 //! the skyline map (the fewest bits and the fastest lookup meeting p, per
 //! cell) are drawn from it.
 //!
-//! Up to 10^7 items every filter of a cell is built first (on the run's
-//! worker threads) and the timed rounds alternate between them, one filter
-//! timed at a time, so that a slow phase of a shared machine does not land
-//! on one filter; larger cells build and time one filter at a time (all of
-//! them at once would not fit in memory).
+//! The filters of a cell are built on the run's worker threads at the same
+//! time, then timed one at a time in rounds that alternate between them, so
+//! that a slow phase of a shared machine does not land on one filter: up to
+//! 10^7 items every filter of the cell at once, beyond that as many as
+//! there are workers (all of them would not fit in memory).
 
 use std::hint::black_box;
 use std::sync::{Barrier, Mutex, PoisonError};
@@ -121,12 +121,13 @@ pub fn run(
                 stage: &stage,
                 notes: &notes,
             };
-            let workers = if items <= ALTERNATE_UP_TO {
-                config.threads.clamp(1, entries.len().max(1))
+            let workers = config.threads.max(1);
+            let batch = if items <= ALTERNATE_UP_TO {
+                entries.len()
             } else {
-                1
+                workers
             };
-            rows.extend(cell.measure(workers));
+            rows.extend(cell.measure(workers, batch));
         }
     }
     stage.finish(&format!(
@@ -190,37 +191,35 @@ impl Cell<'_> {
         filter.ns.push(ns);
     }
 
-    /// The rows of every filter, in entry order. With one worker, each
-    /// filter is built, timed and dropped before the next (cells too large
-    /// to hold every filter at once). With more, the workers build their
-    /// share of the filters at the same time, then take turns timing them,
-    /// one filter at a time while the others wait, round after round: the
-    /// rounds alternate between the filters, and nothing else runs while
-    /// one is timed. (A filter stays on the thread that built it.)
-    fn measure(&self, workers: usize) -> Vec<SweepRow> {
-        if workers <= 1 {
-            return (0..self.entries.len())
-                .filter_map(|index| {
-                    let mut filter = self.build(index);
-                    if let Some(filter) = &mut filter {
-                        for _ in 0..self.rounds {
-                            self.time(filter);
-                        }
-                    }
-                    self.stage.step(&self.describe());
-                    filter.map(|f| self.row(&f))
-                })
-                .collect();
-        }
+    /// The rows of every filter, in entry order, measured `batch` filters
+    /// at a time (every filter of a small cell at once; a large cell's
+    /// filters a few at a time, so that they fit in memory).
+    fn measure(&self, workers: usize, batch: usize) -> Vec<SweepRow> {
+        let indices: Vec<usize> = (0..self.entries.len()).collect();
+        indices
+            .chunks(batch.max(1))
+            .flat_map(|chunk| self.measure_batch(chunk, workers))
+            .collect()
+    }
+
+    /// The rows of the filters at `indices`: the workers build their share
+    /// of them at the same time, then take turns timing theirs, one filter
+    /// at a time while the others wait, round after round, so the rounds
+    /// alternate between the filters and nothing else runs while one is
+    /// timed. (A filter stays on the thread that built it.)
+    fn measure_batch(&self, indices: &[usize], workers: usize) -> Vec<SweepRow> {
+        let workers = workers.clamp(1, indices.len().max(1));
         let turns = Barrier::new(workers);
         let mut rows: Vec<SweepRow> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..workers)
                 .map(|worker| {
                     let turns = &turns;
                     scope.spawn(move || {
-                        let mut mine: Vec<Built> = (worker..self.entries.len())
+                        let mut mine: Vec<Built> = indices
+                            .iter()
+                            .skip(worker)
                             .step_by(workers)
-                            .filter_map(|index| {
+                            .filter_map(|&index| {
                                 let built = self.build(index);
                                 self.stage.step(&self.describe());
                                 built
@@ -351,5 +350,41 @@ mod tests {
             xorf.iter().all(|r| (8.5..12.0).contains(&r.bits_per_item)),
             "{xorf:?}"
         );
+        // A filter at a time (as cells too large to hold every filter are
+        // measured), on one worker or two: the same filters, bits and FPP.
+        let timed = TimedKeys::new(
+            &config,
+            2_000,
+            derive_seed(3, &[2_000, 0x5eed_5eee]),
+            10_000,
+        );
+        let stage = Tracker::hidden();
+        let stage = stage.stage("sweep", 1);
+        let notes = Mutex::new(Vec::new());
+        let cell = Cell {
+            entries: &entries,
+            workload: Workload {
+                items: 2_000,
+                fpp: 0.1,
+                seed: derive_seed(3, &[2_000, 0x5eed_5eee]),
+            },
+            keys: &timed,
+            rounds: 2,
+            accuracy: &[],
+            confidence: 0.99,
+            stage: &stage,
+            notes: &notes,
+        };
+        let first = &results.rows[..2];
+        for (workers, batch) in [(1, 1), (2, 1), (2, 2)] {
+            let rows = cell.measure(workers, batch);
+            assert_eq!(rows.len(), 2);
+            for (row, earlier) in rows.iter().zip(first) {
+                assert_eq!(row.filter, earlier.filter);
+                assert_eq!(row.bits_per_item, earlier.bits_per_item);
+                assert_eq!(row.false_positives, earlier.false_positives);
+                assert_eq!(row.rounds, 2);
+            }
+        }
     }
 }

@@ -433,7 +433,7 @@ pub fn axis_label(value: f64, log: bool) -> String {
         let text = format!("{power:.digits$}");
         return text.trim_end_matches('0').trim_end_matches('.').to_owned();
     }
-    if (1.0..1e5).contains(&power) {
+    if (1.0..1e4).contains(&power) {
         // Plain numbers with two significant digits: 2.5, 63, 250.
         if power >= 10.0 {
             let magnitude = 10f64.powi(power.log10().floor() as i32 - 1);
@@ -1023,6 +1023,8 @@ mod tests {
         assert_eq!(axis_label(63.1f64.log10(), true), "63");
         assert_eq!(axis_label(2.5f64.log10(), true), "2.5");
         assert_eq!(axis_label(8.0, true), "1e8");
+        assert_eq!(axis_label(4.0, true), "1e4");
+        assert_eq!(axis_label(32_000f64.log10(), true), "3.2e4");
         assert_eq!(axis_label(0.003_2f64.log10(), true), "3.2e-3");
         assert_eq!(axis_label(0.5, false), "0.5");
         assert_eq!(axis_label(0.79f64.log10(), true), "0.79");

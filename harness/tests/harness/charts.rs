@@ -3,7 +3,8 @@
 //! every figure, each legend outside every data area), every SVG renders
 //! with resvg (those of a fresh run and those committed in reports/), and
 //! the guide keeps its rules. With FILTERLAB_PNG_DIR set, the rendered
-//! images are written there as PNG files, to be looked at.
+//! images are written there as PNG files, to be looked at (and with
+//! FILTERLAB_RENDER_DIR, the SVG files of that report too).
 
 use std::collections::{HashMap, HashSet};
 use std::fs;
@@ -196,10 +197,15 @@ fn a_fresh_report_keeps_the_figure_and_guide_rules_and_renders() {
     fs::remove_dir_all(&out).unwrap();
 }
 
+/// Every SVG of the committed report renders (and of the report in
+/// FILTERLAB_RENDER_DIR, when set: a report to look at).
 #[test]
 fn every_committed_svg_renders() {
-    let reports = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports");
-    let (count, failures) = render_all(&reports);
-    assert!(count > 0, "no SVG in {}", reports.display());
-    assert!(failures.is_empty(), "{failures:#?}");
+    let mut dirs = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports")];
+    dirs.extend(std::env::var_os("FILTERLAB_RENDER_DIR").map(PathBuf::from));
+    for dir in dirs {
+        let (count, failures) = render_all(&dir);
+        assert!(count > 0, "no SVG in {}", dir.display());
+        assert!(failures.is_empty(), "{failures:#?}");
+    }
 }

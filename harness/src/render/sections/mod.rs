@@ -5,5 +5,4 @@ pub mod capacity;
 pub mod churn;
 pub mod growth;
 pub mod redis;
-pub mod space;
 pub mod speed;

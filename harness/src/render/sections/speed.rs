@@ -63,8 +63,8 @@ pub fn speed_section(measured: &Measurements, speed: &SpeedResults) -> String {
                     continue;
                 }
                 let mut cells = vec![match mode {
-                    Mode::OneKey => entry.name.to_owned(),
-                    Mode::Batched => format!("{} (batched)", entry.name),
+                    Mode::OneKey => entry.display_name(),
+                    Mode::Batched => format!("{} (batched)", entry.display_name()),
                 }];
                 cells.extend(sizes.iter().map(|&n| {
                     mine.iter()

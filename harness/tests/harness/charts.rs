@@ -1,0 +1,211 @@
+//! The figures keep their specifications (at most eight lines a panel, no
+//! two lines of a panel drawn alike, one colour and marker per filter in
+//! every figure, each legend outside every data area), every SVG renders
+//! with resvg (those of a fresh run and those committed in reports/), and
+//! the guide keeps its rules. With FILTERLAB_PNG_DIR set, the rendered
+//! images are written there as PNG files, to be looked at (and with
+//! FILTERLAB_RENDER_DIR, the SVG files of that report too).
+
+use std::collections::{HashMap, HashSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use filterlab_harness::commands::report::{Context, write_report};
+use filterlab_harness::config::{Experiment, Preset, RunConfig};
+use filterlab_harness::experiments::measurements::{Measurements, measure};
+use filterlab_harness::machine::Machine;
+use filterlab_harness::registry;
+use filterlab_harness::render::charts::{MAX_SERIES, figures};
+use filterlab_harness::render::guide::check_guide;
+use filterlab_harness::render::plot::{Panel, Series, layout};
+use filterlab_harness::render::style::{Colour, Marker};
+use resvg::{tiny_skia, usvg};
+
+use crate::scratch;
+
+/// A tiny run of every experiment but Redis over every registered filter.
+fn tiny_run() -> Measurements {
+    let mut config = RunConfig::preset(Preset::Tiny, 9, 2);
+    config.experiments.retain(|&e| e != Experiment::Redis);
+    measure(registry::registry(), &config, true).unwrap()
+}
+
+/// The system's fonts, loaded once for every rendering.
+fn fonts() -> Arc<usvg::fontdb::Database> {
+    static FONTS: OnceLock<Arc<usvg::fontdb::Database>> = OnceLock::new();
+    Arc::clone(FONTS.get_or_init(|| {
+        let mut database = usvg::fontdb::Database::new();
+        database.load_system_fonts();
+        // The figures ask for "sans-serif"; fontdb maps it to Arial unless told.
+        let sans = database
+            .faces()
+            .flat_map(|face| face.families.iter().map(|(name, _)| name.clone()))
+            .find(|name| name == "DejaVu Sans" || name.contains("Sans"));
+        if let Some(sans) = sans {
+            database.set_sans_serif_family(sans);
+        }
+        Arc::new(database)
+    }))
+}
+
+/// Renders an SVG file to pixels; an error for anything resvg refuses, an
+/// empty size or a blank image. Saved as PNG under FILTERLAB_PNG_DIR.
+fn render(path: &Path) -> Result<(), String> {
+    let data = fs::read(path).map_err(|e| e.to_string())?;
+    let options = usvg::Options {
+        fontdb: fonts(),
+        ..usvg::Options::default()
+    };
+    let tree = usvg::Tree::from_data(&data, &options).map_err(|e| e.to_string())?;
+    let size = tree.size().to_int_size();
+    let mut pixmap =
+        tiny_skia::Pixmap::new(size.width(), size.height()).ok_or("an SVG of no size")?;
+    pixmap.fill(tiny_skia::Color::WHITE);
+    resvg::render(&tree, tiny_skia::Transform::default(), &mut pixmap.as_mut());
+    let inked = pixmap
+        .pixels()
+        .iter()
+        .filter(|p| p.red() < 200 || p.green() < 200 || p.blue() < 200)
+        .count();
+    if inked * 1000 < pixmap.pixels().len() {
+        return Err(format!("nearly blank: {inked} dark pixels"));
+    }
+    if let Some(dir) = std::env::var_os("FILTERLAB_PNG_DIR") {
+        let dir = PathBuf::from(dir);
+        fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        let name = path.file_stem().unwrap_or_default().to_string_lossy();
+        let parent = path
+            .parent()
+            .and_then(Path::file_name)
+            .unwrap_or_default()
+            .to_string_lossy();
+        pixmap
+            .save_png(dir.join(format!("{parent}-{name}.png")))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// Every SVG file in `dir`, rendered; the failures.
+fn render_all(dir: &Path) -> (usize, Vec<String>) {
+    let mut count = 0;
+    let mut failures = Vec::new();
+    for entry in fs::read_dir(dir).unwrap().filter_map(Result::ok) {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "svg") {
+            count += 1;
+            if let Err(err) = render(&path) {
+                failures.push(format!("{}: {err}", path.display()));
+            }
+        }
+    }
+    (count, failures)
+}
+
+#[test]
+fn a_fresh_report_keeps_the_figure_and_guide_rules_and_renders() {
+    let measured = tiny_run();
+    let figures = figures(&measured);
+    // The summary charts are there: a Pareto chart per target, the skyline.
+    let files: Vec<&str> = figures.iter().map(|f| f.file.as_str()).collect();
+    for file in [
+        "skyline.svg",
+        "pareto_p1e-1.svg",
+        "pareto_p1e-2.svg",
+        "accuracy.svg",
+        "space.svg",
+    ] {
+        assert!(files.contains(&file), "{file} missing from {files:?}");
+    }
+    let mut colours: HashMap<String, HashSet<(Colour, Marker)>> = HashMap::new();
+    for figure in &figures {
+        let file = &figure.file;
+        let place = layout(&figure.figure);
+        for (panel, at) in figure.figure.panels.iter().zip(&place.panels) {
+            let series = panel.series();
+            assert!(
+                series.len() <= MAX_SERIES,
+                "{file}: a panel with {} lines",
+                series.len()
+            );
+            let styles: HashSet<_> = series.iter().map(Series::style).collect();
+            assert_eq!(styles.len(), series.len(), "{file}: two lines drawn alike");
+            for s in series {
+                if let (Some(filter), Some(marker)) = (&s.filter, s.marker) {
+                    colours
+                        .entry(filter.clone())
+                        .or_default()
+                        .insert((s.colour, marker));
+                }
+            }
+            match panel {
+                Panel::Plot(plot) => {
+                    let looks: HashSet<_> = plot.labelled.iter().map(|p| p.look).collect();
+                    assert_eq!(
+                        looks.len(),
+                        plot.labelled.len(),
+                        "{file}: two points drawn alike"
+                    );
+                    for point in &plot.labelled {
+                        colours
+                            .entry(point.filter.clone())
+                            .or_default()
+                            .insert((point.look.colour, point.look.marker));
+                    }
+                }
+                Panel::Grid(grid) => {
+                    for part in grid.cells.iter().flat_map(|c| &c.parts) {
+                        if let Some((filter, look)) = &part.filter {
+                            colours
+                                .entry(filter.clone())
+                                .or_default()
+                                .insert((look.colour, look.marker));
+                        }
+                    }
+                }
+            }
+            if let Some(legend) = at.legend {
+                for other in &place.panels {
+                    assert!(!legend.intersects(&other.data), "{file}: legend over data");
+                }
+                assert!(legend.x + legend.w <= place.width, "{file}: legend cut off");
+            }
+        }
+    }
+    for (filter, looks) in &colours {
+        assert_eq!(looks.len(), 1, "{filter} drawn in {looks:?}");
+    }
+    assert!(
+        colours.len() >= registry::registry().len() - 1,
+        "{colours:?}"
+    );
+
+    // The report itself: the guide keeps its rules, every SVG renders.
+    let out = scratch("charts");
+    fs::create_dir_all(&out).unwrap();
+    let context = Context {
+        machine: &Machine::detect(),
+        command_line: "filterlab report --tiny (charts test)",
+        skipped: &[],
+    };
+    let readme = write_report(&measured, &context, &out).unwrap();
+    assert_eq!(check_guide(&readme), Vec::<String>::new());
+    let (count, failures) = render_all(&out);
+    assert_eq!(count, figures.len());
+    assert!(failures.is_empty(), "{failures:#?}");
+    fs::remove_dir_all(&out).unwrap();
+}
+
+/// Every SVG of the committed report renders (and of the report in
+/// FILTERLAB_RENDER_DIR, when set: a report to look at).
+#[test]
+fn every_committed_svg_renders() {
+    let mut dirs = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports")];
+    dirs.extend(std::env::var_os("FILTERLAB_RENDER_DIR").map(PathBuf::from));
+    for dir in dirs {
+        let (count, failures) = render_all(&dir);
+        assert!(count > 0, "no SVG in {}", dir.display());
+        assert!(failures.is_empty(), "{failures:#?}");
+    }
+}

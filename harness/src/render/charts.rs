@@ -184,7 +184,7 @@ pub fn figures(measured: &Measurements) -> Vec<FigureFile> {
     figures.extend(accuracy_figure(&ctx, measured));
     figures.extend(space_figure(&ctx, measured));
     if let Some(speed) = &measured.speed {
-        figures.extend(speed_figures(&ctx, measured, speed));
+        figures.extend(speed_figures(measured, speed));
     }
     if let Some(capacity) = &measured.capacity {
         figures.extend(capacity_figures(&ctx, measured, capacity));
@@ -511,62 +511,84 @@ fn space_figure(ctx: &Ctx<'_>, measured: &Measurements) -> Option<FigureFile> {
     ))
 }
 
-/// ns per operation against n, one figure per operation; one key at a
-/// time solid, batched dashed.
-fn speed_figures(ctx: &Ctx<'_>, measured: &Measurements, speed: &SpeedResults) -> Vec<FigureFile> {
+/// The speed figures' operations: file stem, operations drawn, title.
+pub const OPERATION_FIGURES: [(&str, &[Operation], &str); 4] = [
+    (
+        "insert",
+        &[Operation::Insert, Operation::Build],
+        "Insert (static filters: build, per key)",
+    ),
+    (
+        "lookup_positive",
+        &[Operation::LookupPositive],
+        "Positive lookup",
+    ),
+    (
+        "lookup_negative",
+        &[Operation::LookupNegative],
+        "Negative lookup",
+    ),
+    ("remove", &[Operation::Remove], "Remove"),
+];
+
+/// A filter's points for operations in a mode: `(filter, ops, mode)`.
+pub type OperationPoints<'a> = dyn Fn(&str, &[Operation], Mode) -> Vec<Point> + 'a;
+
+/// One figure per operation of [`OPERATION_FIGURES`], a measure against
+/// the items in the filter by family, one key at a time solid and batched
+/// dashed: the speed figures, and `filterlab bench`'s counts. Files are
+/// named `{prefix}_{operation}.svg`; `points(filter, ops, mode)` gives a
+/// filter's points, `title(what)` a figure's title.
+pub fn operation_figures(
+    entries: &[Entry],
+    (prefix, y): (&str, &Axis),
+    points: &OperationPoints<'_>,
+    title: &dyn Fn(&str) -> String,
+) -> Vec<FigureFile> {
+    let ctx = Ctx {
+        entries,
+        styles: Styles::new(entries),
+    };
     let mut figures = Vec::new();
-    for (file, ops, what) in [
-        (
-            "speed_insert.svg",
-            &[Operation::Insert, Operation::Build][..],
-            "Insert (static filters: build, per key)",
-        ),
-        (
-            "speed_lookup_positive.svg",
-            &[Operation::LookupPositive][..],
-            "Positive lookup",
-        ),
-        (
-            "speed_lookup_negative.svg",
-            &[Operation::LookupNegative][..],
-            "Negative lookup",
-        ),
-        ("speed_remove.svg", &[Operation::Remove][..], "Remove"),
-    ] {
+    for (stem, ops, what) in OPERATION_FIGURES {
         let mut lines = Vec::new();
-        for entry in ctx.entries {
+        for entry in entries {
             for (mode, suffix, dash) in [
                 (Mode::OneKey, "", Dash::Solid),
                 (Mode::Batched, " (batched)", Dash::Dashed),
             ] {
-                let points = speed
-                    .rows
-                    .iter()
-                    .filter(|r| r.filter == entry.name && r.mode == mode && ops.contains(&r.op))
-                    .map(|r| Point::at(r.n as f64, r.ns_per_op))
-                    .collect();
-                lines.extend(ctx.line(entry.name, suffix, dash, points));
+                lines.extend(ctx.line(entry.name, suffix, dash, points(entry.name, ops, mode)));
             }
         }
         if lines.is_empty() {
             continue;
         }
         figures.push(figure(
-            file.to_owned(),
-            format!(
-                "{what}: ns per operation (median), p = {}; dashed: batched",
-                measured.config.speed_fpp
-            ),
-            ctx.family_panels(
-                &Axis::new("items in the filter", true),
-                &Axis::new("ns per operation", true),
-                &lines,
-                &[],
-            ),
+            format!("{prefix}_{stem}.svg"),
+            title(what),
+            ctx.family_panels(&Axis::new("items in the filter", true), y, &lines, &[]),
             true,
         ));
     }
     figures
+}
+
+/// ns per operation against n, one figure per operation.
+fn speed_figures(measured: &Measurements, speed: &SpeedResults) -> Vec<FigureFile> {
+    let fpp = measured.config.speed_fpp;
+    operation_figures(
+        &measured.entries,
+        ("speed", &Axis::new("ns per operation", true)),
+        &|filter, ops, mode| {
+            speed
+                .rows
+                .iter()
+                .filter(|r| r.filter == filter && r.mode == mode && ops.contains(&r.op))
+                .map(|r| Point::at(r.n as f64, r.ns_per_op))
+                .collect()
+        },
+        &|what| format!("{what}: ns per operation (median), p = {fpp}; dashed: batched"),
+    )
 }
 
 /// A past-capacity FPP as a point with its Wilson interval; none for an

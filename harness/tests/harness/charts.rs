@@ -1,6 +1,7 @@
 //! The figures keep their specifications (at most eight lines a panel, no
 //! two lines of a panel drawn alike, one colour and marker per filter in
-//! every figure, each legend outside every data area), every SVG renders
+//! every figure, the report's and `filterlab bench`'s, each legend outside
+//! every data area), every SVG renders
 //! with resvg (those of a fresh run and those committed in reports/), and
 //! the guide keeps its rules. With FILTERLAB_PNG_DIR set, the rendered
 //! images are written there as PNG files, to be looked at (and with
@@ -11,12 +12,15 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+use filterlab_harness::bench::CountRow;
+use filterlab_harness::bench::baseline::read_rows;
+use filterlab_harness::bench::plot::figures as bench_figures;
 use filterlab_harness::commands::report::{Context, write_report};
 use filterlab_harness::config::{Experiment, Preset, RunConfig};
 use filterlab_harness::experiments::measurements::{Measurements, measure};
 use filterlab_harness::machine::Machine;
 use filterlab_harness::registry;
-use filterlab_harness::render::charts::{MAX_SERIES, figures};
+use filterlab_harness::render::charts::{FigureFile, MAX_SERIES, draw_all, figures};
 use filterlab_harness::render::guide::check_guide;
 use filterlab_harness::render::plot::{Panel, Series, layout};
 use filterlab_harness::render::style::{Colour, Marker};
@@ -103,6 +107,73 @@ fn render_all(dir: &Path) -> (usize, Vec<String>) {
     (count, failures)
 }
 
+/// Each filter's looks over the figures checked so far.
+type Looks = HashMap<String, HashSet<(Colour, Marker)>>;
+
+/// Holds `figures` to the specifications: at most eight lines a panel, no
+/// two lines or labelled points of a panel drawn alike, each legend
+/// outside every data area and inside the figure; adds each filter's
+/// looks to `looks`.
+fn check_specifications(figures: &[FigureFile], looks: &mut Looks) {
+    let mut note = |filter: &str, colour: Colour, marker: Marker| {
+        looks
+            .entry(filter.to_owned())
+            .or_default()
+            .insert((colour, marker));
+    };
+    for figure in figures {
+        let file = &figure.file;
+        let place = layout(&figure.figure);
+        for (panel, at) in figure.figure.panels.iter().zip(&place.panels) {
+            let series = panel.series();
+            assert!(
+                series.len() <= MAX_SERIES,
+                "{file}: a panel with {} lines",
+                series.len()
+            );
+            let styles: HashSet<_> = series.iter().map(Series::style).collect();
+            assert_eq!(styles.len(), series.len(), "{file}: two lines drawn alike");
+            for s in series {
+                if let (Some(filter), Some(marker)) = (&s.filter, s.marker) {
+                    note(filter, s.colour, marker);
+                }
+            }
+            match panel {
+                Panel::Plot(plot) => {
+                    let drawn: HashSet<_> = plot.labelled.iter().map(|p| p.look).collect();
+                    assert_eq!(
+                        drawn.len(),
+                        plot.labelled.len(),
+                        "{file}: two points drawn alike"
+                    );
+                    for point in &plot.labelled {
+                        note(&point.filter, point.look.colour, point.look.marker);
+                    }
+                }
+                Panel::Grid(grid) => {
+                    for part in grid.cells.iter().flat_map(|c| &c.parts) {
+                        if let Some((filter, look)) = &part.filter {
+                            note(filter, look.colour, look.marker);
+                        }
+                    }
+                }
+            }
+            if let Some(legend) = at.legend {
+                for other in &place.panels {
+                    assert!(!legend.intersects(&other.data), "{file}: legend over data");
+                }
+                assert!(legend.x + legend.w <= place.width, "{file}: legend cut off");
+            }
+        }
+    }
+}
+
+/// The committed bench baseline's counts.
+fn committed_counts() -> Vec<CountRow> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/bench-baseline.csv");
+    read_rows(&path).unwrap().1
+}
+
 #[test]
 fn a_fresh_report_keeps_the_figure_and_guide_rules_and_renders() {
     let measured = tiny_run();
@@ -118,68 +189,26 @@ fn a_fresh_report_keeps_the_figure_and_guide_rules_and_renders() {
     ] {
         assert!(files.contains(&file), "{file} missing from {files:?}");
     }
-    let mut colours: HashMap<String, HashSet<(Colour, Marker)>> = HashMap::new();
-    for figure in &figures {
-        let file = &figure.file;
-        let place = layout(&figure.figure);
-        for (panel, at) in figure.figure.panels.iter().zip(&place.panels) {
-            let series = panel.series();
-            assert!(
-                series.len() <= MAX_SERIES,
-                "{file}: a panel with {} lines",
-                series.len()
-            );
-            let styles: HashSet<_> = series.iter().map(Series::style).collect();
-            assert_eq!(styles.len(), series.len(), "{file}: two lines drawn alike");
-            for s in series {
-                if let (Some(filter), Some(marker)) = (&s.filter, s.marker) {
-                    colours
-                        .entry(filter.clone())
-                        .or_default()
-                        .insert((s.colour, marker));
-                }
-            }
-            match panel {
-                Panel::Plot(plot) => {
-                    let looks: HashSet<_> = plot.labelled.iter().map(|p| p.look).collect();
-                    assert_eq!(
-                        looks.len(),
-                        plot.labelled.len(),
-                        "{file}: two points drawn alike"
-                    );
-                    for point in &plot.labelled {
-                        colours
-                            .entry(point.filter.clone())
-                            .or_default()
-                            .insert((point.look.colour, point.look.marker));
-                    }
-                }
-                Panel::Grid(grid) => {
-                    for part in grid.cells.iter().flat_map(|c| &c.parts) {
-                        if let Some((filter, look)) = &part.filter {
-                            colours
-                                .entry(filter.clone())
-                                .or_default()
-                                .insert((look.colour, look.marker));
-                        }
-                    }
-                }
-            }
-            if let Some(legend) = at.legend {
-                for other in &place.panels {
-                    assert!(!legend.intersects(&other.data), "{file}: legend over data");
-                }
-                assert!(legend.x + legend.w <= place.width, "{file}: legend cut off");
-            }
-        }
-    }
-    for (filter, looks) in &colours {
-        assert_eq!(looks.len(), 1, "{filter} drawn in {looks:?}");
-    }
-    assert!(
-        colours.len() >= registry::registry().len() - 1,
-        "{colours:?}"
+    // The charts of `filterlab bench` (of the committed counts) keep the
+    // same rules, each filter in the same look as in the report.
+    let bench = bench_figures(&committed_counts(), &measured.entries);
+    let bench_files: Vec<&str> = bench.iter().map(|f| f.file.as_str()).collect();
+    assert_eq!(
+        bench_files,
+        [
+            "bench_insert.svg",
+            "bench_lookup_positive.svg",
+            "bench_lookup_negative.svg",
+            "bench_remove.svg"
+        ]
     );
+    let mut looks = Looks::new();
+    check_specifications(&figures, &mut looks);
+    check_specifications(&bench, &mut looks);
+    for (filter, drawn) in &looks {
+        assert_eq!(drawn.len(), 1, "{filter} drawn in {drawn:?}");
+    }
+    assert!(looks.len() >= registry::registry().len() - 1, "{looks:?}");
 
     // The report itself: the guide keeps its rules, every SVG renders.
     let out = scratch("charts");
@@ -193,6 +222,13 @@ fn a_fresh_report_keeps_the_figure_and_guide_rules_and_renders() {
     assert_eq!(check_guide(&readme), Vec::<String>::new());
     let (count, failures) = render_all(&out);
     assert_eq!(count, figures.len());
+    assert!(failures.is_empty(), "{failures:#?}");
+    fs::remove_dir_all(&out).unwrap();
+    let out = scratch("bench-charts");
+    fs::create_dir_all(&out).unwrap();
+    draw_all(&bench, &out).unwrap();
+    let (count, failures) = render_all(&out);
+    assert_eq!(count, bench.len());
     assert!(failures.is_empty(), "{failures:#?}");
     fs::remove_dir_all(&out).unwrap();
 }

@@ -16,6 +16,7 @@ use crate::registry::{self, Entry};
 use crate::render::charts::{draw_all, figures};
 use crate::render::csv::write_all as write_csv_files;
 use crate::render::guide::check_guide;
+pub use crate::render::markdown::Context;
 use crate::render::markdown::readme;
 use crate::text::format_count;
 
@@ -202,16 +203,6 @@ fn estimate(entries: &[Entry], config: &RunConfig) -> String {
         format!("{:.0} minutes", seconds / 60.0)
     };
     format!("estimated {time} on {cores} cores")
-}
-
-/// What the report says about how it was made, beside the measurements.
-pub struct Context<'a> {
-    /// The machine it ran on.
-    pub machine: &'a Machine,
-    /// The command line.
-    pub command_line: &'a str,
-    /// Experiments dropped because they cannot run on the user's keys.
-    pub skipped: &'a [Experiment],
 }
 
 /// Writes the CSV files, plots and README.md of `measured` into `dir`;

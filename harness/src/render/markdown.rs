@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::commands::report::Context;
+use crate::config::Experiment;
 use crate::experiments::measurements::Measurements;
 use crate::machine::Machine;
 use crate::render::charts::{FigureFile, pareto_file, pareto_items, skyline_cell};
@@ -18,6 +18,16 @@ use crate::render::sections::redis::redis_section;
 use crate::render::sections::speed::speed_section;
 use crate::render::table::{header, table};
 use crate::text::format_count;
+
+/// What the report says about how it was made, beside the measurements.
+pub struct Context<'a> {
+    /// The machine it ran on.
+    pub machine: &'a Machine,
+    /// The command line.
+    pub command_line: &'a str,
+    /// Experiments dropped because they cannot run on the user's keys.
+    pub skipped: &'a [Experiment],
+}
 
 /// The README of a report.
 pub fn readme(measured: &Measurements, context: &Context<'_>, figures: &[FigureFile]) -> String {

@@ -7,6 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use crate::commands::bench::DEFAULT_BASELINE;
 use crate::config::{Experiment, Preset, RunConfig};
 use crate::error::Error;
 use crate::experiments::measurements::{Measurements, measure, plan};
@@ -18,6 +19,7 @@ use crate::render::csv::write_all as write_csv_files;
 use crate::render::guide::check_guide;
 pub use crate::render::markdown::Context;
 use crate::render::markdown::readme;
+use crate::render::sections::counts::CommittedCounts;
 use crate::text::format_count;
 
 /// Where a report goes when `--out` is not given.
@@ -161,11 +163,14 @@ pub fn run_with(entries: Vec<Entry>, options: &ReportOptions) -> Result<ReportSu
         );
     }
     let machine = Machine::detect();
+    // Read before the run: the report may be written into the same folder.
+    let counts = CommittedCounts::read(Path::new(DEFAULT_BASELINE));
     let measured = measure(entries, config, options.quiet)?;
     let context = Context {
         machine: &machine,
         command_line: &options.command_line,
         skipped: &options.skipped,
+        counts: &counts,
     };
     let readme = write_report(&measured, &context, staging.path())?;
     record.write(staging.path())?;

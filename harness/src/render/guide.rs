@@ -16,6 +16,7 @@ use crate::experiments::speed::Operation;
 use crate::registry::{Capability, Entry};
 use crate::render::evidence::{Evidence, label, nearest};
 use crate::render::section::Section;
+use crate::render::sections::counts::COUNTS_HEADING;
 use crate::render::table::{header, table};
 use crate::text::{format_count, sci};
 
@@ -582,9 +583,11 @@ fn fastest_section(facts: &Facts<'_>) -> String {
          API, a different way of calling) and the positive lookup at the largest n, and bits per \
          item and whether it met p = {p:e} at n = {}. The machine is shared: differences under \
          about 1.5× are noise. Every size, operation and target: [Speed](#speed), the \
-         [skyline map](#summary-charts).",
+         [skyline map](#summary-charts); free of that noise, in instructions and simulated \
+         cache misses: [{COUNTS_HEADING}](#{}).",
         facts.measured.config.speed_fpp,
-        format_count(facts.largest)
+        format_count(facts.largest),
+        anchor(COUNTS_HEADING)
     ));
     let largest = sizes.last().copied().unwrap_or(0);
     let mut head = vec!["filter".to_owned()];

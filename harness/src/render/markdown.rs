@@ -7,12 +7,14 @@ use std::fmt::Write as _;
 use crate::config::Experiment;
 use crate::experiments::measurements::Measurements;
 use crate::machine::Machine;
+use crate::registry::registry;
 use crate::render::charts::{FigureFile, pareto_file, pareto_items, skyline_cell};
 use crate::render::evidence::{label, nearest};
 use crate::render::guide::{GUIDE_HEADING, decision_guide, need_sections};
 use crate::render::sections::accuracy::accuracy_section;
 use crate::render::sections::capacity::capacity_section;
 use crate::render::sections::churn::churn_section;
+use crate::render::sections::counts::{CommittedCounts, counts_section};
 use crate::render::sections::growth::growth_section;
 use crate::render::sections::redis::redis_section;
 use crate::render::sections::speed::speed_section;
@@ -27,6 +29,8 @@ pub struct Context<'a> {
     pub command_line: &'a str,
     /// Experiments dropped because they cannot run on the user's keys.
     pub skipped: &'a [Experiment],
+    /// `filterlab bench`'s committed counts, shown beside the timings.
+    pub counts: &'a CommittedCounts,
 }
 
 /// The README of a report.
@@ -71,6 +75,7 @@ pub fn readme(measured: &Measurements, context: &Context<'_>, figures: &[FigureF
     if let Some(speed) = &measured.speed {
         out.push_str(&speed_section(measured, speed));
     }
+    out.push_str(&counts_section(context.counts, &registry()));
     if let Some(capacity) = &measured.capacity {
         out.push_str(&capacity_section(measured, capacity));
     }

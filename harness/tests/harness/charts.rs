@@ -15,15 +15,18 @@ use std::sync::{Arc, OnceLock};
 use filterlab_harness::bench::CountRow;
 use filterlab_harness::bench::baseline::read_rows;
 use filterlab_harness::bench::plot::figures as bench_figures;
+use filterlab_harness::bench::table::per_op;
 use filterlab_harness::commands::report::{Context, write_report};
 use filterlab_harness::config::{Experiment, Preset, RunConfig};
 use filterlab_harness::experiments::measurements::{Measurements, measure};
 use filterlab_harness::machine::Machine;
 use filterlab_harness::registry;
 use filterlab_harness::render::charts::{FigureFile, MAX_SERIES, draw_all, figures};
-use filterlab_harness::render::guide::check_guide;
+use filterlab_harness::render::guide::{anchor, check_guide};
 use filterlab_harness::render::plot::{Panel, Series, layout};
+use filterlab_harness::render::sections::counts::{COUNTS_HEADING, CommittedCounts};
 use filterlab_harness::render::style::{Colour, Marker};
+use filterlab_peers::Mode;
 use resvg::{tiny_skia, usvg};
 
 use crate::scratch;
@@ -170,8 +173,12 @@ fn check_specifications(figures: &[FigureFile], looks: &mut Looks) {
 
 /// The committed bench baseline's counts.
 fn committed_counts() -> Vec<CountRow> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/bench-baseline.csv");
-    read_rows(&path).unwrap().1
+    read_rows(&committed_counts_file()).unwrap().1
+}
+
+/// The committed bench baseline.
+fn committed_counts_file() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/bench-baseline.csv")
 }
 
 #[test]
@@ -217,9 +224,22 @@ fn a_fresh_report_keeps_the_figure_and_guide_rules_and_renders() {
         machine: &Machine::detect(),
         command_line: "filterlab report --tiny (charts test)",
         skipped: &[],
+        counts: &CommittedCounts::read(&committed_counts_file()),
     };
     let readme = write_report(&measured, &context, &out).unwrap();
     assert_eq!(check_guide(&readme), Vec::<String>::new());
+    // The committed counts are there, as counts, linked from the speed
+    // figures' sections.
+    assert!(readme.contains(&format!("## {COUNTS_HEADING}\n")));
+    assert!(readme.contains("**These are counts, not times**"));
+    let counts = committed_counts();
+    let bloom = counts
+        .iter()
+        .find(|r| r.filter == "BloomFilter" && r.mode == Mode::OneKey)
+        .unwrap();
+    let row = format!("| BloomFilter | {} |", per_op(bloom.instructions_per_op));
+    assert!(readme.contains(&row), "{row} not in the README");
+    assert!(readme.contains(&format!("(#{})", anchor(COUNTS_HEADING))));
     let (count, failures) = render_all(&out);
     assert_eq!(count, figures.len());
     assert!(failures.is_empty(), "{failures:#?}");

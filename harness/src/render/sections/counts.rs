@@ -23,12 +23,16 @@ use crate::text::format_count;
 /// The section's heading (without the `## `).
 pub const COUNTS_HEADING: &str = "Instruction counts (Valgrind; counts, not time)";
 
-/// The operations shown, in order, with their titles.
-const OPERATIONS: [(Operation, &str); 4] = [
-    (Operation::Insert, "Insert"),
-    (Operation::LookupPositive, "Positive lookup"),
-    (Operation::LookupNegative, "Negative lookup"),
-    (Operation::Remove, "Remove"),
+/// The operations of each table, in order, with its title (a static
+/// filter's build, per key, beside the inserts, as in the speed section).
+const OPERATIONS: [(&[Operation], &str); 4] = [
+    (
+        &[Operation::Insert, Operation::Build],
+        "Insert (build for static filters)",
+    ),
+    (&[Operation::LookupPositive], "Positive lookup"),
+    (&[Operation::LookupNegative], "Negative lookup"),
+    (&[Operation::Remove], "Remove"),
 ];
 
 /// The committed counts a report shows, or why it has none.
@@ -88,8 +92,8 @@ pub fn counts_section(counts: &CommittedCounts, entries: &[Entry]) -> String {
          run did not count them. They are the same on every run and machine, so they show \
          differences that timings on a shared machine hide, but they weigh every instruction \
          alike and see no memory-level parallelism (batched lookups gain in time more than in \
-         counts). Estimated cycles: {formula}. Made with {}, {} ({}), simulated caches `{}` \
-         (size in bytes, ways, line bytes), CPU features seen under Valgrind: {}. Sizes: \
+         counts). Estimated cycles: {formula}. Made with {} and {}; build: {}; simulated caches \
+         `{}` (size in bytes, ways, line bytes); CPU features seen under Valgrind: {}. Sizes: \
          {} items (in-cache: every filter's array fits in the simulated last level) and {} \
          (exceeds-llc: every array exceeds it). Ranked by estimated cycles; rows marked \
          \"varies\" (a filter with random evictions) differ between runs.",
@@ -108,11 +112,11 @@ pub fn counts_section(counts: &CommittedCounts, entries: &[Entry]) -> String {
         "LL misses/op",
         "est. cycles/op",
     ]);
-    for (op, title) in OPERATIONS {
+    for (ops, title) in OPERATIONS {
         for size in Size::MEASURED {
             let mut mine: Vec<&CountRow> = rows
                 .iter()
-                .filter(|r| r.op == op && r.size == size)
+                .filter(|r| ops.contains(&r.op) && r.size == size)
                 .collect();
             if mine.is_empty() {
                 continue;
@@ -122,6 +126,9 @@ pub fn counts_section(counts: &CommittedCounts, entries: &[Entry]) -> String {
                 .iter()
                 .map(|row| {
                     let mut name = label(entries, &row.filter);
+                    if row.op == Operation::Build {
+                        name.push_str(" (build)");
+                    }
                     if row.mode == Mode::Batched {
                         name.push_str(" (batched)");
                     }
@@ -178,10 +185,17 @@ mod tests {
                 Events::from_array([ir, 0, 0, 0, 0, 0, 0, 0, 0]),
             )
         };
+        let xorf = entries
+            .iter()
+            .find(|e| e.name == "xorf-BinaryFuse8")
+            .unwrap();
+        let mut build = row(xorf, Mode::OneKey, 3000);
+        build.op = Operation::Build;
         let rows = [
             row(&entries[0], Mode::OneKey, 900),
             row(&entries[0], Mode::Batched, 500),
             row(peer, Mode::OneKey, 700),
+            build,
         ];
         let path = temp("found");
         let setup = Setup::current("valgrind-3.19.0".into(), "avx2".into());
@@ -197,7 +211,9 @@ mod tests {
         assert!(text.contains("--LL=1048576,16,64"), "{text}");
         assert!(text.contains("35 × LL misses"), "{text}");
         assert!(text.contains("**Negative lookup**, n = "), "{text}");
-        assert!(!text.contains("**Insert**"), "{text}");
+        // A static filter's build is counted with the inserts.
+        let built = format!("| {} (build) | 300 |", xorf.display_name());
+        assert!(text.contains(&built), "{text}");
         // Ranked by estimated cycles: batched (50), the peer (70), one key (90).
         let batched = format!("| {} (batched) | 50.0 |", entries[0].display_name());
         let peer_row = format!("| {} | 70.0 |", peer.display_name());

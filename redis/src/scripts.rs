@@ -135,16 +135,22 @@ return 1
 ";
 
 /// Sets the bits of keys given as k Redis bit offsets each (ARGV[8..]);
-/// returns how many keys had a clear bit (were new), and adds that to the counter.
+/// returns how many keys had a clear bit (were new), and adds that to the
+/// counter. Every part the call touches is located, and so checked, before
+/// the first bit is set: a refused call writes nothing (Redis does not roll
+/// a failed script back).
 const INSERT: &str = r"
 compare(FIELDS)
 local k = tonumber(ARGV[3])
+local keys, offsets = {}, {}
+for j = NFIELDS + 1, #ARGV do
+  keys[j], offsets[j] = locate(ARGV[j])
+end
 local new = 0
 for i = NFIELDS + 1, #ARGV, k do
   local fresh = 0
   for j = i, i + k - 1 do
-    local key, offset = locate(ARGV[j])
-    if redis.call('SETBIT', key, offset, 1) == 0 then fresh = 1 end
+    if redis.call('SETBIT', keys[j], offsets[j], 1) == 0 then fresh = 1 end
   end
   new = new + fresh
 end

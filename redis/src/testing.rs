@@ -23,6 +23,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::sleep;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+pub use crate::reference::BitfieldReference;
+
+mod cluster;
+pub use cluster::{Cluster, ClusterNode};
+
 /// The variable naming a server to use instead of a private one.
 pub const URL_VARIABLE: &str = "FILTERLAB_REDIS_URL";
 
@@ -205,6 +210,25 @@ impl Server {
             .to_owned())
     }
 
+    /// CPU seconds the server process has used (`used_cpu_sys` plus
+    /// `used_cpu_user` of INFO cpu): its cost of a step, which a busy
+    /// machine disturbs less than the wall-clock time.
+    ///
+    /// # Errors
+    ///
+    /// When the server does not answer INFO.
+    pub fn cpu_seconds(&self) -> redis::RedisResult<f64> {
+        let info = self.info("cpu")?;
+        Ok(["used_cpu_sys:", "used_cpu_user:"]
+            .iter()
+            .filter_map(|field| {
+                info.lines()
+                    .find_map(|line| line.strip_prefix(field))
+                    .and_then(|value| value.trim().parse::<f64>().ok())
+            })
+            .sum())
+    }
+
     /// One section of INFO.
     fn info(&self, section: &str) -> redis::RedisResult<String> {
         let mut connection = self.client().get_connection()?;
@@ -278,18 +302,23 @@ fn user_url() -> Option<String> {
 
 /// Starts `redis-server` on 127.0.0.1:`port` with its files in `dir`.
 fn spawn(dir: &Path, port: u16, persistent: bool) -> io::Result<Child> {
-    let mut command = Command::new("redis-server");
-    command
+    let persistence: &[&str] = if persistent {
+        &["--appendonly", "yes", "--appendfsync", "always"]
+    } else {
+        &["--appendonly", "no"]
+    };
+    spawn_with(dir, port, persistence)
+}
+
+/// Starts `redis-server` on 127.0.0.1:`port` with its files in `dir`,
+/// no snapshots, and `args`.
+fn spawn_with(dir: &Path, port: u16, args: &[&str]) -> io::Result<Child> {
+    Command::new("redis-server")
         .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
         .arg("--dir")
         .arg(dir)
-        .args(["--save", "", "--daemonize", "no", "--logfile", "redis.log"]);
-    if persistent {
-        command.args(["--appendonly", "yes", "--appendfsync", "always"]);
-    } else {
-        command.args(["--appendonly", "no"]);
-    }
-    command
+        .args(["--save", "", "--daemonize", "no", "--logfile", "redis.log"])
+        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -9,7 +9,7 @@ use std::sync::Barrier;
 use filterlab_core::keys::insert_key;
 use filterlab_redis::RedisBloomFilter;
 
-use crate::{Server, assert_all_contained, keys_of, layout_keys, unique};
+use crate::{Server, assert_all_contained, keys_of, layout_keys, race, unique};
 
 /// Keys per writer, and keys per batch.
 const KEYS_EACH: u64 = 20_000;
@@ -166,25 +166,12 @@ fn init_race_creates_exactly_one_filter() {
     let clients = 16;
     for round in 0..5 {
         let name = unique(&format!("race-{round}"));
-        let barrier = Barrier::new(clients);
-        let created: Vec<bool> = std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..clients)
-                .map(|i| {
-                    let (server, name, barrier) = (&server, &name, &barrier);
-                    scope.spawn(move || {
-                        let builder = crate::split(10_000, 4096);
-                        let client = server.client();
-                        barrier.wait();
-                        let (mut filter, created) = builder.try_init(&client, name).unwrap();
-                        filter.insert(&(i as u64)).unwrap();
-                        created
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|handle| handle.join().unwrap())
-                .collect()
+        let created = race(clients, |i| {
+            let (mut filter, created) = crate::split(10_000, 4096)
+                .try_init(&server.client(), &name)
+                .unwrap();
+            filter.insert(&(i as u64)).unwrap();
+            created
         });
         assert_eq!(
             created.iter().filter(|&&created| created).count(),

@@ -11,7 +11,11 @@ mod concurrency;
 mod faults;
 mod lifecycle;
 mod properties;
+mod sharded;
 
+use std::fmt::Write as _;
+
+use filterlab_core::theory::wilson_interval;
 use filterlab_redis::{BloomFilter, ErrorKind, Key, RedisBloomBuilder, RedisBloomFilter};
 use redis::Connection;
 
@@ -92,4 +96,71 @@ pub(crate) fn private_server(why: &str, persistent: bool) -> Option<Server> {
         );
     }
     server
+}
+
+/// Runs `step(i)` on `clients` threads released together (a barrier), and
+/// returns what each returned, in order: for races on one name.
+pub(crate) fn race<T: Send>(clients: usize, step: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let barrier = std::sync::Barrier::new(clients);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..clients)
+            .map(|i| {
+                let (barrier, step) = (&barrier, &step);
+                scope.spawn(move || {
+                    barrier.wait();
+                    step(i)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| handle.join().unwrap())
+            .collect()
+    })
+}
+
+/// Asserts that the 99.9% Wilson interval of `false_positives` out of
+/// `queries` holds each prediction; `what` describes the filter. Prints the
+/// line it judged.
+#[track_caller]
+pub(crate) fn assert_fpp_within(
+    false_positives: u64,
+    queries: u64,
+    what: &str,
+    predictions: &[(&str, f64)],
+) {
+    let (low, high) = wilson_interval(false_positives, queries, 0.999);
+    let mut context = format!("{what}: {false_positives}/{queries} in [{low:.4e}, {high:.4e}]");
+    for (name, predicted) in predictions {
+        write!(context, ", {name} {predicted:.4e}").unwrap();
+    }
+    println!("{context}");
+    for (name, predicted) in predictions {
+        assert!(
+            (low..=high).contains(predicted),
+            "{name} outside the interval: {context}"
+        );
+    }
+}
+
+/// Inserts `items` keys of `seed` into `filter` with `insert`, checks with
+/// `contains` that every one is found, and returns how many of `queries`
+/// never-inserted keys `contains` reports present.
+#[track_caller]
+pub(crate) fn false_positives<F>(
+    filter: &mut F,
+    (items, queries, seed): (u64, u64, u64),
+    insert: fn(&mut F, &[u64]) -> usize,
+    contains: fn(&mut F, &[u64]) -> Vec<bool>,
+) -> u64 {
+    use filterlab_core::keys::{insert_key, query_key};
+    let inserted: Vec<u64> = (0..items).map(|i| insert_key(seed, i)).collect();
+    insert(filter, &inserted);
+    let missing = contains(filter, &inserted)
+        .iter()
+        .filter(|&&hit| !hit)
+        .count();
+    assert_eq!(missing, 0, "{missing} false negatives");
+    let absent: Vec<u64> = (0..queries).map(|i| query_key(seed, i)).collect();
+    contains(filter, &absent).iter().filter(|&&hit| hit).count() as u64
 }

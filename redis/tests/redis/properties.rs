@@ -48,7 +48,13 @@ fn case() -> impl Strategy<Value = Case> {
     let key = vec(any::<u8>(), 0..12);
     (
         (1u64..3000, 1u32..9, any::<u64>()),
-        (part_bits(), part_bits(), 1usize..60),
+        // Few keys per call, and enough for the contains script's rounds
+        // (32 keys or more per call).
+        (
+            part_bits(),
+            part_bits(),
+            prop_oneof![1usize..60, 256usize..2000],
+        ),
         (vec(key.clone(), 0..200), vec(key, 0..200), 0usize..40),
     )
         .prop_map(

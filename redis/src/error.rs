@@ -70,6 +70,11 @@ pub enum ErrorKind {
     /// the creation ends (another `try_init` takes over an abandoned one)
     /// or the deletion is finished (delete it again).
     Incomplete,
+    /// The server refused a write for lack of memory (OOM: `maxmemory`
+    /// reached under the `noeviction` policy). Nothing was written; a
+    /// filter too large for one node can be sharded over a cluster
+    /// ([`RedisShardedBloomFilter`](crate::RedisShardedBloomFilter)).
+    OutOfMemory,
     /// Durable mode: the write was applied on the master, but fewer
     /// replicas than asked for acknowledged it in time (WAIT), so a failover
     /// may still lose it. Inserting again is harmless.
@@ -93,6 +98,7 @@ impl fmt::Display for ErrorKind {
             Self::WrongType => "key holds the wrong kind of value",
             Self::AlreadyExists => "already exists",
             Self::Incomplete => "filter incomplete (being created or deleted)",
+            Self::OutOfMemory => "Redis out of memory",
             Self::NotReplicated => "write not acknowledged by enough replicas",
             Self::Script => "script error",
             Self::Server => "Redis server error",
@@ -222,6 +228,7 @@ fn classify(err: &RedisError) -> ErrorKind {
             Some(CODE_EXISTS) => ErrorKind::AlreadyExists,
             Some(CODE_INCOMPLETE) => ErrorKind::Incomplete,
             Some("WRONGTYPE") => ErrorKind::WrongType,
+            Some("OOM") => ErrorKind::OutOfMemory,
             // Lua errors: "ERR user_script:12: attempt to ..." (Redis 7) or
             // "ERR Error running script ..." (before).
             Some("ERR")
@@ -262,7 +269,8 @@ mod tests {
             ErrorKind::AlreadyExists
         );
         assert_eq!(server_error("WRONGTYPE", "x").kind(), ErrorKind::WrongType);
-        assert_eq!(server_error("OOM", "x").kind(), ErrorKind::Server);
+        assert_eq!(server_error("OOM", "x").kind(), ErrorKind::OutOfMemory);
+        assert_eq!(server_error("NOPERM", "x").kind(), ErrorKind::Server);
     }
 
     #[test]

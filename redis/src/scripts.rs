@@ -163,8 +163,20 @@ local function write_config(items)
   redis.call('HSET', KEYS[1], unpack(args))
 end
 
--- Creates every part, zeroed, in full.
+-- Creates every part, zeroed, in full, after checking that they fit under
+-- the server's maxmemory: a running script may exceed it, and a filter
+-- allocated past it would leave the server refusing every write.
 local function create_parts()
+  local info = redis.call('INFO', 'memory')
+  local limit = tonumber(string.match(info, 'maxmemory:(%d+)') or '0')
+  if limit > 0 then
+    local used = tonumber(string.match(info, 'used_memory:(%d+)') or '0')
+      - tonumber(string.match(info, 'mem_not_counted_for_evict:(%d+)') or '0')
+    if used + total_bytes > limit then
+      error({err = 'OOM this filter needs ' .. total_bytes .. ' bytes, the server has '
+        .. math.max(limit - used, 0) .. ' of its maxmemory (' .. limit .. ') left'})
+    end
+  end
   for p = 0, parts - 1 do
     redis.call('SETRANGE', KEYS[p + 2], part_len(p) - 1, '\0')
   end

@@ -11,7 +11,7 @@
 use std::fmt::Write as _;
 use std::io;
 use std::net::TcpListener;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
@@ -102,7 +102,7 @@ impl Cluster {
             let dir = self.dir.join(port.to_string());
             std::fs::create_dir_all(&dir)?;
             let child = spawn_with(&dir, port, &NODE_ARGS)?;
-            watch(&child)?;
+            watch(&child, port, &dir)?;
             self.nodes.push(Process {
                 port,
                 dir,
@@ -197,6 +197,72 @@ impl Cluster {
         }
     }
 
+    /// Stops the node on `port` (SIGSTOP): it neither answers nor
+    /// replicates until [`resume`](Self::resume), as a replica that falls
+    /// behind its master.
+    ///
+    /// # Errors
+    ///
+    /// When `kill` cannot be run.
+    pub fn pause(&self, port: u16) -> io::Result<()> {
+        self.signal(port, "-STOP")
+    }
+
+    /// Lets a paused node run again (SIGCONT).
+    ///
+    /// # Errors
+    ///
+    /// When `kill` cannot be run.
+    pub fn resume(&self, port: u16) -> io::Result<()> {
+        self.signal(port, "-CONT")
+    }
+
+    fn signal(&self, port: u16, signal: &str) -> io::Result<()> {
+        let node = self
+            .nodes
+            .iter()
+            .find(|node| node.port == port)
+            .and_then(|node| node.child.as_ref())
+            .ok_or_else(|| io::Error::other(format!("no live node on port {port}")))?;
+        run(
+            Command::new("kill").args([signal, &node.id().to_string()]),
+            "kill",
+        )
+    }
+
+    /// Closes the replication links of the master on `port` (CLIENT KILL
+    /// TYPE replica): with its replicas paused, as in a network partition,
+    /// what it writes from then on reaches only its own memory and backlog.
+    ///
+    /// # Errors
+    ///
+    /// When the master does not answer.
+    pub fn cut_replication(&self, port: u16) -> io::Result<()> {
+        node_query::<u64>(
+            port,
+            redis::cmd("CLIENT").arg("KILL").arg("TYPE").arg("replica"),
+        )
+        .map(drop)
+    }
+
+    /// The replicas of the master on `port`.
+    ///
+    /// # Errors
+    ///
+    /// As [`topology`](Self::topology).
+    pub fn replicas_of(&self, port: u16) -> io::Result<Vec<ClusterNode>> {
+        let topology = self.topology()?;
+        let id = topology
+            .iter()
+            .find(|node| node.port == port)
+            .map(|node| node.id.clone())
+            .ok_or_else(|| io::Error::other(format!("no node on port {port}")))?;
+        Ok(topology
+            .into_iter()
+            .filter(|node| node.master_id.as_deref() == Some(&id))
+            .collect())
+    }
+
     /// Starts a killed node again with its files: it rejoins the cluster
     /// (a master that was failed over comes back as a replica).
     ///
@@ -211,7 +277,7 @@ impl Cluster {
             .ok_or_else(|| io::Error::other(format!("no node on port {port}")))?;
         if node.child.is_none() {
             let child = spawn_with(&node.dir, node.port, &NODE_ARGS)?;
-            watch(&child)?;
+            watch(&child, node.port, &node.dir)?;
             node.child = Some(child);
         }
         Ok(())
@@ -309,7 +375,7 @@ impl Cluster {
     }
 
     /// Where the logs are: one directory per port under this one.
-    pub fn dir(&self) -> &std::path::Path {
+    pub fn dir(&self) -> &Path {
         &self.dir
     }
 
@@ -364,16 +430,31 @@ fn free_ports(count: usize) -> io::Result<Vec<u16>> {
     Ok(ports)
 }
 
-/// Kills `child` once this process is gone: a shell that polls this
-/// process and then sends SIGKILL.
-fn watch(child: &Child) -> io::Result<()> {
-    let script = format!(
-        "while kill -0 {} 2>/dev/null; do sleep 1; done; kill -9 {} 2>/dev/null",
-        std::process::id(),
-        child.id()
-    );
+/// Kills `child` (the redis-server on `port`) once this process is gone,
+/// and removes its directory `dir` (and its parent, once empty): a shell
+/// that polls both processes. It leaves as soon as the server is no longer
+/// there (killed or restarted by the test), and checks before killing that
+/// the process id still belongs to that server (its command line or title
+/// names the port),
+/// so that it never kills another process that reused the id.
+fn watch(child: &Child, port: u16, dir: &Path) -> io::Result<()> {
+    let script = r#"
+ours() { tr '\0' ' ' < "/proc/$2/cmdline" 2>/dev/null | grep -Eq "redis-server.*[: ]$3( |$)"; }
+while kill -0 "$1" 2>/dev/null; do
+  ours "$@" || exit 0
+  sleep 1
+done
+ours "$@" && kill -9 "$2"
+sleep 1
+rm -rf "$4"
+rmdir "$(dirname "$4")" 2>/dev/null
+"#;
     Command::new("sh")
-        .args(["-c", &script])
+        .args(["-c", script, "watchdog"])
+        .arg(std::process::id().to_string())
+        .arg(child.id().to_string())
+        .arg(port.to_string())
+        .arg(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

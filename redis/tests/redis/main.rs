@@ -7,6 +7,7 @@
 
 mod accuracy;
 mod batches;
+mod cluster;
 mod concurrency;
 mod faults;
 mod lifecycle;
@@ -163,4 +164,94 @@ pub(crate) fn false_positives<F>(
     assert_eq!(missing, 0, "{missing} false negatives");
     let absent: Vec<u64> = (0..queries).map(|i| query_key(seed, i)).collect();
     contains(filter, &absent).iter().filter(|&&hit| hit).count() as u64
+}
+
+/// Child processes of this test binary, each running one ignored test
+/// (`--exact --ignored`) that follows [`child_protocol`]: for writers that
+/// must be other processes.
+pub(crate) struct Children {
+    children: Vec<std::process::Child>,
+    outputs: Vec<std::io::Lines<std::io::BufReader<std::process::ChildStdout>>>,
+}
+
+/// What a child prints when it is ready, and before its result (libtest may
+/// print on the same line: the parent looks for these inside lines).
+const CHILD_READY: &str = "filterlab-child-ready";
+const CHILD_RESULT: &str = "filterlab-child-result=";
+
+impl Children {
+    /// Starts one child per environment in `envs`, each running `test`, and
+    /// waits until every one is ready.
+    pub(crate) fn spawn(test: &str, envs: &[Vec<(&str, String)>]) -> Self {
+        use std::io::BufRead;
+        let binary = std::env::current_exe().unwrap();
+        let mut children: Vec<_> = envs
+            .iter()
+            .map(|env| {
+                std::process::Command::new(&binary)
+                    .args([test, "--exact", "--ignored", "--nocapture"])
+                    .args(["--test-threads", "1"])
+                    .envs(env.iter().map(|(name, value)| (name, value)))
+                    .stdin(std::process::Stdio::piped())
+                    .stdout(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let mut outputs: Vec<_> = children
+            .iter_mut()
+            .map(|child| std::io::BufReader::new(child.stdout.take().unwrap()).lines())
+            .collect();
+        for output in &mut outputs {
+            let ready =
+                output.find(|line| line.as_deref().is_ok_and(|line| line.contains(CHILD_READY)));
+            assert!(ready.is_some(), "a child did not get ready");
+        }
+        Self { children, outputs }
+    }
+
+    /// Lets every child start its work.
+    pub(crate) fn go(&mut self) {
+        use std::io::Write;
+        for child in &mut self.children {
+            child.stdin.take().unwrap().write_all(b"go\n").unwrap();
+        }
+    }
+
+    /// The result each child printed, once all have exited successfully.
+    pub(crate) fn results(mut self) -> Vec<u64> {
+        let results = self
+            .outputs
+            .iter_mut()
+            .map(|output| {
+                output
+                    .find_map(|line| {
+                        line.ok()?
+                            .split(CHILD_RESULT)
+                            .nth(1)?
+                            .trim()
+                            .parse::<u64>()
+                            .ok()
+                    })
+                    .expect("a child reports its result")
+            })
+            .collect();
+        for child in &mut self.children {
+            assert!(child.wait().unwrap().success());
+        }
+        results
+    }
+}
+
+/// The child's side of [`Children`]: says it is ready once `prepare` has
+/// run, waits for the parent's go, runs `work` and prints its result.
+pub(crate) fn child_protocol<T>(prepare: impl FnOnce() -> T, work: impl FnOnce(T) -> u64) {
+    use std::io::Write;
+    let prepared = prepare();
+    println!("{CHILD_READY}");
+    std::io::stdout().flush().unwrap();
+    let mut go = String::new();
+    std::io::stdin().read_line(&mut go).unwrap();
+    let result = work(prepared);
+    println!("{CHILD_RESULT}{result}");
 }

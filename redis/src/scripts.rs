@@ -164,12 +164,13 @@ local function write_config(items)
 end
 
 -- Creates every part, zeroed, in full, after checking that they fit under
--- the server's maxmemory: a running script may exceed it, and a filter
--- allocated past it would leave the server refusing every write.
+-- the server's maxmemory when it evicts nothing: a running script may
+-- exceed it, and a filter allocated past it would leave the server refusing
+-- every write. (Under an eviction policy, Redis makes room by evicting.)
 local function create_parts()
   local info = redis.call('INFO', 'memory')
   local limit = tonumber(string.match(info, 'maxmemory:(%d+)') or '0')
-  if limit > 0 then
+  if limit > 0 and string.match(info, 'maxmemory_policy:(%S+)') == 'noeviction' then
     local used = tonumber(string.match(info, 'used_memory:(%d+)') or '0')
       - tonumber(string.match(info, 'mem_not_counted_for_evict:(%d+)') or '0')
     if used + total_bytes > limit then

@@ -11,6 +11,7 @@ use proptest::test_runner::{Config, TestCaseError, TestRunner};
 
 use crate::format::{FilterKind, MAX_PARAMS, Persist};
 use crate::testing::checks::reseal_header;
+use crate::testing::states::{Capabilities, Run};
 use crate::{ErrorKind, Filter, Merge, RemovableFilter};
 
 /// The conformance suite for one filter type.
@@ -23,6 +24,7 @@ pub struct Conformance<F, M> {
     variant: Option<Box<dyn Fn() -> F>>,
     cases: u32,
     multiset: bool,
+    capabilities: Capabilities<F>,
 }
 
 impl<F> Conformance<F, Box<dyn Fn() -> F>>
@@ -72,6 +74,7 @@ where
             variant: None,
             cases: Config::default().cases.max(32),
             multiset: false,
+            capabilities: Capabilities::default(),
         }
     }
 
@@ -90,6 +93,28 @@ where
     #[must_use]
     pub fn with_variant(mut self, variant: impl Fn() -> F + 'static) -> Self {
         self.variant = Some(Box::new(variant));
+        self
+    }
+
+    /// The filter removes keys: [`check_states`](Self::check_states) then
+    /// mixes removals into its sequences.
+    #[must_use]
+    pub fn removable(mut self) -> Self
+    where
+        F: RemovableFilter,
+    {
+        self.capabilities.remove = Some(F::remove_hash);
+        self
+    }
+
+    /// The filter merges: [`check_states`](Self::check_states) then mixes
+    /// unions and intersections into its sequences.
+    #[must_use]
+    pub fn mergeable(mut self) -> Self
+    where
+        F: Merge,
+    {
+        self.capabilities.merge = Some([F::union, F::intersect]);
         self
     }
 
@@ -394,6 +419,31 @@ where
                 format!("gave {other:?}"),
             ),
         }
+    }
+
+    /// The persistence rule: every state the filter reaches through its
+    /// public API, or that its reader accepts, writes bytes the reader
+    /// accepts and that read back equal (and write the same bytes).
+    ///
+    /// Random sequences on two filters of this configuration: inserts
+    /// (repeated keys, up to 20 copies, and fills of fresh keys), removals
+    /// of held and of never-inserted keys (with [`removable`](Self::removable)),
+    /// unions and intersections either way (with [`mergeable`](Self::mergeable)),
+    /// `clear`, copies, round trips, and files whose item counter was
+    /// changed, continued from wherever the reader accepts them. After every
+    /// step the filter it changed must round-trip, and hold every key a
+    /// caller knows is there (unless a never-inserted key was removed).
+    pub fn check_states(&self) {
+        let run = Run {
+            make: &self.make,
+            capabilities: &self.capabilities,
+            multiset: self.multiset,
+            // Enough to fill a small filter, or to cross several layers
+            // of a growing one, in a few steps.
+            max_fill: self.max_keys().min(256),
+        };
+        run.check(self.runner())
+            .unwrap_or_else(|err| fail(self.name, "reachable states persist", err));
     }
 
     /// The core contract plus removal: removing only inserted keys (as a

@@ -16,7 +16,7 @@ use crate::info::{Fill, Info};
 use crate::layout::{Layout, check_name, config_key, keys};
 use crate::link::Link;
 use crate::scripts::Call;
-use crate::target::{State, Target, answers, check_bits_per_call, key_methods, new_keys};
+use crate::target::{State, Target, answers, check_bits_per_call, key_methods};
 
 /// Bit positions (k per key) sent in one script call by default: 65,536,
 /// about 9,000 keys at k = 7, a few milliseconds of server time.
@@ -104,8 +104,8 @@ impl RedisBloomFilter {
 
     /// Adds keys given by their hashes under [`hasher`](Self::hasher), in
     /// one script call per [`bits_per_call`](Self::bits_per_call) bit
-    /// positions (one round trip for batches up to that size); returns how
-    /// many were new.
+    /// positions (one round trip for batches up to that size); whether each
+    /// was new, in order.
     ///
     /// Each call is atomic; a batch of several calls is not: when one fails,
     /// the keys of the calls before it stay inserted.
@@ -113,10 +113,13 @@ impl RedisBloomFilter {
     /// # Errors
     ///
     /// As [`insert`](Self::insert).
-    pub fn insert_hashes(&mut self, hashes: impl IntoIterator<Item = u64>) -> Result<usize, Error> {
-        let mut new = 0;
+    pub fn insert_hashes_each(
+        &mut self,
+        hashes: impl IntoIterator<Item = u64>,
+    ) -> Result<Vec<bool>, Error> {
+        let mut new = Vec::new();
         self.batched(hashes, false, |reply, keys| {
-            new += new_keys(&reply, keys)?;
+            new.extend(answers(&reply, keys)?);
             Ok(())
         })?;
         Ok(new)

@@ -239,26 +239,31 @@ return 1
 ";
 
 /// Sets the bits of keys given as k Redis bit offsets each (ARGV[8..]);
-/// returns how many keys had a clear bit (were new), and adds that to the
-/// counter. A key's bits are set in order, after those of the keys before
-/// it (BITFIELD runs its subcommands in order), so a key repeated in a
-/// batch counts once, as with one call per key.
+/// returns one byte per key, '1' when one of its bits was clear (it was
+/// new), else '0', and adds the number of new keys to the counter. A key's
+/// bits are set in order, after those of the keys before it (BITFIELD runs
+/// its subcommands in order), so a key repeated in a batch counts once, as
+/// with one call per key.
 const INSERT: &str = r"
 compare(FIELDS)
 local k = tonumber(ARGV[3])
 local set = template('SET', '1', #ARGV - NFIELDS)
 local old = probe(ARGV, NFIELDS + 1, #ARGV, 'BITFIELD', set)
+local answers = {}
 local new = 0
 for i = 1, #ARGV - NFIELDS, k do
+  local fresh = '0'
   for j = i, i + k - 1 do
     if old[j] == 0 then
+      fresh = '1'
       new = new + 1
       break
     end
   end
+  answers[(i - 1) / k + 1] = fresh
 end
 if new > 0 then redis.call('HINCRBY', KEYS[1], ITEMS, new) end
-return new
+return table.concat(answers)
 ";
 
 /// Tests keys given as k Redis bit offsets each, round-major: probe 0 of

@@ -23,7 +23,7 @@ use crate::scripts::{Call, MARKER};
 use crate::shards::{
     DEFAULT_SHARDS, ShardedLayout, marker_key, shard_capacity, shard_of, shard_tag,
 };
-use crate::target::{Target, answers, check_bits_per_call, key_methods, new_keys};
+use crate::target::{Target, answers, check_bits_per_call, key_methods};
 use crate::transfer::{bloom_header, export, import};
 
 /// How long a creation may go without renewing its lease before another
@@ -193,19 +193,19 @@ impl RedisShardedBloomFilter {
 
     /// Adds keys given by their hashes under [`hasher`](Self::hasher): one
     /// script call per shard touched (and per
-    /// [`bits_per_call`](Self::bits_per_call) positions); returns how many
-    /// were new. Each call is atomic, a batch is not: when a call fails, the
-    /// calls before it stay applied.
+    /// [`bits_per_call`](Self::bits_per_call) positions); whether each was
+    /// new, in order. Each call is atomic, a batch is not: when a call
+    /// fails, the calls before it stay applied. In durable mode, returns
+    /// once the replicas have every write.
     ///
     /// # Errors
     ///
     /// As [`insert`](Self::insert).
-    pub fn insert_hashes(&mut self, hashes: impl IntoIterator<Item = u64>) -> Result<usize, Error> {
-        let mut new = 0;
-        self.batched(hashes, false, |reply, positions| {
-            new += new_keys(reply, positions.len())?;
-            Ok(())
-        })?;
+    pub fn insert_hashes_each(
+        &mut self,
+        hashes: impl IntoIterator<Item = u64>,
+    ) -> Result<Vec<bool>, Error> {
+        let new = self.answered(hashes, false)?;
         if let Some(durability) = self.durability {
             self.wait(durability)?;
         }
@@ -222,8 +222,17 @@ impl RedisShardedBloomFilter {
         &mut self,
         hashes: impl IntoIterator<Item = u64>,
     ) -> Result<Vec<bool>, Error> {
+        self.answered(hashes, true)
+    }
+
+    /// One answer per key, in order, of the insert (or contains) calls.
+    fn answered(
+        &mut self,
+        hashes: impl IntoIterator<Item = u64>,
+        contains: bool,
+    ) -> Result<Vec<bool>, Error> {
         let mut found = Vec::new();
-        self.batched(hashes, true, |reply, positions| {
+        self.batched(hashes, contains, |reply, positions| {
             for (answer, &at) in answers(reply, positions.len())?.zip(positions) {
                 if found.len() <= at {
                     found.resize(at + 1, false);

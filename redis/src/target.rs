@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use filterlab_core::Probes;
-use redis::{FromRedisValue, Script, Value};
+use redis::{Script, Value};
 
 use crate::error::{Error, ErrorKind};
 use crate::layout::{Layout, keys, redis_offset};
@@ -25,10 +25,40 @@ macro_rules! key_methods {
         #[doc = $insert_errors]
         pub fn insert<K: Key + ?Sized>(&mut self, key: &K) -> Result<bool, Error> {
             let hash = self.hasher().hash(key);
-            Ok(self.insert_hashes([hash])? == 1)
+            Ok(self.insert_hashes_each([hash])?.first() == Some(&true))
         }
 
         /// Adds every key, batched as [`insert_hashes`](Self::insert_hashes)
+        /// says; whether each was new, in order (BF.MADD).
+        ///
+        /// # Errors
+        ///
+        /// As [`insert`](Self::insert).
+        pub fn insert_each<I>(&mut self, keys: I) -> Result<Vec<bool>, Error>
+        where
+            I: IntoIterator,
+            I::Item: Key,
+        {
+            let hasher = *self.hasher();
+            self.insert_hashes_each(keys.into_iter().map(|key| hasher.hash(&key)))
+        }
+
+        /// Adds keys given by their hashes under [`hasher`](Self::hasher),
+        /// batched as [`insert_hashes_each`](Self::insert_hashes_each)
+        /// says; returns how many were new.
+        ///
+        /// # Errors
+        ///
+        /// As [`insert`](Self::insert).
+        pub fn insert_hashes(
+            &mut self,
+            hashes: impl IntoIterator<Item = u64>,
+        ) -> Result<usize, Error> {
+            let new = self.insert_hashes_each(hashes)?;
+            Ok(new.iter().filter(|&&new| new).count())
+        }
+
+        /// Adds every key, batched as [`insert_hashes_each`](Self::insert_hashes_each)
         /// says; returns how many were new.
         ///
         /// # Errors
@@ -196,18 +226,8 @@ impl Target {
     }
 }
 
-/// The number of new keys an insert call of `keys` keys reported.
-pub(crate) fn new_keys(reply: &Value, keys: usize) -> Result<usize, Error> {
-    let count = usize::from_redis_value_ref(reply)
-        .map_err(|err| unexpected_reply(&format!("{err} for {keys} keys")))?;
-    if count > keys {
-        return Err(unexpected_reply(&format!("{count} new keys of {keys}")));
-    }
-    Ok(count)
-}
-
-/// The answers of a contains call of `keys` keys, one byte '0' or '1' per
-/// key; anything else is refused: never a guess.
+/// The answers of an insert or contains call of `keys` keys, one byte '0'
+/// or '1' per key (new, or present); anything else is refused: never a guess.
 pub(crate) fn answers(
     reply: &Value,
     keys: usize,

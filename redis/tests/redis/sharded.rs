@@ -83,10 +83,11 @@ fn sharded_filter_answers_as_the_local_one() {
     let hashes: Vec<u64> = keys.iter().map(|key| local.hasher().hash(key)).collect();
     // Small calls: several per shard per batch.
     shared.set_bits_per_call(500).unwrap();
-    assert_eq!(
-        shared.insert_many(&keys).unwrap(),
-        local.insert_hashes(&hashes).unwrap()
-    );
+    let each: Vec<bool> = hashes
+        .iter()
+        .map(|&hash| local.insert_hash(hash).unwrap())
+        .collect();
+    assert_eq!(shared.insert_each(&keys).unwrap(), each);
     assert_eq!(shared.len().unwrap(), local.len() as u64);
     assert!(shared.contains_many(&keys).unwrap().iter().all(|&hit| hit));
     assert_eq!(

@@ -585,3 +585,102 @@ where
     prop_assert_eq!(&from_payload, filter);
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+
+    use crate::format::{FilterKind, FrameReader, FrameWriter, Header};
+    use crate::testing::Conformance;
+    use crate::{Error, ErrorKind, Filter, KeyHasher, Persist};
+
+    /// Answers yes to every key and counts its inserts, but its reader
+    /// refuses a count above three: a reader stricter than its writer.
+    #[derive(Clone, Debug, PartialEq)]
+    struct Strict {
+        len: u64,
+        hasher: KeyHasher,
+    }
+
+    impl Filter for Strict {
+        fn hasher(&self) -> &KeyHasher {
+            &self.hasher
+        }
+        fn insert_hash(&mut self, _: u64) -> Result<bool, Error> {
+            self.len += 1;
+            Ok(false)
+        }
+        fn contains_hash(&self, _: u64) -> bool {
+            true
+        }
+        fn len(&self) -> usize {
+            self.len as usize
+        }
+        fn clear(&mut self) {
+            self.len = 0;
+        }
+        fn memory_usage(&self) -> usize {
+            8
+        }
+        fn capacity(&self) -> Option<usize> {
+            Some(16)
+        }
+        fn expected_fpp(&self) -> f64 {
+            1.0
+        }
+        fn theoretical_fpp(&self, _: u64) -> Option<f64> {
+            Some(1.0)
+        }
+    }
+
+    impl Persist for Strict {
+        type Config = KeyHasher;
+        const KIND: FilterKind = FilterKind::Bloom;
+        fn config(&self) -> KeyHasher {
+            self.hasher
+        }
+        fn header(&self) -> Header {
+            let (kind, hasher, items) = (Self::KIND, self.hasher, self.len);
+            let (params, payload_len) = (vec![], 0);
+            Header {
+                kind,
+                hasher,
+                items,
+                params,
+                payload_len,
+            }
+        }
+        fn write_payload<W: Write>(&self, _: &mut FrameWriter<W>) -> Result<(), Error> {
+            Ok(())
+        }
+        fn config_from_header(header: &Header) -> Result<KeyHasher, Error> {
+            header.expect_params(0)?;
+            header.expect_payload_len(0)?;
+            Ok(header.hasher)
+        }
+        fn read_payload<R: Read>(
+            hasher: KeyHasher,
+            header: &Header,
+            _: &mut FrameReader<R>,
+        ) -> Result<Self, Error> {
+            if header.items > 3 {
+                return Err(Error::new(ErrorKind::InvalidHeader, "more than three"));
+            }
+            Ok(Self {
+                len: header.items,
+                hasher,
+            })
+        }
+    }
+
+    /// The property fails where the rule is broken.
+    #[test]
+    #[should_panic(expected = "reachable states persist")]
+    fn a_reader_stricter_than_its_writer_is_found() {
+        let make = || Strict {
+            len: 0,
+            hasher: KeyHasher::new(1),
+        };
+        Conformance::new("Strict", make).cases(16).check_states();
+    }
+}

@@ -8,7 +8,9 @@ use redis::Client;
 use redis::cluster::ClusterClient;
 
 use crate::error::{Error, ErrorKind};
-use crate::link::DEFAULT_TIMEOUT;
+
+/// How long connecting, and each read or write, may take by default.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A Redis server or a Redis Cluster: what every filter of this crate is
 /// opened on.

@@ -20,14 +20,13 @@ pub mod testing;
 mod transfer;
 
 pub use builder::RedisBloomBuilder;
-pub use endpoint::Endpoint;
+pub use endpoint::{DEFAULT_TIMEOUT, Endpoint};
 pub use error::{Error, ErrorKind};
 pub use filter::{DEFAULT_BITS_PER_CALL, RedisBloomFilter};
 pub use filterlab_bloom::{BloomBuilder, BloomConfig, BloomFilter, BloomSizing};
 pub use filterlab_core::{Filter, Key, KeyHasher, Persist, ViaHash};
 pub use info::{Fill, Info};
 pub use layout::{DEFAULT_PART_BITS, LAYOUT_VERSION, MAX_PARTS, SHARD_LAYOUT_VERSION};
-pub use link::DEFAULT_TIMEOUT;
 pub use local::ShardedBloomFilter;
 pub use sharded::{
     DEFAULT_CREATION_LEASE, Durability, RedisShardedBloomBuilder, RedisShardedBloomFilter,

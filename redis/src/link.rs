@@ -7,12 +7,9 @@ use std::time::Duration;
 use redis::cluster::ClusterConnection;
 use redis::{Connection, ConnectionLike, RedisError, RedisResult, Value};
 
-use crate::endpoint::Endpoint;
+use crate::endpoint::{DEFAULT_TIMEOUT, Endpoint};
 use crate::error::Error;
 use crate::scripts::Call;
-
-/// How long connecting, and each read or write, may take by default.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// An endpoint and the current connection to it, if any.
 pub(crate) struct Link {

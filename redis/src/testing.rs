@@ -18,15 +18,17 @@
 use std::io;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::process::Child;
 use std::thread::sleep;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 pub use crate::reference::BitfieldReference;
 
 mod cluster;
+mod process;
 pub use cluster::{Cluster, ClusterNode};
+use process::spawn_with;
+pub use process::unique;
 
 /// The variable naming a server to use instead of a private one.
 pub const URL_VARIABLE: &str = "FILTERLAB_REDIS_URL";
@@ -308,30 +310,4 @@ fn spawn(dir: &Path, port: u16, persistent: bool) -> io::Result<Child> {
         &["--appendonly", "no"]
     };
     spawn_with(dir, port, persistence)
-}
-
-/// Starts `redis-server` on 127.0.0.1:`port` with its files in `dir`,
-/// no snapshots, and `args`.
-fn spawn_with(dir: &Path, port: u16, args: &[&str]) -> io::Result<Child> {
-    Command::new("redis-server")
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-        .arg("--dir")
-        .arg(dir)
-        .args(["--save", "", "--daemonize", "no", "--logfile", "redis.log"])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|err| io::Error::new(err.kind(), format!("cannot run redis-server: {err}")))
-}
-
-/// A name no other test, thread or process uses at the same time.
-pub fn unique(prefix: &str) -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.subsec_nanos());
-    let count = COUNTER.fetch_add(1, Ordering::Relaxed);
-    format!("{prefix}-{}-{count}-{nanos}", std::process::id())
 }

@@ -16,7 +16,7 @@ use std::process::{Child, Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-use super::{spawn_with, unique};
+use super::process::{spawn_with, unique};
 
 /// How long forming the cluster, a failover or a resharding may take.
 const SETTLE: Duration = Duration::from_secs(60);

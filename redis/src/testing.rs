@@ -27,8 +27,8 @@ pub use crate::reference::BitfieldReference;
 mod cluster;
 mod process;
 pub use cluster::{Cluster, ClusterNode};
-use process::spawn_with;
 pub use process::unique;
+use process::{calls_in, spawn_with};
 
 /// The variable naming a server to use instead of a private one.
 pub const URL_VARIABLE: &str = "FILTERLAB_REDIS_URL";
@@ -245,14 +245,7 @@ impl Server {
     ///
     /// When the server does not answer INFO.
     pub fn command_calls(&self, command: &str) -> redis::RedisResult<u64> {
-        let info = self.info("commandstats")?;
-        let prefix = format!("cmdstat_{command}:calls=");
-        Ok(info
-            .lines()
-            .find_map(|line| line.strip_prefix(&prefix))
-            .and_then(|rest| rest.split(',').next())
-            .and_then(|calls| calls.parse().ok())
-            .unwrap_or(0))
+        Ok(calls_in(&self.info("commandstats")?, command))
     }
 }
 

@@ -139,7 +139,7 @@ impl Measurements {
             failures.extend(growth::gate(&grown.rows));
         }
         if let Some(shared) = &self.redis {
-            failures.extend(redis::gate(&shared.rows));
+            failures.extend(redis::gate(&shared.rows, shared.cluster_fpp.as_ref()));
         }
         failures
     }

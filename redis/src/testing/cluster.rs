@@ -16,7 +16,7 @@ use std::process::{Child, Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-use super::process::{spawn_with, unique};
+use super::process::{calls_in, spawn_with, unique};
 
 /// How long forming the cluster, a failover or a resharding may take.
 const SETTLE: Duration = Duration::from_secs(60);
@@ -377,6 +377,21 @@ impl Cluster {
     /// Where the logs are: one directory per port under this one.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// Total calls of `command` (lower case, e.g. "evalsha") every live
+    /// node has run (INFO commandstats): this process is their only client.
+    ///
+    /// # Errors
+    ///
+    /// When a live node does not answer INFO.
+    pub fn command_calls(&self, command: &str) -> io::Result<u64> {
+        self.live()
+            .map(|node| {
+                let info: String = node_query(node.port, redis::cmd("INFO").arg("commandstats"))?;
+                Ok(calls_in(&info, command))
+            })
+            .sum()
     }
 
     fn live(&self) -> impl Iterator<Item = &Process> {

@@ -1,5 +1,6 @@
 //! What the private server and the cluster's nodes share: starting a
-//! `redis-server` process, and names no one else uses.
+//! `redis-server` process, reading its command counts, and names no one
+//! else uses.
 
 use std::io;
 use std::path::Path;
@@ -31,4 +32,16 @@ pub fn unique(prefix: &str) -> String {
         .map_or(0, |elapsed| elapsed.subsec_nanos());
     let count = COUNTER.fetch_add(1, Ordering::Relaxed);
     format!("{prefix}-{}-{count}-{nanos}", std::process::id())
+}
+
+/// Calls of `command` (lower case) in the text of INFO commandstats; 0 when
+/// the server has not run it.
+pub(super) fn calls_in(commandstats: &str, command: &str) -> u64 {
+    let prefix = format!("cmdstat_{command}:calls=");
+    commandstats
+        .lines()
+        .find_map(|line| line.strip_prefix(&prefix))
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|calls| calls.parse().ok())
+        .unwrap_or(0)
 }

@@ -29,7 +29,7 @@ use serde::Serialize;
 use crate::config::RunConfig;
 use crate::experiments::accuracy::derive_seed;
 use crate::experiments::speed::Operation;
-use crate::progress::Progress;
+use crate::progress::{Stage, Tracker};
 use crate::registry::Entry;
 
 /// The local filter the shared one is compared with (a registry name).
@@ -243,7 +243,7 @@ pub fn gate(rows: &[RedisRow], cluster_fpp: Option<&ClusterFpp>) -> Vec<String> 
 
 /// Runs the Redis experiment when `LOCAL` is among `entries` and a server
 /// can be found; otherwise returns the note saying why not.
-pub fn run(entries: &[Entry], config: &RunConfig, quiet: bool) -> RedisResults {
+pub fn run(entries: &[Entry], config: &RunConfig, progress: &Tracker) -> RedisResults {
     let mut results = RedisResults {
         server: None,
         cluster: None,
@@ -282,13 +282,13 @@ pub fn run(entries: &[Entry], config: &RunConfig, quiet: bool) -> RedisResults {
                 .to_owned(),
         );
     }
-    let progress = Progress::new("redis", 7, quiet);
+    let stage = progress.stage("redis", 7);
     let keys = Keys::new(config);
-    if let Err(err) = one_server(&server, config, &keys, &mut results.rows, &progress) {
+    if let Err(err) = one_server(&server, config, &keys, &mut results.rows, &stage) {
         results.notes.push(format!(
             "stopped by a Redis error (the rows before it stand): {err}"
         ));
-        progress.finish();
+        stage.finish(&format!("{} rows", results.rows.len()));
         return results;
     }
     match Cluster::start(CLUSTER_MASTERS, 0) {
@@ -297,7 +297,7 @@ pub fn run(entries: &[Entry], config: &RunConfig, quiet: bool) -> RedisResults {
                 "{CLUSTER_MASTERS} masters (redis-server {version}, no replicas) started by this \
                  run on loopback, joined by redis-cli --cluster create"
             ));
-            match on_cluster(&cluster, config, &keys, &mut results.rows, &progress) {
+            match on_cluster(&cluster, config, &keys, &mut results.rows, &stage) {
                 Ok(fpp) => results.cluster_fpp = Some(fpp),
                 Err(err) => results.notes.push(format!(
                     "cluster stopped by a Redis error (the rows before it stand): {err}"
@@ -309,7 +309,7 @@ pub fn run(entries: &[Entry], config: &RunConfig, quiet: bool) -> RedisResults {
              redis-server and redis-cli on the PATH"
         )),
     }
-    progress.finish();
+    stage.finish(&format!("{} rows", results.rows.len()));
     results
 }
 
@@ -498,7 +498,7 @@ fn one_server(
     config: &RunConfig,
     keys: &Keys,
     rows: &mut Vec<RedisRow>,
-    progress: &Progress,
+    progress: &Stage<'_>,
 ) -> Result<(), Failure> {
     let sizing = keys.sizing(config);
     let n = keys.inserted.len();
@@ -580,7 +580,7 @@ fn on_cluster(
     config: &RunConfig,
     keys: &Keys,
     rows: &mut Vec<RedisRow>,
-    progress: &Progress,
+    progress: &Stage<'_>,
 ) -> Result<ClusterFpp, Failure> {
     let endpoint = Endpoint::from(cluster.client());
     let builder = RedisShardedBloomFilter::builder(keys.sizing(config));

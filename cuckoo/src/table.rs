@@ -221,16 +221,24 @@ impl<W: Word> Lanes<W> {
     #[inline]
     pub(crate) fn fingerprint(self, hash: u64) -> u64 {
         let low = hash & self.fingerprint_mask;
-        if low == 0 { self.redraw(hash) } else { low }
+        if low == 0 {
+            redraw(hash, self.bits, self.fingerprint_mask)
+        } else {
+            low
+        }
     }
+}
 
-    /// The fingerprint of a hash whose low f bits are zero.
-    #[cold]
-    #[inline(never)]
-    fn redraw(self, hash: u64) -> u64 {
-        let redraw = (hash >> self.bits) & self.fingerprint_mask;
-        redraw + u64::from(redraw == 0)
-    }
+/// The fingerprint of a hash whose low `bits` bits are zero. Its
+/// arguments are scalars, not the `Lanes`: a struct passed to a call that
+/// is not inlined goes through memory, and the lookup loop then stored
+/// the lanes to the stack on every key (11 more instructions a lookup,
+/// callgrind).
+#[cold]
+#[inline(never)]
+fn redraw(hash: u64, bits: u32, mask: u64) -> u64 {
+    let redraw = (hash >> bits) & mask;
+    redraw + u64::from(redraw == 0)
 }
 
 /// A key's place in one table: its fingerprint and two buckets.

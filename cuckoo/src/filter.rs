@@ -142,6 +142,7 @@ impl CuckooFilter {
         if self.contains_hash(hash) {
             return Ok(false);
         }
+        self.check_counter()?;
         self.add_new(hash)?;
         self.len += 1;
         Ok(true)
@@ -328,6 +329,18 @@ impl CuckooFilter {
         } else {
             Offer::Pass
         }
+    }
+
+    /// Refuses an insert when the item counter cannot count it (only a
+    /// file can bring it there: 2^64 − 1 copies in the overflow).
+    fn check_counter(&self) -> Result<(), Error> {
+        if self.len == u64::MAX {
+            return Err(Error::new(
+                ErrorKind::Full,
+                "the item counter is at 2^64 - 1",
+            ));
+        }
+        Ok(())
     }
 
     /// Adds a key no table matches: to the newest table when it is below
@@ -541,6 +554,7 @@ impl Filter for CuckooFilter {
     /// when keeping it would pass the memory cap. The filter is exactly as
     /// before: nothing is ever dropped.
     fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
+        self.check_counter()?;
         let newest = self.tables.len() - 1;
         for index in 0..=newest {
             let offered = with_lanes!(self.tables[index], |lanes| self.offer(lanes, index, hash));

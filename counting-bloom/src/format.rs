@@ -115,12 +115,23 @@ impl<L: Layout, const BITS: u32> Persist for CountingBloom<L, BITS> {
         ))
     }
 
-    /// Reads the counters, then checks what they must satisfy: counters
-    /// past the end of the array are zero, the header's count of saturated
-    /// counters is theirs, and without a saturated counter the counters hold
-    /// what every item counted added (a standard filter that never saturated
-    /// has exactly k·len in its counters, or more after an intersection; a
-    /// blocked one at least len).
+    /// Reads the counters, then checks what every state the operations
+    /// reach satisfies: counters past the end of the array are zero, the
+    /// header's count of saturated counters is theirs, and for the standard
+    /// layout, without a saturated counter, the counters hold at least k
+    /// per item counted.
+    ///
+    /// That bound is an invariant of the standard layout: an insert adds k
+    /// counts and one item, a removal (of any key) takes k and one item
+    /// (fewer counts only at a saturated counter, while the bound is not
+    /// checked), a union adds both sides, an intersection caps `len` at the
+    /// counts over k, `clear` zeroes both, and only an intersection or
+    /// `clear` can make a saturated counter unsaturated. The blocked layout has no such bound:
+    /// a key adds one to each of its 1 to k *distinct* counters and its
+    /// removal takes them back, so after an intersection (which caps `len`
+    /// at the counts, one per item) removing a key of k distinct counters
+    /// takes k counts and one item, and `len` ends above the counts, even
+    /// at zero counts. Its item counter is what the operations made it.
     fn read_payload<R: Read>(
         config: CountingBloomConfig,
         header: &Header,
@@ -143,8 +154,8 @@ impl<L: Layout, const BITS: u32> Persist for CountingBloom<L, BITS> {
                 tally.saturated
             )));
         }
-        let needed = u128::from(header.items) * u128::from(filter.least_counts_per_item());
-        if tally.saturated == 0 && needed > tally.sum {
+        let needed = u128::from(header.items) * u128::from(filter.num_hashes());
+        if !L::BLOCKED && tally.saturated == 0 && needed > tally.sum {
             return Err(invalid(format!(
                 "{} items need {needed} counts, the counters hold {}",
                 header.items, tally.sum

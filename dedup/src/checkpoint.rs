@@ -4,12 +4,13 @@
 
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use filterlab_bloom::{BloomConfig, BloomFilter};
 use filterlab_core::format::{DEFAULT_PAYLOAD_LIMIT, FrameReader, FrameWriter, Header};
 use filterlab_core::{ErrorKind as CoreKind, Filter, FilterKind, Persist};
 
+use crate::atomic::AtomicFile;
 use crate::dedup::{Counters, Deduplicator};
 use crate::error::{Error, ErrorKind};
 use crate::partition::PartitionKey;
@@ -129,7 +130,9 @@ impl Deduplicator {
 
     /// Reads a checkpoint from `reader` and, only if all of it is valid and
     /// made for this configuration, replaces the stored keys and counters
-    /// with it. On any error the running state is untouched.
+    /// with it. On any error the running state is untouched. The reader must
+    /// end with the checkpoint: it is read to its end, and a byte after the
+    /// trailing checksum makes the whole file damaged.
     ///
     /// The configuration that must match: N, P, the sizing mode (and so the
     /// bits and k), the hasher's seed and the partition count. Search-all
@@ -140,9 +143,10 @@ impl Deduplicator {
     ///
     /// As [`ErrorKind::Filter`]: `BadMagic`, `UnsupportedVersion` (another
     /// framing or checkpoint version), `WrongKind`, `InvalidHeader`,
-    /// `LengthMismatch`, `Truncated`, `ChecksumMismatch`, `ConfigMismatch`
-    /// (another N, P, sizing, seed or partition count), `Io`, or `TooLarge`
-    /// when the memory for the restored filters cannot be had.
+    /// `LengthMismatch` (also for bytes after the checkpoint), `Truncated`,
+    /// `ChecksumMismatch`, `ConfigMismatch` (another N, P, sizing, seed or
+    /// partition count), `Io`, or `TooLarge` when the memory for the
+    /// restored filters cannot be had.
     pub fn read_checkpoint_from<R: Read>(&mut self, reader: R) -> Result<(), Error> {
         let restored = self.restore(reader)?;
         self.adopt(restored);
@@ -207,7 +211,7 @@ impl Deduplicator {
             )
             .into());
         }
-        frame.finish()?;
+        expect_end(frame.finish()?)?;
         restored.counters = counters_from(&header)?;
         let stored: u64 = restored.partitions.values().map(|f| f.len() as u64).sum();
         if stored != header.items {
@@ -305,6 +309,27 @@ fn counters_from(header: &Header) -> Result<Counters, Error> {
     })
 }
 
+/// Refuses bytes after the trailing checksum: a checkpoint is the whole
+/// file (or stream), and anything after it means the file is not what was
+/// written (as `Persist::from_bytes` refuses trailing bytes).
+fn expect_end<R: Read>(mut rest: R) -> Result<(), Error> {
+    let mut byte = [0u8; 1];
+    loop {
+        match rest.read(&mut byte) {
+            Ok(0) => return Ok(()),
+            Ok(_) => {
+                return Err(filterlab_core::Error::new(
+                    CoreKind::LengthMismatch,
+                    "bytes follow after the checkpoint's trailing checksum",
+                )
+                .into());
+            }
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+            Err(err) => return Err(Error::from(err)),
+        }
+    }
+}
+
 fn bad_header(detail: String) -> Error {
     filterlab_core::Error::new(CoreKind::InvalidHeader, detail).into()
 }
@@ -321,129 +346,6 @@ fn read_key<R: Read>(frame: &mut FrameReader<R>) -> Result<PartitionKey, Error> 
     frame.read_bytes_into(&mut bytes)?;
     PartitionKey::from_tagged(prefix[0], &bytes)
         .ok_or_else(|| bad_header(format!("partition key with tag {}", prefix[0])))
-}
-
-/// A file written in full or not at all: bytes go to a temporary file in
-/// the destination's directory, which [`commit`](Self::commit) syncs and
-/// renames over the destination (then syncs the directory). Dropped without
-/// a commit, it removes the temporary file; a crash leaves at worst that
-/// temporary file, never a damaged destination.
-///
-/// # Examples
-///
-/// ```
-/// use std::io::Write;
-/// use filterlab_dedup::AtomicFile;
-///
-/// let dir = std::env::temp_dir().join(format!("atomic-doc-{}", std::process::id()));
-/// std::fs::create_dir_all(&dir)?;
-/// let path = dir.join("state");
-/// let mut file = AtomicFile::create(&path)?;
-/// file.write_all(b"complete")?;
-/// file.commit()?;
-/// assert_eq!(std::fs::read(&path)?, b"complete");
-///
-/// let mut file = AtomicFile::create(&path)?;
-/// file.write_all(b"half")?;
-/// drop(file); // no commit: the old content stays
-/// assert_eq!(std::fs::read(&path)?, b"complete");
-/// # std::fs::remove_dir_all(&dir)?;
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[derive(Debug)]
-pub struct AtomicFile {
-    destination: PathBuf,
-    temporary: PathBuf,
-    file: Option<File>,
-}
-
-impl AtomicFile {
-    /// Opens a temporary file beside `destination` (`.NAME.tmp-PID`).
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::Filter`]`(Io)` naming the file when it cannot be created.
-    pub fn create(destination: impl AsRef<Path>) -> Result<Self, Error> {
-        let destination = destination.as_ref().to_path_buf();
-        let name = destination
-            .file_name()
-            .ok_or_else(|| {
-                crate::error::invalid(format!("{} names no file", destination.display()))
-            })?
-            .to_string_lossy();
-        let temporary = destination.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
-        let file = File::create(&temporary)
-            .map_err(|err| Error::from(err).context(temporary.display()))?;
-        Ok(Self {
-            destination,
-            temporary,
-            file: Some(file),
-        })
-    }
-
-    /// The temporary file's path.
-    pub fn temporary_path(&self) -> &Path {
-        &self.temporary
-    }
-
-    /// Syncs the temporary file, renames it over the destination and syncs
-    /// the directory.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::Filter`]`(Io)` naming the file; the temporary file is
-    /// then removed and the destination left as it was.
-    pub fn commit(mut self) -> Result<(), Error> {
-        let named = |err: io::Error, path: &Path| Error::from(err).context(path.display());
-        if let Some(file) = self.file.take() {
-            file.sync_all().map_err(|err| named(err, &self.temporary))?;
-        }
-        std::fs::rename(&self.temporary, &self.destination)
-            .map_err(|err| named(err, &self.destination))?;
-        sync_directory(&self.destination).map_err(|err| named(err, &self.destination))?;
-        Ok(())
-    }
-}
-
-/// Makes a rename in the directory of `path` durable (Unix; elsewhere the
-/// rename itself is all there is).
-fn sync_directory(path: &Path) -> io::Result<()> {
-    #[cfg(unix)]
-    {
-        let directory = match path.parent() {
-            Some(parent) if !parent.as_os_str().is_empty() => parent,
-            _ => Path::new("."),
-        };
-        File::open(directory)?.sync_all()?;
-    }
-    #[cfg(not(unix))]
-    let _ = path;
-    Ok(())
-}
-
-impl Write for AtomicFile {
-    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        match &mut self.file {
-            Some(file) => file.write(bytes),
-            None => Err(io::Error::other("the file was committed")),
-        }
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        match &mut self.file {
-            Some(file) => file.flush(),
-            None => Ok(()),
-        }
-    }
-}
-
-impl Drop for AtomicFile {
-    /// Removes the temporary file unless it was renamed.
-    fn drop(&mut self) {
-        if self.temporary.exists() {
-            let _ = std::fs::remove_file(&self.temporary);
-        }
-    }
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 #![forbid(unsafe_code)]
 
 mod alarms;
+mod atomic;
 mod builder;
 mod checkpoint;
 mod dedup;
@@ -12,8 +13,9 @@ mod partition;
 mod settings;
 
 pub use alarms::AlarmEvent;
+pub use atomic::AtomicFile;
 pub use builder::DeduplicatorBuilder;
-pub use checkpoint::{AtomicFile, CHECKPOINT_VERSION};
+pub use checkpoint::CHECKPOINT_VERSION;
 pub use dedup::{Deduplicator, Verdict};
 pub use error::{Error, ErrorKind};
 pub use metrics::{Metrics, PartitionStatus, Status};

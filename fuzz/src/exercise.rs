@@ -3,7 +3,10 @@
 //! has them, new keys inserted one by one, batched and through `Extend` or
 //! `insert_many` (`len` counting them as documented, never overflowing),
 //! removals of inserted keys where the filter deletes (the other keys stay
-//! present), `clear`, and the FPPs. What only one filter has (conversions,
+//! present), `clear`, and the FPPs; after each, the filter writes bytes its
+//! reader accepts and that read back equal ([`persists`]), so a fuzzed file
+//! the reader accepted is held to that rule in every state it leads to.
+//! What only one filter has (conversions,
 //! growth past capacity, chunked dumps, kernels) is its
 //! [`Exercise::exercise_more`], in `filters.rs`.
 
@@ -121,6 +124,32 @@ pub fn remove_with<F: RemovableFilter>(filter: &mut F, hash: u64) -> Option<Resu
     Some(filter.remove_hash(hash))
 }
 
+/// Filters above this many bytes skip [`persists`]: whether writer and
+/// reader agree does not depend on the size, and a dozen round trips of a
+/// filter of up to 1 MiB would make a unit half again as slow (measured on
+/// the `build_counting` corpus) and crowd the one-second limit.
+pub const PERSIST_LIMIT_BYTES: usize = 64 << 10;
+
+/// The persistence rule, on a state `after` reached: the filter writes
+/// bytes its reader accepts, which read back equal and write the same
+/// bytes (up to [`PERSIST_LIMIT_BYTES`]).
+pub fn persists<F: Exercise>(filter: &F, after: &str) {
+    if filter.memory_usage() > PERSIST_LIMIT_BYTES {
+        return;
+    }
+    let bytes = filter.to_bytes();
+    let back = F::from_bytes(&bytes)
+        .unwrap_or_else(|err| panic!("after {after}: the reader refuses the bytes written: {err}"));
+    assert!(
+        &back == filter,
+        "after {after}: the bytes read back unequal"
+    );
+    assert!(
+        back.to_bytes() == bytes,
+        "after {after}: read back, the filter writes other bytes"
+    );
+}
+
 /// `KEYS` distinct keys that depend on `seed`, some of them probably present.
 pub fn keys_from(seed: u64) -> Vec<u64> {
     let mut keys: Vec<u64> = (0..KEYS as u32)
@@ -167,6 +196,10 @@ pub fn exercise<F: Exercise>(filter: &F, seed: u64) {
     if affordable && filter.growth_bytes(inserts) <= GROW_LIMIT_BYTES {
         let grown = insert_and_remove(filter, &keys, (&hashes, &before));
         merge_with_grown(filter, &grown.filter, &grown.present, &hashes, &before);
+        if let Some(&shared) = grown.present.first() {
+            let others: Vec<u64> = hashes.iter().map(|hash| hash.rotate_left(32)).collect();
+            intersect_then_remove(&grown.filter, shared, &others);
+        }
     }
 
     // Estimates last: the theory functions are the slowest calls, and a slow
@@ -199,16 +232,19 @@ fn merge_with_itself<F: Exercise>(filter: &F, hashes: &[u64], before: &[bool]) {
     };
     union.expect("union with itself");
     assert_eq!(answers(&merged, hashes), before, "union with itself");
+    persists(&merged, "a union with itself");
     merged
         .merge(filter, MergeOp::Intersect)
         .into_iter()
         .for_each(|result| result.expect("intersection with itself"));
     assert_eq!(answers(&merged, hashes), before, "intersection with itself");
+    persists(&merged, "an intersection with itself");
     let _ = (merged.len(), merged.expected_fpp());
 }
 
-/// A union with a copy that took more keys holds them all; an intersection
-/// keeps every key both hold.
+/// A union with a copy that took more keys holds them all, and gives them
+/// back where the filter deletes; an intersection keeps every key both
+/// hold. Every state persists.
 fn merge_with_grown<F: Exercise>(
     filter: &F,
     grown: &F,
@@ -225,6 +261,8 @@ fn merge_with_grown<F: Exercise>(
         inserted.iter().all(|&hash| union.contains_hash(hash)),
         "a key of the other filter is absent after union"
     );
+    persists(&union, "a union");
+    remove_all(&mut union, inserted, "a union");
     let mut intersection = grown.clone();
     if let Some(result) = intersection.merge(filter, MergeOp::Intersect) {
         result.expect("intersection with a copy that took more keys");
@@ -234,6 +272,51 @@ fn merge_with_grown<F: Exercise>(
                 "a key present in both is absent after intersect"
             );
         }
+        persists(&intersection, "an intersection");
+    }
+}
+
+/// Removes each of `hashes` once, where the filter deletes, whatever each
+/// removal answers; the filter then persists.
+fn remove_all<F: Exercise>(filter: &mut F, hashes: &[u64], merged: &str) {
+    for &hash in hashes {
+        if filter.try_remove(hash).is_none() {
+            return;
+        }
+    }
+    persists(filter, &format!("removals from {merged}"));
+}
+
+/// The recipe of issue 23: `grown` intersected with a filter of the same
+/// configuration holding `others` and one key of `grown`, `shared` (few
+/// counts in common, so a counting filter's intersection caps its count),
+/// then `shared` removed where the filter deletes. The key stays present
+/// through the intersection, and both states persist (for filters of up to
+/// [`PERSIST_LIMIT_BYTES`]).
+fn intersect_then_remove<F: Exercise>(grown: &F, shared: u64, others: &[u64]) {
+    if grown.memory_usage() > PERSIST_LIMIT_BYTES {
+        return;
+    }
+    let mut other = grown.clone();
+    other.clear();
+    for &hash in others.iter().chain([&shared]) {
+        if other.insert_hash(hash).is_err() {
+            return;
+        }
+    }
+    let mut both = grown.clone();
+    let Some(result) = both.merge(&other, MergeOp::Intersect) else {
+        return;
+    };
+    result.expect("intersection with a filter of the same configuration");
+    assert!(
+        both.contains_hash(shared),
+        "a key of both is absent after intersect"
+    );
+    persists(&both, "an intersection");
+    if let Some(removed) = both.try_remove(shared) {
+        removed.expect("removing a key after an intersection");
+        persists(&both, "an intersection and a removal");
     }
 }
 
@@ -311,14 +394,11 @@ fn insert_and_remove<F: Exercise>(filter: &F, keys: &[u64], found: (&[u64], &[bo
         "an inserted key is absent"
     );
 
-    let bytes = grown.to_bytes();
-    assert!(
-        F::from_bytes(&bytes).is_ok_and(|back| back == grown),
-        "reads back what it wrote after inserts"
-    );
+    persists(&grown, "inserts");
 
     let after_removals = remove_inserted(&grown, &single, &present);
     if let Some(after) = &after_removals {
+        persists(after, "removals of inserted keys");
         let (hashes, before) = found;
         for (&hash, &was) in hashes.iter().zip(before) {
             assert!(
@@ -334,6 +414,7 @@ fn insert_and_remove<F: Exercise>(filter: &F, keys: &[u64], found: (&[u64], &[bo
             present.iter().all(|&hash| !emptied.contains_hash(hash)),
             "a key is present after clear"
         );
+        persists(&emptied, "removals and clear");
         if let Some(removed) = emptied.try_remove(single.first().copied().unwrap_or(0)) {
             assert!(
                 !removed.expect("removal from an empty filter"),
@@ -348,6 +429,7 @@ fn insert_and_remove<F: Exercise>(filter: &F, keys: &[u64], found: (&[u64], &[bo
         present.iter().all(|&hash| !cleared.contains_hash(hash)),
         "a key is present after clear"
     );
+    persists(&cleared, "clear");
     Grown {
         filter: grown,
         present,

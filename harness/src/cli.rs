@@ -1,10 +1,16 @@
-//! The command line: `filterlab [report|recommend|compare|list]`.
+//! The command line: `filterlab [report|recommend|compare|list|bench]`.
+//!
+//! Every numeric option takes a negative value as its value, so that
+//! `--fpp -0.1` reaches the option's range check instead of reading as a
+//! flag `-0` (`allow_negative_numbers`; `allow_hyphen_values` for a size,
+//! whose unit makes `-1K` no number to clap).
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 use filterlab_core::sizing::{check_fpp, check_items};
 
+use crate::commands::bench::{BenchArgs, bench};
 use crate::commands::compare::{CompareRequest, compare};
 use crate::commands::list::list;
 use crate::commands::recommend::{Request, recommend};
@@ -34,6 +40,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// List the registered filters.
     List,
+    /// Count every filter's operations under Valgrind; check or save the baseline.
+    Bench(BenchArgs),
 }
 
 /// Options of `filterlab report`.
@@ -52,13 +60,13 @@ pub struct ReportArgs {
     #[arg(long, value_name = "NAMES", value_delimiter = ',', num_args = 1..)]
     pub filters: Vec<String>,
     /// The master seed (decimal or 0x-hex); the same seed reproduces every accuracy figure.
-    #[arg(long, value_name = "S", default_value_t = DEFAULT_SEED, value_parser = parse_seed)]
+    #[arg(long, value_name = "S", default_value_t = DEFAULT_SEED, allow_negative_numbers = true, value_parser = parse_seed)]
     pub seed: u64,
     /// Only these experiments (default: all).
     #[arg(long, value_name = "LIST", value_delimiter = ',', num_args = 1.., value_enum)]
     pub experiments: Vec<Experiment>,
     /// Worker threads for the accuracy and capacity experiments (default: all cores).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
     /// No progress output.
     #[arg(long)]
@@ -84,10 +92,10 @@ impl Default for ReportArgs {
 #[derive(Debug, Args)]
 pub struct RecommendArgs {
     /// Distinct items the filter must hold (e.g. 1000000000 or 1e9).
-    #[arg(long, value_name = "N", value_parser = parse_items)]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = parse_items)]
     pub items: u64,
     /// Target false-positive probability, in (0, 1).
-    #[arg(long, value_name = "P", value_parser = parse_fpp)]
+    #[arg(long, value_name = "P", allow_negative_numbers = true, value_parser = parse_fpp)]
     pub fpp: f64,
     /// Items must be deletable.
     #[arg(long)]
@@ -99,7 +107,7 @@ pub struct RecommendArgs {
     #[arg(long)]
     pub concurrent: bool,
     /// A memory budget (bytes; suffixes K, M, G, KiB, MiB, GiB accepted).
-    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    #[arg(long, value_name = "BYTES", allow_hyphen_values = true, value_parser = parse_bytes)]
     pub memory: Option<u64>,
     /// The report to quote measurements from.
     #[arg(long, value_name = "DIR", default_value = "reports")]
@@ -110,16 +118,16 @@ pub struct RecommendArgs {
 #[derive(Debug, Args)]
 pub struct CompareArgs {
     /// Items: each filter's capacity, all inserted.
-    #[arg(long, value_name = "N", value_parser = parse_items)]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = parse_items)]
     pub items: u64,
     /// Target false-positive probability, in (0, 1).
-    #[arg(long, value_name = "P", value_parser = parse_fpp)]
+    #[arg(long, value_name = "P", allow_negative_numbers = true, value_parser = parse_fpp)]
     pub fpp: f64,
     /// Only these filters (comma-separated).
     #[arg(long, value_name = "NAMES", value_delimiter = ',', num_args = 1..)]
     pub filters: Vec<String>,
     /// The master seed (decimal or 0x-hex).
-    #[arg(long, value_name = "S", default_value_t = DEFAULT_SEED, value_parser = parse_seed)]
+    #[arg(long, value_name = "S", default_value_t = DEFAULT_SEED, allow_negative_numbers = true, value_parser = parse_seed)]
     pub seed: u64,
     /// No progress output.
     #[arg(long)]
@@ -155,7 +163,9 @@ pub fn parse_items(text: &str) -> Result<u64, String> {
             .parse()
             .map_err(|_| format!("`{text}` is not a number of items"))?;
         if !(value.fract() == 0.0 && (0.0..1.8e19).contains(&value)) {
-            return Err(format!("`{text}` is not a whole number of items"));
+            return Err(format!(
+                "`{text}` is not a whole number of items of at least 1"
+            ));
         }
         value as u64
     };
@@ -274,6 +284,7 @@ pub fn run(cli: Cli, command_line: &str) -> Result<String, Error> {
             quiet: args.quiet,
         }),
         Command::List => Ok(list(&registry::registry())),
+        Command::Bench(args) => bench(&args),
     }
 }
 
@@ -302,6 +313,30 @@ mod tests {
         assert_eq!(parse_bytes("4096"), Ok(4096));
         assert!(parse_bytes("0").is_err());
         assert!(parse_bytes("3 parsecs").is_err());
+    }
+
+    /// Every option that takes a number (its value named N, P, S or
+    /// BYTES) takes a negative one as its value, for its range check.
+    #[test]
+    fn numeric_options_take_negative_values() {
+        use clap::CommandFactory;
+        let cli = Cli::command();
+        let mut numeric = 0;
+        for command in cli.get_subcommands() {
+            for arg in command.get_arguments() {
+                let names = arg.get_value_names().unwrap_or_default();
+                if names
+                    .iter()
+                    .any(|n| ["N", "P", "S", "BYTES"].contains(&n.as_str()))
+                {
+                    numeric += 1;
+                    let name = (command.get_name(), arg.get_id());
+                    let negative = arg.is_allow_negative_numbers_set();
+                    assert!(negative || arg.is_allow_hyphen_values_set(), "{name:?}");
+                }
+            }
+        }
+        assert!(numeric >= 8, "only {numeric} numeric options found");
     }
 
     #[test]

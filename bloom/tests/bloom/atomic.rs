@@ -33,6 +33,14 @@ fn conformance() {
         .check_mergeable();
 }
 
+/// Every state inserts, merges, `clear` and accepted files reach reads back.
+#[test]
+fn reachable_states_persist() {
+    Conformance::new("AtomicBloomFilter", || sized(100, 0.01, 1))
+        .mergeable()
+        .check_states();
+}
+
 #[test]
 fn fpp_matches_exact_theory() {
     for (index, &(items, target)) in [(1_000u64, 1e-2), (100_000, 1e-3)].iter().enumerate() {

@@ -46,6 +46,17 @@ fn explicit(bits: u64) -> BlockedBloomFilter {
         .unwrap()
 }
 
+/// Every state inserts, merges, `clear` and accepted files reach reads back
+/// (with the fastest kernel: the format does not depend on it).
+#[test]
+fn reachable_states_persist() {
+    Conformance::new("BlockedBloomFilter", || {
+        sized(100, 0.01, 1, Kernel::detect())
+    })
+    .mergeable()
+    .check_states();
+}
+
 #[test]
 fn conformance_explicit_sizes() {
     // 1000 bits round up to two blocks.

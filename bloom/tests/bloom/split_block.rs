@@ -38,6 +38,17 @@ fn conformance_every_kernel() {
     }
 }
 
+/// Every state inserts, merges, `clear` and accepted files reach reads back
+/// (with the fastest kernel: the format does not depend on it).
+#[test]
+fn reachable_states_persist() {
+    Conformance::new("SplitBlockBloomFilter", || {
+        sized(100, 0.01, 1, Kernel::detect())
+    })
+    .mergeable()
+    .check_states();
+}
+
 #[test]
 fn conformance_explicit_sizes() {
     // 1000 bits round up to four blocks; 1025 to five.

@@ -30,6 +30,14 @@ fn conformance_merges() {
     Conformance::varying("BloomFilter", |fpp| sized(400, fpp, 1), 0.01, 0.001).check_mergeable();
 }
 
+/// Every state inserts, merges, `clear` and accepted files reach reads back.
+#[test]
+fn reachable_states_persist() {
+    Conformance::new("BloomFilter", || sized(100, 0.01, 1))
+        .mergeable()
+        .check_states();
+}
+
 #[test]
 fn conformance_odd_sizes_and_power_of_two() {
     // 1000 bits: the last word is partly outside the array.

@@ -59,13 +59,18 @@
 //! }
 //!
 //! let make = |seed| ExactSet { hashes: BTreeSet::new(), hasher: KeyHasher::new(seed) };
-//! Conformance::varying("ExactSet", make, 1, 2).cases(8).check();
+//! let suite = Conformance::varying("ExactSet", make, 1, 2).cases(8);
+//! suite.check();
+//! suite.check_states();
 //! ```
 //!
 //! The properties are proptest properties against a `HashSet` oracle:
 //! no false negatives (ever: after inserts, clear, a serialization round
 //! trip, a merge, removals of inserted keys only), exact `len` semantics,
-//! typed errors for corrupted, truncated and crafted bytes.
+//! typed errors for corrupted, truncated and crafted bytes; and the
+//! persistence rule ([`Conformance::check_states`]): every state a
+//! sequence of the filter's operations reaches, or its reader accepts,
+//! writes bytes the reader accepts and that read back equal.
 //!
 //! Beside the suite, the checks every filter's own tests make, written once:
 //! statistical ones against the filter's exact theory
@@ -78,6 +83,7 @@
 mod checks;
 mod conformance;
 mod measure;
+mod states;
 
 #[cfg(feature = "serde")]
 pub use checks::check_serde_round_trip;

@@ -3,10 +3,11 @@
 //! contradict their header.
 
 use filterlab_core::format::{FrameReader, FrameWriter, Header};
+use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::testing::check_config_drift;
 use filterlab_counting_bloom::{
     Blocked, BlockedCountingBloomFilter, BloomFilter, CountingBloom, CountingBloomFilter,
-    ErrorKind, Filter, Layout, Persist, Standard,
+    ErrorKind, Filter, Layout, Merge, Persist, Standard,
 };
 
 use crate::conformance::sized;
@@ -251,4 +252,78 @@ fn serde_round_trip_validates() {
     let mut filter = sized::<Blocked, 8>(1000, 0.01, 8);
     filter.extend(0..500u64);
     filterlab_core::testing::check_serde_round_trip(&filter);
+}
+
+/// Issue 23, item 1: every state the documented calls reach writes bytes
+/// its own reader accepts and that read back equal. The recipe of the
+/// report: two filters of one configuration, 1,000 keys each plus a shared
+/// key, an intersection, then the shared key removed (the blocked layout's
+/// reader refused 50 files of 50 with "41 items need 41 counts, the
+/// counters hold 36").
+fn intersect_then_remove_reads_back<L: Layout>() {
+    for trial in 0..8 {
+        let mut a = sized::<L, 4>(100_000, 0.01, 1);
+        let mut b = sized::<L, 4>(100_000, 0.01, 1);
+        a.extend((0..1_000).map(|i| insert_key(2 * trial, i)));
+        b.extend((0..1_000).map(|i| insert_key(2 * trial + 1, i)));
+        let shared = query_key(trial, 0);
+        a.insert(&shared);
+        b.insert(&shared);
+        a.intersect(&b).unwrap();
+        assert!(a.remove(&shared));
+        let read = CountingBloom::<L, 4>::from_bytes(&a.to_bytes());
+        assert_eq!(read.as_ref().ok(), Some(&a), "trial {trial}: {read:?}");
+    }
+}
+
+#[test]
+fn intersect_then_remove_reads_back_standard() {
+    intersect_then_remove_reads_back::<Standard>();
+}
+
+#[test]
+fn intersect_then_remove_reads_back_blocked() {
+    intersect_then_remove_reads_back::<Blocked>();
+}
+
+/// Issue 23, item 1, the reader's side: a file the reader accepts (here
+/// one whose item counter was raised as far as the reader allows) is a
+/// state like any other, and removing its inserted keys must again write
+/// bytes the reader accepts.
+fn raised_counter_then_removals_read_back<L: Layout>() {
+    let mut filter = sized::<L, 4>(1_000, 0.01, 5);
+    let keys: Vec<u64> = (0..50).map(|i| insert_key(5, i)).collect();
+    filter.extend(&keys);
+    let (header, words) = parts(&filter.to_bytes());
+    // The most items the counters can account for: one per count in the
+    // blocked layout, k per item in the standard one.
+    let counts: u64 = words
+        .iter()
+        .map(|word| {
+            (0..16)
+                .map(|nibble| (word >> (4 * nibble)) & 0xf)
+                .sum::<u64>()
+        })
+        .sum();
+    let blocked = filter.config().block_counters.is_some();
+    let per_item = if blocked { 1 } else { filter.num_hashes() };
+    let mut raised = header.clone();
+    raised.items = counts / u64::from(per_item);
+    let mut read = CountingBloom::<L, 4>::from_bytes(&framed(&raised, &words))
+        .expect("a counter the counts account for is accepted");
+    for key in &keys[..10] {
+        assert!(read.remove(key));
+        let back = CountingBloom::<L, 4>::from_bytes(&read.to_bytes());
+        assert_eq!(back.as_ref().ok(), Some(&read), "{back:?}");
+    }
+}
+
+#[test]
+fn raised_counter_then_removals_read_back_standard() {
+    raised_counter_then_removals_read_back::<Standard>();
+}
+
+#[test]
+fn raised_counter_then_removals_read_back_blocked() {
+    raised_counter_then_removals_read_back::<Blocked>();
 }

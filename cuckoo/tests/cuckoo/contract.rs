@@ -67,6 +67,24 @@ fn conformance_with_growth() {
     }
 }
 
+/// Every state inserts, removals, `clear` and accepted files reach reads
+/// back, with and without growth.
+#[test]
+fn reachable_states_persist() {
+    for (name, make) in [
+        (
+            "CuckooFilter",
+            (|| explicit(29, 8, 1)) as fn() -> CuckooFilter,
+        ),
+        ("CuckooFilter(growing)", || growing(8, 8, 2)),
+    ] {
+        Conformance::new(name, make)
+            .multiset()
+            .removable()
+            .check_states();
+    }
+}
+
 #[derive(Clone, Debug)]
 enum Op {
     Insert(u64),

@@ -147,12 +147,58 @@ fn corrupt_files_fail_and_change_nothing() {
         corrupt[at] ^= 1 << (at % 8);
         rejected(&corrupt, &mut running);
     }
-    let mut longer = bytes.clone();
-    longer.extend_from_slice(b"junk");
-    // Trailing bytes after a valid checkpoint are not read: the checkpoint
-    // itself is complete and verified.
-    running.read_checkpoint_from(&longer[..]).unwrap();
+}
+
+/// Every way a checkpoint can be damaged, as (what, damaged bytes): cut
+/// short at each region's edge, followed by bytes (one, a word, or a second
+/// copy of itself), or a byte flipped in each region. The regions of a
+/// checkpoint: magic and framing (0..40), the 14 parameters (40..152), the
+/// header checksum (152..160), the first partition's tag (160) and key
+/// length (161..169), the nested filters, the trailing checksum.
+pub(crate) fn damaged_versions(bytes: &[u8]) -> Vec<(String, Vec<u8>)> {
+    let len = bytes.len();
+    let mut versions = Vec::new();
+    for cut in [0, 1, 8, 48, 159, 160, 170, len / 2, len - 8, len - 1] {
+        versions.push((format!("truncated to {cut} bytes"), bytes[..cut].to_vec()));
+    }
+    for tail in [&b"\n"[..], b"\0", b"junk", bytes] {
+        let mut longer = bytes.to_vec();
+        longer.extend_from_slice(tail);
+        versions.push((format!("followed by {} bytes", tail.len()), longer));
+    }
+    for at in [0, 9, 40, 60, 155, 160, 165, len / 2, len - 9, len - 1] {
+        let mut flipped = bytes.to_vec();
+        flipped[at] ^= 0x20;
+        versions.push((format!("byte {at} flipped"), flipped));
+    }
+    versions
+}
+
+#[test]
+fn every_damaged_checkpoint_is_refused_from_a_reader_and_a_file_and_changes_nothing() {
+    let bytes = snapshot(&filled(0));
+    let dir = scratch_dir("damaged-files");
+    let path = dir.join("state");
+    let mut running = filled(10);
+    let before = (snapshot(&running), running.status());
+    for (what, damaged) in damaged_versions(&bytes) {
+        let from_reader = rejected(&damaged, &mut running);
+        std::fs::write(&path, &damaged).unwrap();
+        let err = running.read_checkpoint(&path).unwrap_err();
+        assert_eq!(err.kind(), from_reader, "{what}: {err}");
+        assert!(matches!(err.kind(), ErrorKind::Filter(_)), "{what}: {err}");
+        if what.starts_with("followed by") {
+            assert_eq!(err.kind(), ErrorKind::Filter(CoreKind::LengthMismatch));
+            assert!(err.to_string().contains("after the checkpoint"), "{err}");
+        }
+        assert_eq!((snapshot(&running), running.status()), before, "{what}");
+        assert_eq!(std::fs::read(&path).unwrap(), damaged, "{what}: file kept");
+    }
+    // The undamaged file still reads.
+    std::fs::write(&path, &bytes).unwrap();
+    running.read_checkpoint(&path).unwrap();
     assert_eq!(snapshot(&running), bytes);
+    std::fs::remove_dir_all(dir).unwrap();
 }
 
 /// The checkpoint `bytes` with its header parameters changed by `edit`,
@@ -306,12 +352,9 @@ fn an_interrupted_write_leaves_the_previous_checkpoint_loadable() {
         assert!(!temporary.exists());
         assert_eq!(std::fs::read(&path).unwrap(), old_bytes);
 
-        // A crash mid-write: no cleanup runs, the temporary file stays.
-        let mut file = AtomicFile::create(&path).unwrap();
-        let temporary = file.temporary_path().to_path_buf();
-        file.write_all(&new_bytes[..limit]).unwrap();
-        std::mem::forget(file);
-        assert!(temporary.exists());
+        // A crash mid-write: no cleanup runs, the temporary file stays
+        // (written here as the dead writer left it: its lock went with it).
+        std::fs::write(&temporary, &new_bytes[..limit]).unwrap();
         let mut loaded = builder().build().unwrap();
         loaded.read_checkpoint(&path).unwrap();
         assert_eq!(
@@ -320,7 +363,8 @@ fn an_interrupted_write_leaves_the_previous_checkpoint_loadable() {
             "after a crash at byte {limit}"
         );
     }
-    // The next checkpoint goes through despite the leftover temporary file.
+    // The next checkpoint goes through despite the leftover temporary file
+    // (of this pid: reused, emptied first).
     new.write_checkpoint(&path).unwrap();
     let mut loaded = builder().build().unwrap();
     loaded.read_checkpoint(&path).unwrap();
@@ -330,6 +374,37 @@ fn an_interrupted_write_leaves_the_previous_checkpoint_loadable() {
         .map(|entry| entry.unwrap().file_name())
         .collect();
     assert_eq!(leftovers, ["state"]);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn stale_temporaries_are_removed_and_a_live_writers_is_kept() {
+    let (dir, path) = saved("stale", &filled(0));
+    let old_bytes = std::fs::read(&path).unwrap();
+    // A writer of this process, mid-write: its temporary is locked.
+    let mut live = AtomicFile::create(&path).unwrap();
+    live.write_all(b"half").unwrap();
+    let dead = dir.join(".state.tmp-1");
+    std::fs::write(&dead, b"left by a writer killed mid-write").unwrap();
+    let elsewhere = dir.join(".elsewhere.tmp-1");
+    std::fs::write(&elsewhere, b"another file's").unwrap();
+
+    assert_eq!(
+        AtomicFile::remove_stale(&path).unwrap(),
+        std::slice::from_ref(&dead)
+    );
+    assert!(!dead.exists());
+    assert!(elsewhere.exists());
+    assert!(live.temporary_path().exists());
+    assert_eq!(std::fs::read(&path).unwrap(), old_bytes);
+    // Nothing more to remove, and the live writer finishes as if alone.
+    assert!(AtomicFile::remove_stale(&path).unwrap().is_empty());
+    live.write_all(b" and the rest").unwrap();
+    live.commit().unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), b"half and the rest");
+    // A path that names no file has no temporaries.
+    let err = AtomicFile::remove_stale("").unwrap_err();
+    assert!(err.to_string().contains("names no file"), "{err}");
     std::fs::remove_dir_all(dir).unwrap();
 }
 

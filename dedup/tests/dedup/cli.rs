@@ -1,7 +1,8 @@
 //! End-to-end tests of the `dedup` binary: answers against an exact set,
-//! SIGKILL and restart from the state file, SIGTERM and SIGUSR1, and bad
-//! input (each a clear error naming the line or the flag, nothing lost
-//! from the state).
+//! SIGKILL and restart from the state file, SIGTERM and SIGUSR1, bad input
+//! (each a clear error naming the line or the flag, nothing lost from the
+//! state), damaged states, stale temporary state files, and the command as
+//! a Unix filter (a reader that leaves, a closed stderr, --quiet).
 
 use std::collections::HashSet;
 use std::io::{Read, Write};
@@ -14,6 +15,7 @@ use filterlab_core::mix64;
 use filterlab_core::theory::{bloom_fpp_exact, wilson_interval};
 use filterlab_dedup::{Deduplicator, SizingMode};
 
+use crate::checkpoint::damaged_versions;
 use crate::{key, other_key, scratch_dir};
 
 /// The binary with the progress line off.
@@ -255,6 +257,11 @@ fn sigkill_during_checkpoints_never_leaves_a_damaged_state() {
             ),
         }
     }
+    // Wherever the kills landed, the next run leaves the state alone in
+    // its directory: each round removed the temporaries of the one before.
+    let output = run(&["-n", "2000000", "--state", state.to_str().unwrap()], b"");
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(entries(&dir), ["state"]);
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -592,17 +599,379 @@ fn a_state_of_another_configuration_or_damaged_is_refused_and_kept() {
             "{args:?}: state kept"
         );
     }
-    let mut damaged = saved.clone();
-    let middle = damaged.len() / 2;
-    damaged[middle] ^= 0x10;
-    std::fs::write(&state, &damaged).unwrap();
-    let output = run(&["-n", "100", "--state", state_arg], b"x\n");
-    assert_eq!(output.status.code(), Some(1));
-    assert!(stderr(&output).contains("checksum"), "{}", stderr(&output));
-    assert_eq!(
-        std::fs::read(&state).unwrap(),
-        damaged,
-        "the damaged file is kept for inspection"
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_damaged_state_stops_the_command_before_any_input_and_is_kept() {
+    let (dir, state, saved) = state_of_ten_keys("state-damaged");
+    let state_arg = state.to_str().unwrap();
+    for (what, damaged) in damaged_versions(&saved) {
+        std::fs::write(&state, &damaged).unwrap();
+        // Standard input stays open and empty: a run that read it would
+        // wait for ever, so exiting at all shows none was read.
+        let mut child = dedup(&["-n", "100", "--state", state_arg])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        wait_for(&format!("the refusal of a state {what}"), || {
+            child.try_wait().unwrap().is_some()
+        });
+        drop(stdin);
+        let output = child.wait_with_output().unwrap();
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(1), "{what}: {message}");
+        assert!(
+            message.contains("--state:") && message.contains("left as it is"),
+            "{what}: {message}"
+        );
+        assert!(!message.contains("summary"), "{what}: {message}");
+        assert!(output.stdout.is_empty(), "{what}");
+        assert_eq!(std::fs::read(&state).unwrap(), damaged, "{what}: file kept");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Starts `command` with its stderr captured and `chunks` written to its
+/// stdin from a thread, `pause` apart, then closed. A failed write ends the
+/// feeding (the child stopped reading: its exit status says why).
+fn spawn_fed(
+    command: &mut Command,
+    chunks: Vec<Vec<u8>>,
+    pause: Duration,
+) -> (Child, thread::JoinHandle<()>) {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let feeder = thread::spawn(move || {
+        for chunk in chunks {
+            if stdin.write_all(&chunk).is_err() {
+                return;
+            }
+            thread::sleep(pause);
+        }
+    });
+    (child, feeder)
+}
+
+/// The names in `dir`, sorted.
+fn entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_run_killed_while_writing_its_state_leaves_a_temporary_the_next_run_removes() {
+    use std::os::unix::process::ExitStatusExt;
+
+    let dir = scratch_dir("killed-mid-write");
+    let state = dir.join("state");
+    let state_arg = state.to_str().unwrap();
+    // N = 100,000 at 1e-6: a 512 KiB filter.
+    let flags = ["--no-progress", "-n", "100000", "--state", state_arg];
+    let first = run(&flags[1..], &lines((0..10).map(key)));
+    assert!(first.status.success(), "{}", stderr(&first));
+    let saved = std::fs::read(&state).unwrap();
+    // The kernel ends the next run in the middle of writing its state: a
+    // file-size limit of 64 blocks (32 or 64 KiB) raises SIGXFSZ, whose
+    // default action kills the process with no handler or destructor run,
+    // as SIGKILL would, but at a known point.
+    let mut child = Command::new("sh")
+        .args(["-c", r#"ulimit -c 0; ulimit -f 64; exec "$0" "$@""#])
+        .arg(env!("CARGO_BIN_EXE_dedup"))
+        .args(flags)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(&lines((10..20).map(key)))
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.signal(), Some(signal_hook::consts::SIGXFSZ));
+    let temporary = format!(".state.tmp-{}", child.id());
+    assert_eq!(entries(&dir), [temporary.as_str(), "state"]);
+    let partial = std::fs::metadata(dir.join(&temporary)).unwrap().len();
+    assert!(partial > 0 && partial < saved.len() as u64, "{partial}");
+    assert_eq!(std::fs::read(&state).unwrap(), saved, "the state is intact");
+
+    // The next run on the same state removes it and says so.
+    let next = run(&flags[1..], &lines((0..20).map(key)));
+    assert!(next.status.success(), "{}", stderr(&next));
+    let message = stderr(&next);
+    assert!(
+        message.contains(&format!("removed {}", dir.join(&temporary).display())),
+        "{message}"
     );
+    assert_eq!(entries(&dir), ["state"]);
+    // The state restored was the one before the killed run: keys 10..20 are new again.
+    assert_eq!(next.stdout, lines((10..20).map(key)));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn only_stale_temporaries_of_the_same_state_are_removed() {
+    let (dir, state, _) = state_of_ten_keys("stale-planted");
+    let plant = |name: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, name).unwrap();
+        path
+    };
+    // Stale: a pid no process can have (above pid_max), and this test's
+    // own pid (a live process, as after pid reuse, but not writing).
+    let stale = [
+        plant(".state.tmp-999999999"),
+        plant(&format!(".state.tmp-{}", std::process::id())),
+    ];
+    // Kept: another state's temporaries, names that only look alike, and
+    // a temporary a live writer holds (its lock).
+    let others = [
+        ".other.tmp-1",
+        ".state.tmp-",
+        ".state.tmp-12x",
+        ".state.tmp-5.bak",
+        "state.tmp-5",
+        ".state.old.tmp-5",
+        ".state.tmp-5.tmp-6",
+    ]
+    .map(plant);
+    let in_use = plant(".state.tmp-7");
+    let writer = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&in_use)
+        .unwrap();
+    writer.lock().unwrap();
+    std::fs::create_dir(dir.join(".state.tmp-8")).unwrap();
+    std::os::unix::fs::symlink(&others[0], dir.join(".state.tmp-9")).unwrap();
+
+    let output = run(
+        &["-n", "100", "--state", state.to_str().unwrap()],
+        &lines((0..20).map(key)),
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let message = stderr(&output);
+    for path in &stale {
+        assert!(!path.exists(), "{} left", path.display());
+        assert!(
+            message.contains(&format!("removed {}", path.display())),
+            "{message}"
+        );
+    }
+    assert_eq!(message.matches("removed").count(), stale.len(), "{message}");
+    for path in others.iter().chain([&in_use]) {
+        let name = path.file_name().unwrap().to_str().unwrap();
+        assert_eq!(std::fs::read_to_string(path).unwrap(), name, "{name} kept");
+    }
+    assert!(dir.join(".state.tmp-8").is_dir());
+    assert!(dir.join(".state.tmp-9").is_symlink());
+    assert_eq!(
+        output.stdout,
+        lines((10..20).map(key)),
+        "the state was used"
+    );
+    drop(writer);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn runs_starting_beside_a_checkpointing_run_never_take_its_temporary() {
+    let dir = scratch_dir("stale-concurrent");
+    let state = dir.join("state");
+    // A long run checkpointing after every block of input: its temporary
+    // exists most of the time.
+    let state_arg = state.to_str().unwrap();
+    let chunks = (0..400u64).map(|chunk| lines((chunk * 100..chunk * 100 + 100).map(key)));
+    let (long, feeder) = spawn_fed(
+        dedup(&[
+            "-n",
+            "200000",
+            "--state",
+            state_arg,
+            "--checkpoint-every",
+            "1",
+        ])
+        .stdout(Stdio::null()),
+        chunks.collect(),
+        Duration::from_millis(2),
+    );
+    wait_for("the first checkpoint", || state.exists());
+    // Each of these runs on the same state looks for stale temporaries at
+    // its start: the long run's, being written, is never one of them.
+    for _ in 0..15 {
+        let output = run(&["-n", "200000", "--state", state.to_str().unwrap()], b"");
+        assert!(output.status.success(), "{}", stderr(&output));
+        assert!(!stderr(&output).contains("removed"), "{}", stderr(&output));
+    }
+    feeder.join().unwrap();
+    let output = long.wait_with_output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(entries(&dir), ["state"]);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_reader_that_goes_away_ends_the_run_quietly_after_writing_the_state() {
+    use std::io::{BufRead, BufReader};
+
+    let dir = scratch_dir("epipe");
+    let state = dir.join("state");
+    // 100,000 distinct lines: far more output than the pipe holds, so the
+    // run is still writing when the reader goes.
+    let (mut child, feeder) = spawn_fed(
+        dedup(&["-n", "100000", "--state", state.to_str().unwrap()]).stdout(Stdio::piped()),
+        vec![lines((0..100_000).map(key))],
+        Duration::ZERO,
+    );
+    // As `dedup ... | head -1`: one line read, then the pipe closed.
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    assert_eq!(first, format!("{}\n", key(0)));
+    drop(stdout);
+    let output = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{message}");
+    assert!(
+        !message.contains("cannot") && !message.contains("Broken pipe"),
+        "{message}"
+    );
+    // The state holds every line checked, as at any other end of a run.
+    let checks = load_state(&state, 100_000)
+        .expect("the state was written")
+        .metrics()
+        .checks;
+    assert!((1..100_000).contains(&checks), "{checks}");
+    assert!(
+        message.contains(&format!("lines                 {checks}\n")),
+        "{message}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Runs the binary on `input` with a standard error that fails every
+/// write: a pipe whose reader is gone (EPIPE), or closed by the shell
+/// (`2>&-`).
+fn run_with_stderr_closed(args: &[&str], input: &[u8], shell: bool) -> Output {
+    let mut command = if shell {
+        let mut command = Command::new("sh");
+        command
+            .args(["-c", r#"exec "$0" "$@" 2>&-"#])
+            .arg(env!("CARGO_BIN_EXE_dedup"))
+            .arg("--no-progress")
+            .args(args);
+        command
+    } else {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let mut command = dedup(args);
+        command.stderr(writer);
+        command
+    };
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A run that stops before reading (a damaged state, a bad flag) may
+    // have closed its end already.
+    let _ = child.stdin.take().unwrap().write_all(input);
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_closed_stderr_is_no_reason_to_fail_and_errors_still_set_the_exit_code() {
+    let dir = scratch_dir("stderr-closed");
+    let state = dir.join("state");
+    let with_state = [
+        "-n",
+        "100",
+        "--alarms",
+        "1",
+        "--state",
+        state.to_str().unwrap(),
+    ];
+    for shell in [false, true] {
+        // Every kind of line on stderr: sizing, state, alarms, summary.
+        let output = run_with_stderr_closed(&with_state, b"a\nb\na\n", shell);
+        assert_eq!(output.status.code(), Some(0), "shell {shell}");
+        assert_eq!(output.stdout, b"a\nb\n", "shell {shell}");
+        std::fs::write(&state, lines(["a".to_owned()])).unwrap();
+        // A damaged state, a strict fault: errors, whether or not they can be read.
+        let output = run_with_stderr_closed(&with_state, b"a\n", shell);
+        assert_eq!(output.status.code(), Some(1), "shell {shell}");
+        std::fs::remove_file(&state).unwrap();
+        let output = run_with_stderr_closed(&["-n", "100"], b"a\n\nb\n", shell);
+        assert_eq!(output.status.code(), Some(1), "shell {shell}");
+        assert_eq!(output.stdout, b"a\n", "shell {shell}");
+        let output = run_with_stderr_closed(&["-n", "100", "--fpp", "2"], b"", shell);
+        assert_eq!(output.status.code(), Some(2), "shell {shell}");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn quiet_leaves_stderr_to_errors_faults_and_events() {
+    let dir = scratch_dir("quiet");
+    let state = dir.join("state");
+    let state_arg = state.to_str().unwrap();
+    for _ in 0..2 {
+        // No sizing, no state lines, no summary: nothing at all.
+        let output = run(
+            &["-n", "100", "--quiet", "--state", state_arg],
+            b"a\nb\na\n",
+        );
+        assert!(output.status.success());
+        assert_eq!(stderr(&output), "");
+    }
+    // Errors still print, and only they do.
+    let output = run(&["-n", "100", "--quiet"], b"a\n\nb\n");
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        stderr(&output),
+        "dedup: <stdin>:2: empty key (use --allow-empty-keys to count it as a key)\n"
+    );
+    // Skipped faults, alarm events and stale temporaries removed are the
+    // run's events, not chatter: they print.
+    std::fs::write(dir.join(".state.tmp-999999999"), b"stale").unwrap();
+    let output = run(
+        &[
+            "-n",
+            "100",
+            "--quiet",
+            "--faults",
+            "permissive",
+            "--alarms",
+            "1",
+            "--state",
+            state_arg,
+        ],
+        b"c\n\nd\n",
+    );
+    assert!(output.status.success());
+    let message = stderr(&output);
+    assert_eq!(message.lines().count(), 3, "{message}");
+    assert!(message.contains("<stdin>:2: empty key"), "{message}");
+    assert!(message.contains(r#""event":"alarm""#), "{message}");
+    assert!(message.contains("removed"), "{message}");
+    let help = Command::new(env!("CARGO_BIN_EXE_dedup"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&help.stdout).contains("--quiet"));
     std::fs::remove_dir_all(dir).unwrap();
 }

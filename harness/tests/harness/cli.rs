@@ -12,10 +12,74 @@ use crate::{assert_contains, line_after, run, scratch};
 fn fpp_outside_the_unit_interval_is_refused() {
     for fpp in ["0", "1", "1.5", "-0.1", "NaN", "abc"] {
         let (_, stderr) = run(&format!("recommend --items 1000 --fpp {fpp}"), 2);
-        assert_contains(&stderr, &["--fpp"]);
+        let why = if fpp == "abc" {
+            "is not a number"
+        } else {
+            "must be in (0, 1)"
+        };
+        let value = format!("invalid value '{fpp}' for '--fpp <P>'");
+        assert_contains(&stderr, &[&value, why]);
     }
     let (_, stderr) = run("compare --items 1000 --fpp 1", 2);
     assert_contains(&stderr, &["must be in (0, 1)"]);
+}
+
+/// A negative number given as its own argument is the option's value, and
+/// gets the option's range message (issue 23, item 7): `--fpp -0.1` was
+/// read as an unknown flag `-0`, and clap's usage line after that message
+/// still named `--fpp`. Every numeric option of every subcommand.
+#[test]
+fn negative_numbers_get_the_range_message() {
+    let cases = [
+        (
+            "report --tiny --quiet --seed -1",
+            "--seed <S>",
+            "is not a 64-bit seed",
+        ),
+        (
+            "report --tiny --quiet --threads -2",
+            "--threads <N>",
+            "-2 is not in 1..=65535",
+        ),
+        (
+            "recommend --items -5 --fpp 0.01",
+            "--items <N>",
+            "of at least 1",
+        ),
+        (
+            "recommend --items 100 --fpp -0.1",
+            "--fpp <P>",
+            "must be in (0, 1)",
+        ),
+        (
+            "recommend --items 100 --fpp 0.01 --memory -1K",
+            "--memory <BYTES>",
+            "not a positive size",
+        ),
+        (
+            "compare --items -5 --fpp 0.01",
+            "--items <N>",
+            "of at least 1",
+        ),
+        (
+            "compare --items 100 --fpp -0.1",
+            "--fpp <P>",
+            "must be in (0, 1)",
+        ),
+        (
+            "compare --items 100 --fpp 0.01 --seed -1",
+            "--seed <S>",
+            "is not a 64-bit seed",
+        ),
+    ];
+    for (command, option, range) in cases {
+        let (_, stderr) = run(command, 2);
+        assert_contains(&stderr, &[&format!("for '{option}': "), range]);
+        assert!(
+            !stderr.contains("unexpected argument"),
+            "{command}: {stderr}"
+        );
+    }
 }
 
 #[test]

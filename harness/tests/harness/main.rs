@@ -1,7 +1,8 @@
 //! Integration tests of the harness: the `filterlab` binary's command line,
-//! the report it writes, the reproducibility of its accuracy figures, and
-//! the Redis experiment with and without a server.
+//! the report it writes, the reproducibility of its accuracy figures, the
+//! Redis experiment with and without a server, and the bench gate.
 
+mod bench;
 mod cli;
 mod extra_filter;
 mod redis;

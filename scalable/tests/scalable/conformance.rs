@@ -50,6 +50,25 @@ fn conformance_default_layers() {
     }
 }
 
+/// Every state inserts, `clear` and accepted files reach reads back, across
+/// layers and at the memory cap.
+#[test]
+fn reachable_states_persist() {
+    // Built once each: a sequence costs less than sizing a filter. Reading
+    // a filter of several layers back is the slow step, hence fewer cases
+    // for the growing ones.
+    let growing = growing(1);
+    Conformance::new("ScalableBloomFilter", move || growing.clone())
+        .cases(64)
+        .check_states();
+    let capped = capped(64);
+    Conformance::new("ScalableBloomFilter(memory cap)", move || capped.clone())
+        .cases(64)
+        .check_states();
+    let standard = standard_layers(0.01);
+    Conformance::new("ScalableBloomFilter<BloomFilter>", move || standard.clone()).check_states();
+}
+
 /// The memory cap of [`capped`] is reached within the suite's keys.
 #[test]
 fn the_memory_cap_is_reached() {

@@ -11,9 +11,12 @@ use filterlab_dedup::{Deduplicator, DeduplicatorBuilder, SizingMode};
 ///
 /// Reads lines (bytes: any encoding) from the files, or standard input.
 /// Prints the startup sizing, alarm events (JSON lines), status on SIGUSR1
-/// (a JSON line) and a final summary on stderr. With --state, the state is
-/// loaded at start when the file exists, written every --checkpoint-every
-/// lines, at the end, before stopping on an error, and on SIGINT/SIGTERM.
+/// (a JSON line) and a final summary on stderr (--quiet: errors and events
+/// only). With --state, the state is loaded at start when the file exists,
+/// written every --checkpoint-every lines, at the end, before stopping on
+/// an error, and on SIGINT/SIGTERM. When the reader of the output goes
+/// away (`dedup ... | head`), the run ends there, exit code 0, the state
+/// written.
 // Each bool is one independent command-line switch.
 #[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Parser)]
@@ -99,6 +102,12 @@ pub(crate) struct Args {
     /// No progress line, even on a terminal.
     #[arg(long)]
     pub(crate) no_progress: bool,
+
+    /// Leave stderr to errors and events: no sizing, state or summary
+    /// lines and no progress line; errors, skipped faults, alarm events,
+    /// status (SIGUSR1) and removed stale state files still print.
+    #[arg(short = 'q', long)]
+    pub(crate) quiet: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

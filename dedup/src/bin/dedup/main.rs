@@ -8,13 +8,15 @@ mod input;
 mod report;
 mod run;
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Parser;
-use filterlab_dedup::ErrorKind;
+use filterlab_dedup::{AtomicFile, ErrorKind};
 
 use crate::cli::Args;
 use crate::input::{open_sources, spawn_reader};
+use crate::report::say;
 use crate::run::{Run, Signals, Stop};
 
 fn main() -> ExitCode {
@@ -22,7 +24,7 @@ fn main() -> ExitCode {
     match dedup(&args) {
         Ok(code) => code,
         Err(message) => {
-            eprintln!("dedup: {message}");
+            say(&format!("dedup: {message}"));
             ExitCode::FAILURE
         }
     }
@@ -31,6 +33,12 @@ fn main() -> ExitCode {
 /// Runs the command: an `Err` is an error before any input was checked (the
 /// state, if any, is then left as it was).
 fn dedup(args: &Args) -> Result<ExitCode, String> {
+    // What --quiet silences: the sizing, state and summary lines.
+    let inform = |text: &str| {
+        if !args.quiet {
+            say(text);
+        }
+    };
     // First, so that no signal sent once the sizing is printed finds the
     // default handlers (SIGUSR1's would end the process).
     let signals = Signals::register().map_err(|err| format!("cannot handle signals: {err}"))?;
@@ -38,7 +46,7 @@ fn dedup(args: &Args) -> Result<ExitCode, String> {
     let sizing = builder
         .sizing()
         .map_err(|err| format!("--expected {} --fpp {}: {err}", args.expected, args.fpp))?;
-    eprintln!("{sizing}");
+    inform(&sizing.to_string());
     let mut dedup = builder
         .build()
         .map_err(|err| format!("cannot build the filters: {err}"))?;
@@ -46,16 +54,19 @@ fn dedup(args: &Args) -> Result<ExitCode, String> {
         match dedup.read_checkpoint(path) {
             Ok(()) => {
                 let metrics = dedup.metrics();
-                eprintln!(
+                inform(&format!(
                     "dedup: state restored from {}: {} checks, {} uniques stored, {} partition(s)",
                     path.display(),
                     metrics.checks,
                     metrics.uniques_stored,
                     metrics.partitions
-                );
+                ));
             }
             Err(err) if err.kind() == ErrorKind::CheckpointMissing => {
-                eprintln!("dedup: no state at {} yet: starting empty", path.display());
+                inform(&format!(
+                    "dedup: no state at {} yet: starting empty",
+                    path.display()
+                ));
             }
             Err(err) => {
                 return Err(format!(
@@ -65,28 +76,52 @@ fn dedup(args: &Args) -> Result<ExitCode, String> {
         }
     }
     let sources = open_sources(&args.files)?;
+    if let Some(path) = &args.state {
+        remove_stale_temporaries(path);
+    }
     let names = sources.iter().map(|source| source.name.clone()).collect();
     let blocks = spawn_reader(sources);
     let mut run = Run::new(args, dedup, names, signals);
     let stopped = run.process(&blocks);
     let saved = run.checkpoint();
     run.progress.finish();
-    eprintln!("{}", run.summary());
+    inform(&run.summary());
     if let (Ok(()), Some(path)) = (&saved, run.state()) {
-        eprintln!("dedup: state written to {}", path.display());
+        inform(&format!("dedup: state written to {}", path.display()));
     }
     let mut code = ExitCode::SUCCESS;
     for stop in [stopped.err(), saved.err()].into_iter().flatten() {
         code = match stop {
             Stop::Signal(signal) => {
-                eprintln!("dedup: stopped by signal {signal}");
+                say(&format!("dedup: stopped by signal {signal}"));
                 ExitCode::from(128 + signal as u8)
             }
             Stop::Error(message) => {
-                eprintln!("dedup: {message}");
+                say(&format!("dedup: {message}"));
                 ExitCode::FAILURE
             }
+            // The reader is gone: the run's end, whatever else decided the code.
+            Stop::OutputClosed => code,
         };
     }
     Ok(code)
+}
+
+/// Removes the temporary state files that runs killed while writing the
+/// state left beside it, naming each; a failure is a warning, not a reason
+/// to stop (the run writes its own temporary file).
+fn remove_stale_temporaries(state: &Path) {
+    match AtomicFile::remove_stale(state) {
+        Ok(removed) => {
+            for path in removed {
+                say(&format!(
+                    "dedup: removed {}, a temporary state file left by a run that died writing it",
+                    path.display()
+                ));
+            }
+        }
+        Err(err) => say(&format!(
+            "dedup: warning: cannot remove stale temporary state files: {err}"
+        )),
+    }
 }

@@ -1,12 +1,23 @@
 //! What the command tells on stderr: alarm events and status as JSON lines,
 //! the final summary, and a progress line on a terminal.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 use filterlab_dedup::{AlarmEvent, Metrics, Status};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Value, json};
+
+/// Writes `text` and a newline on stderr. A stderr that cannot be written
+/// (closed, or a pipe whose reader left) loses the line and nothing else:
+/// unlike `eprintln!`, this never panics, and whatever the run must report
+/// it also reports through its exit code.
+pub(crate) fn say(text: &str) {
+    let mut line = String::with_capacity(text.len() + 1);
+    line.push_str(text);
+    line.push('\n');
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}
 
 /// An alarm event as a JSON line.
 pub(crate) fn alarm_json(event: &AlarmEvent, line: u64) -> String {
@@ -127,8 +138,8 @@ impl Progress {
     /// Prints a line on stderr without tearing the progress line.
     pub(crate) fn println(&self, text: &str) {
         match &self.bar {
-            Some(bar) => bar.suspend(|| eprintln!("{text}")),
-            None => eprintln!("{text}"),
+            Some(bar) => bar.suspend(|| say(text)),
+            None => say(text),
         }
     }
 

@@ -26,6 +26,19 @@ pub(crate) enum Stop {
     Signal(i32),
     /// An error (a strict fault, unreadable input, failed output), with its message.
     Error(String),
+    /// The reader of the output went away (EPIPE): the end of the run, as
+    /// for `sort` or `uniq`, not an error.
+    OutputClosed,
+}
+
+/// A failed write to the output: a closed pipe ends the run quietly, any
+/// other failure is an error.
+fn output_failed(err: &std::io::Error) -> Stop {
+    if err.kind() == std::io::ErrorKind::BrokenPipe {
+        Stop::OutputClosed
+    } else {
+        Stop::Error(format!("cannot write the output: {err}"))
+    }
 }
 
 /// The signals the run reacts to, as flags the handlers set.
@@ -119,7 +132,7 @@ impl<'a> Run<'a> {
             dedup,
             names,
             out: BufWriter::with_capacity(1 << 16, std::io::stdout().lock()),
-            progress: Progress::new(!args.no_progress),
+            progress: Progress::new(!args.no_progress && !args.quiet),
             signals,
             start,
             lines: 0,
@@ -304,7 +317,7 @@ impl<'a> Run<'a> {
                     .and_then(|()| self.out.write_all(b"\n")),
                 _ => Ok(()),
             };
-            written.map_err(|err| Stop::Error(format!("cannot write the output: {err}")))?;
+            written.map_err(|err| output_failed(&err))?;
         }
         Ok(())
     }
@@ -321,10 +334,7 @@ impl<'a> Run<'a> {
     /// failed (a closed pipe), when the state is still written so that no
     /// key checked is forgotten.
     pub(crate) fn checkpoint(&mut self) -> Result<(), Stop> {
-        let flushed = self
-            .out
-            .flush()
-            .map_err(|err| Stop::Error(format!("cannot write the output: {err}")));
+        let flushed = self.out.flush().map_err(|err| output_failed(&err));
         if let Some(path) = &self.args.state {
             self.dedup
                 .write_checkpoint(path)

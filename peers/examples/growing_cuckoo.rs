@@ -8,7 +8,7 @@
 //! the expansion e, the measurements the defaults were chosen by.
 //!
 //! ```text
-//! cargo run --release -p filterlab-peers --example growing_cuckoo [-- P [INITIAL [GROWTH [ROUNDS]]]]
+//! cargo run --release -p filterlab-peers --features bench --example growing_cuckoo [-- P [INITIAL [GROWTH [ROUNDS]]]]
 //! ```
 //!
 //! Defaults: P = 0.01, 1,000 keys, 1000× growth, 9 rounds. Keys are

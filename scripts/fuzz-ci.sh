@@ -16,9 +16,11 @@
 # picked up with no change here. $FUZZ_TARGETS (space- or comma-separated
 # target names) runs only those, e.g. the ones a change touched:
 #
-#   FUZZ_SEED=0 FUZZ_TARGETS=decode_cuckoo,build_cuckoo scripts/fuzz-ci.sh 600 A crash, a unit slower than 1 s or more than
-# 2 GiB of memory fails the run; the reproducers are printed in base64 and
-# kept under $FUZZ_ARTIFACTS when that is set.
+#   FUZZ_SEED=0 FUZZ_TARGETS=decode_cuckoo,build_cuckoo scripts/fuzz-ci.sh 600
+#
+# A crash, a unit slower than 1 s or more than 2 GiB of memory fails the run;
+# the reproducers are printed in base64 and kept under $FUZZ_ARTIFACTS when
+# that is set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

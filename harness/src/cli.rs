@@ -6,6 +6,7 @@
 //! whose unit makes `-1K` no number to clap).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use clap::{Args, Parser, Subcommand};
 use filterlab_core::sizing::{check_fpp, check_items};
@@ -17,6 +18,7 @@ use crate::commands::recommend::{Request, recommend};
 use crate::commands::report::{self, ReportOptions};
 use crate::config::{DEFAULT_SEED, Experiment, Preset, RunConfig};
 use crate::error::Error;
+use crate::experiments::keys::KeySet;
 use crate::registry;
 
 /// Measures approximate-membership filters against their theory and the
@@ -47,15 +49,13 @@ pub enum Command {
 /// Options of `filterlab report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// A short run for CI (about a minute on 2 cores) instead of the full one.
-    #[arg(long, conflicts_with = "tiny")]
-    pub quick: bool,
-    /// A run of seconds, for tests.
-    #[arg(long, hide = true)]
-    pub tiny: bool,
-    /// The output directory.
-    #[arg(long, value_name = "DIR", default_value = "reports")]
-    pub out: PathBuf,
+    /// How much to measure (`--full`, `--quick`; the default without).
+    #[command(flatten)]
+    pub size: SizeArgs,
+    /// The output directory [default: reports, or target/filterlab-report
+    /// when reports/ holds a report made with more data].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
     /// Only these filters (comma-separated registry names; see `filterlab list`).
     #[arg(long, value_name = "NAMES", value_delimiter = ',', num_args = 1..)]
     pub filters: Vec<String>,
@@ -71,20 +71,84 @@ pub struct ReportArgs {
     /// No progress output.
     #[arg(long)]
     pub quiet: bool,
+    /// The user's keys (`--keys`, `--holdout`).
+    #[command(flatten)]
+    pub keys: KeysArgs,
 }
 
 impl Default for ReportArgs {
     fn default() -> Self {
         Self {
-            quick: false,
-            tiny: false,
-            out: PathBuf::from("reports"),
+            size: SizeArgs::default(),
+            out: None,
             filters: Vec::new(),
             seed: DEFAULT_SEED,
             experiments: Vec::new(),
             threads: None,
             quiet: false,
+            keys: KeysArgs::default(),
         }
+    }
+}
+
+/// The preset flags of `filterlab report`.
+#[derive(Debug, Default, Args)]
+pub struct SizeArgs {
+    /// The committed report: n up to 10^8, more repetitions (about half an
+    /// hour on 2 cores). Without a preset flag: n up to 10^7, about 5 minutes.
+    #[arg(long, conflicts_with_all = ["quick", "tiny"])]
+    pub full: bool,
+    /// A short run for CI (about a minute on 2 cores).
+    #[arg(long, conflicts_with = "tiny")]
+    pub quick: bool,
+    /// A run of seconds, for tests.
+    #[arg(long, hide = true)]
+    pub tiny: bool,
+}
+
+impl ReportArgs {
+    /// The preset its flags select.
+    pub fn preset(&self) -> Preset {
+        let size = &self.size;
+        if size.tiny {
+            Preset::Tiny
+        } else if size.quick {
+            Preset::Quick
+        } else if size.full {
+            Preset::Full
+        } else {
+            Preset::Default
+        }
+    }
+}
+
+/// Measuring the user's keys instead of generated ones.
+#[derive(Debug, Default, Args)]
+pub struct KeysArgs {
+    /// Measure on these keys: one per line (read as u64s when every line is
+    /// one, else as strings); a share of them is held out, never inserted,
+    /// and the FPP measured on those.
+    #[arg(long, value_name = "FILE")]
+    pub keys: Option<PathBuf>,
+    /// The share of the file's distinct keys held out (with --keys).
+    #[arg(long, value_name = "SHARE", default_value_t = DEFAULT_HOLDOUT, requires = "keys")]
+    pub holdout: f64,
+}
+
+/// The share of a key file held out when `--holdout` is not given.
+pub const DEFAULT_HOLDOUT: f64 = 0.5;
+
+impl KeysArgs {
+    /// The key file, read and split with `seed`, when one was named.
+    ///
+    /// # Errors
+    ///
+    /// As [`KeySet::load`].
+    pub fn load(&self, seed: u64) -> Result<Option<Arc<KeySet>>, Error> {
+        self.keys
+            .as_deref()
+            .map(|path| KeySet::load(path, self.holdout, seed).map(Arc::new))
+            .transpose()
     }
 }
 
@@ -109,17 +173,19 @@ pub struct RecommendArgs {
     /// A memory budget (bytes; suffixes K, M, G, KiB, MiB, GiB accepted).
     #[arg(long, value_name = "BYTES", allow_hyphen_values = true, value_parser = parse_bytes)]
     pub memory: Option<u64>,
-    /// The report to quote measurements from.
-    #[arg(long, value_name = "DIR", default_value = "reports")]
-    pub report: PathBuf,
+    /// The report to quote measurements from [default: reports, else
+    /// target/filterlab-report].
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
 }
 
 /// Options of `filterlab compare`.
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// Items: each filter's capacity, all inserted.
-    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = parse_items)]
-    pub items: u64,
+    /// Items: each filter's capacity, all inserted (with --keys: the keys
+    /// not held out).
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = parse_items, required_unless_present = "keys", conflicts_with = "keys")]
+    pub items: Option<u64>,
     /// Target false-positive probability, in (0, 1).
     #[arg(long, value_name = "P", allow_negative_numbers = true, value_parser = parse_fpp)]
     pub fpp: f64,
@@ -132,6 +198,9 @@ pub struct CompareArgs {
     /// No progress output.
     #[arg(long)]
     pub quiet: bool,
+    /// The user's keys (`--keys`, `--holdout`).
+    #[command(flatten)]
+    pub keys: KeysArgs,
 }
 
 /// Parses an FPP strictly inside (0, 1).
@@ -239,17 +308,14 @@ pub fn run(cli: Cli, command_line: &str) -> Result<String, Error> {
         .unwrap_or(Command::Report(ReportArgs::default()))
     {
         Command::Report(args) => {
-            let preset = if args.tiny {
-                Preset::Tiny
-            } else if args.quick {
-                Preset::Quick
-            } else {
-                Preset::Full
-            };
             let threads = args.threads.map_or_else(default_threads, usize::from);
-            let mut config = RunConfig::preset(preset, args.seed, threads);
+            let mut config = RunConfig::preset(args.preset(), args.seed, threads);
             if !args.experiments.is_empty() {
                 config.experiments = args.experiments;
+            }
+            let mut skipped = Vec::new();
+            if let Some(keys) = args.keys.load(args.seed)? {
+                (config, skipped) = config.with_keys(keys);
             }
             let options = ReportOptions {
                 out: args.out,
@@ -257,10 +323,12 @@ pub fn run(cli: Cli, command_line: &str) -> Result<String, Error> {
                 filters: args.filters,
                 quiet: args.quiet,
                 command_line: command_line.to_owned(),
+                skipped,
             };
             let summary = report::run(&options)?;
             Ok(format!(
-                "report written to {} in {:.0} s; accuracy gate passed ({} filterlab rows)\n",
+                "report written to {} in {:.0} s; accuracy gate passed ({} filterlab rows); \
+                 guide check passed\n",
                 summary.out.display(),
                 summary.seconds,
                 summary.gated_rows
@@ -275,14 +343,23 @@ pub fn run(cli: Cli, command_line: &str) -> Result<String, Error> {
             memory: args.memory,
             report: args.report,
         }),
-        Command::Compare(args) => compare(&CompareRequest {
-            items: args.items,
-            fpp: args.fpp,
-            filters: args.filters,
-            seed: args.seed,
-            threads: default_threads(),
-            quiet: args.quiet,
-        }),
+        Command::Compare(args) => {
+            let keys = args.keys.load(args.seed)?;
+            let items = match (&keys, args.items) {
+                (Some(keys), _) => keys.inserted().len() as u64,
+                (None, Some(items)) => items,
+                (None, None) => return Err(Error::usage("compare needs --items or --keys")),
+            };
+            compare(&CompareRequest {
+                items,
+                fpp: args.fpp,
+                filters: args.filters,
+                seed: args.seed,
+                threads: default_threads(),
+                quiet: args.quiet,
+                keys,
+            })
+        }
         Command::List => Ok(list(&registry::registry())),
         Command::Bench(args) => bench(&args),
     }
@@ -340,9 +417,35 @@ mod tests {
     }
 
     #[test]
-    fn no_subcommand_means_the_full_report() {
+    fn no_subcommand_means_the_default_report() {
         let cli = Cli::try_parse_from(["filterlab"]).unwrap();
         assert!(cli.command.is_none());
+        assert_eq!(ReportArgs::default().preset(), Preset::Default);
+        for (flag, preset) in [("--full", Preset::Full), ("--quick", Preset::Quick)] {
+            match Cli::try_parse_from(["filterlab", "report", flag])
+                .unwrap()
+                .command
+            {
+                Some(Command::Report(args)) => assert_eq!(args.preset(), preset),
+                other => panic!("{other:?}"),
+            }
+        }
+        assert!(Cli::try_parse_from(["filterlab", "report", "--full", "--quick"]).is_err());
+        assert!(Cli::try_parse_from(["filterlab", "report", "--holdout", "0.3"]).is_err());
+        assert!(Cli::try_parse_from(["filterlab", "compare", "--fpp", "0.01"]).is_err());
+        assert!(
+            Cli::try_parse_from([
+                "filterlab",
+                "compare",
+                "--fpp",
+                "0.01",
+                "--keys",
+                "k",
+                "--items",
+                "9"
+            ])
+            .is_err()
+        );
         let cli =
             Cli::try_parse_from(["filterlab", "report", "--filters", "a,b", "--seed", "0x10"])
                 .unwrap();

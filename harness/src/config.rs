@@ -1,11 +1,14 @@
-//! Run configurations: what each experiment measures, for a full run, a
-//! quick (CI) run and a tiny one (tests).
+//! Run configurations: what each experiment measures, for the committed
+//! report (`--full`), the default run, a quick (CI) run and a tiny one
+//! (tests), and the user's own keys when `--keys` names a file.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use filterlab_core::sizing::{check_fpp, check_items};
 
 use crate::error::Error;
+use crate::experiments::keys::KeySet;
 use crate::text::format_count;
 
 /// The seed used when none is given.
@@ -24,16 +27,51 @@ pub fn check_workload(items: u64, fpp: f64) -> Result<(), Error> {
         .map_err(|err| Error::usage(err.detail()))
 }
 
-/// Which preset a run uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Which preset a run uses, from the least data to the most (the order
+/// decides which report may overwrite which).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Preset {
-    /// The default: about 10 minutes on 2 cores.
-    Full,
-    /// `--quick`: about a minute on 2 cores (63 s with every filter, and
-    /// about 4 s more for the Redis experiment when a server is found), for CI.
-    Quick,
     /// Seconds; for tests.
     Tiny,
+    /// `--quick`: about a minute on 2 cores, for CI.
+    Quick,
+    /// The default (`cargo run --release`, bare `filterlab`): n up to 10^7,
+    /// fewer repetitions; at most 5 minutes on 2 cores.
+    Default,
+    /// `--full`: the committed report, n up to 10^8 (about half an hour).
+    Full,
+}
+
+impl Preset {
+    /// Every preset, least data first.
+    pub const ALL: [Self; 4] = [Self::Tiny, Self::Quick, Self::Default, Self::Full];
+
+    /// Its name, as the report records it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Tiny => "tiny",
+            Self::Quick => "quick",
+            Self::Default => "default",
+            Self::Full => "full",
+        }
+    }
+
+    /// The preset called `name`, as [`name`](Self::name) writes it.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|p| p.name().eq_ignore_ascii_case(name.trim()))
+    }
+
+    /// The flag that selects it ("" for the default).
+    pub fn flag(self) -> &'static str {
+        match self {
+            Self::Tiny => "--tiny",
+            Self::Quick => "--quick",
+            Self::Default => "",
+            Self::Full => "--full",
+        }
+    }
 }
 
 /// The experiments a report runs.
@@ -51,6 +89,9 @@ pub enum Experiment {
     Churn,
     /// Filters that grow: from a small capacity to 1000× it.
     Growth,
+    /// One-key negative lookups and bits per item at every (n, p): the
+    /// Pareto charts and the skyline map.
+    Sweep,
     /// filterlab-redis over loopback against the local BloomFilter (needs a
     /// Redis server; skipped with a note without one).
     Redis,
@@ -66,8 +107,19 @@ impl Experiment {
             Self::Capacity => "capacity",
             Self::Churn => "churn",
             Self::Growth => "growth",
+            Self::Sweep => "sweep",
             Self::Redis => "redis",
         }
+    }
+
+    /// Whether it can run on the user's keys (`--keys`): the others need
+    /// more keys than the file holds (past capacity, churn, growth) or
+    /// measure something else (Redis).
+    pub fn takes_user_keys(self) -> bool {
+        matches!(
+            self,
+            Self::Accuracy | Self::Space | Self::Speed | Self::Sweep
+        )
     }
 }
 
@@ -101,11 +153,21 @@ pub struct RunConfig {
     pub speed_fpp: f64,
     /// Speed: lookups per timing (repeated passes over at most this many keys).
     pub speed_lookups: u64,
-    /// Speed: repetitions (the median is reported) for sizes up to 10^7; larger
-    /// sizes use `speed_large_repetitions`.
+    /// Speed: repetitions (the median is reported) for sizes below
+    /// `speed_large_items`; larger sizes use `speed_large_repetitions`.
     pub speed_repetitions: u32,
-    /// Speed: repetitions for sizes above 10^7.
+    /// Speed: repetitions for sizes of at least `speed_large_items`.
     pub speed_large_repetitions: u32,
+    /// Speed: the size from which `speed_large_repetitions` applies.
+    pub speed_large_items: u64,
+    /// Sweep: filter sizes (each at every accuracy target p).
+    pub sweep_items: Vec<u64>,
+    /// Sweep: timed rounds over every filter of a cell (the median is
+    /// reported); sizes of at least `speed_large_items` get one.
+    pub sweep_repetitions: u32,
+    /// Sweep: the size the Pareto charts show (the largest measured when
+    /// the run stops below it).
+    pub pareto_items: u64,
     /// Over capacity: the configured capacity.
     pub capacity_items: u64,
     /// Over capacity: the target FPP.
@@ -143,11 +205,13 @@ pub struct RunConfig {
     pub redis_fpp: f64,
     /// Redis: keys sent one script call each (a prefix of the keys).
     pub redis_per_key: u64,
+    /// The user's keys (`--keys FILE`), measured instead of generated ones.
+    pub keys: Option<Arc<KeySet>>,
 }
 
 impl RunConfig {
-    /// The configuration of a preset.
-    pub fn preset(preset: Preset, seed: u64, threads: usize) -> Self {
+    /// The committed report's configuration (`--full`), labelled `preset`.
+    fn full(preset: Preset, seed: u64, threads: usize) -> Self {
         let all = vec![
             Experiment::Accuracy,
             Experiment::Space,
@@ -155,9 +219,10 @@ impl RunConfig {
             Experiment::Capacity,
             Experiment::Churn,
             Experiment::Growth,
+            Experiment::Sweep,
             Experiment::Redis,
         ];
-        let full = Self {
+        Self {
             preset,
             seed,
             experiments: all,
@@ -173,6 +238,10 @@ impl RunConfig {
             speed_lookups: 1_000_000,
             speed_repetitions: 5,
             speed_large_repetitions: 3,
+            speed_large_items: 100_000_000,
+            sweep_items: vec![10_000, 100_000, 1_000_000, 10_000_000, 100_000_000],
+            sweep_repetitions: 3,
+            pareto_items: 10_000_000,
             capacity_items: 100_000,
             capacity_fpp: 0.01,
             capacity_steps_per_capacity: 10,
@@ -192,9 +261,29 @@ impl RunConfig {
             redis_items: 1_000_000,
             redis_fpp: 0.01,
             redis_per_key: 20_000,
-        };
+            keys: None,
+        }
+    }
+
+    /// The configuration of a preset.
+    pub fn preset(preset: Preset, seed: u64, threads: usize) -> Self {
+        let full = Self::full(preset, seed, threads);
         match preset {
             Preset::Full => full,
+            // The full accuracy grid unchanged (the same rows as the committed
+            // report for the same seed); sizes up to 10^7, fewer repetitions.
+            Preset::Default => Self {
+                speed_items: vec![10_000, 1_000_000, 10_000_000],
+                speed_repetitions: 3,
+                speed_large_repetitions: 1,
+                speed_large_items: 10_000_000,
+                sweep_items: vec![10_000, 100_000, 1_000_000, 10_000_000],
+                sweep_repetitions: 3,
+                growth_max_queries: 1_000_000,
+                redis_items: 100_000,
+                redis_per_key: 5_000,
+                ..full
+            },
             // The full accuracy grid with fewer queries at the smallest p, so
             // the CI gate sees every (n, p) the committed report shows.
             Preset::Quick => Self {
@@ -202,6 +291,8 @@ impl RunConfig {
                 speed_items: vec![10_000, 1_000_000],
                 speed_repetitions: 3,
                 speed_large_repetitions: 1,
+                sweep_items: vec![10_000, 1_000_000],
+                sweep_repetitions: 1,
                 capacity_items: 20_000,
                 capacity_steps_per_capacity: 4,
                 capacity_queries: 100_000,
@@ -224,6 +315,8 @@ impl RunConfig {
                 speed_lookups: 10_000,
                 speed_repetitions: 1,
                 speed_large_repetitions: 1,
+                sweep_items: vec![2_000, 10_000],
+                sweep_repetitions: 1,
                 capacity_items: 2_000,
                 capacity_steps_per_capacity: 2,
                 capacity_queries: 20_000,
@@ -253,11 +346,87 @@ impl RunConfig {
 
     /// Repetitions of the speed measurement at `items`.
     pub fn speed_repetitions_at(&self, items: u64) -> u32 {
-        if items > 10_000_000 {
+        if items >= self.speed_large_items {
             self.speed_large_repetitions
         } else {
             self.speed_repetitions
         }
+    }
+
+    /// Timed rounds of the sweep at `items`.
+    pub fn sweep_repetitions_at(&self, items: u64) -> u32 {
+        if items >= self.speed_large_items {
+            1
+        } else {
+            self.sweep_repetitions.max(1)
+        }
+    }
+
+    /// The largest n this run measures speed or sweep lookups at.
+    pub fn largest_timed_items(&self) -> u64 {
+        let timed = self.speed_items.iter().chain(&self.sweep_items);
+        timed.copied().max().unwrap_or(0)
+    }
+
+    /// This configuration measured on `keys` instead of generated keys:
+    /// every size is the number of keys inserted, the experiments that
+    /// cannot run on them are dropped (`dropped` lists them), and one
+    /// filter instance is measured per row.
+    #[must_use]
+    pub fn with_keys(mut self, keys: Arc<KeySet>) -> (Self, Vec<Experiment>) {
+        let n = keys.inserted().len() as u64;
+        let (kept, dropped): (Vec<Experiment>, Vec<Experiment>) =
+            self.experiments.iter().partition(|e| e.takes_user_keys());
+        self.experiments = kept;
+        self.accuracy_items = vec![n];
+        self.speed_items = vec![n];
+        self.sweep_items = vec![n];
+        self.pareto_items = n;
+        self.instance_items = 1;
+        self.keys = Some(keys);
+        (self, dropped)
+    }
+
+    /// The speed and sweep lines of [`describe`](Self::describe).
+    fn describe_timing(&self, out: &mut String) {
+        let list = |values: &[u64]| {
+            values
+                .iter()
+                .map(|v| format_count(*v))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let fpps = self
+            .accuracy_fpps
+            .iter()
+            .map(|p| format!("{p:e}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let _ = writeln!(
+            out,
+            "- speed: n ∈ {{{}}} at p = {}; lookups timed over {} operations; median of {} \
+             repetitions ({} from {} items); {} worker thread(s) for accuracy and capacity, \
+             speed measured alone on one thread, one key at a time and, for filters with a batch \
+             API, batched; lookups use as many distinct keys as they time",
+            list(&self.speed_items),
+            self.speed_fpp,
+            format_count(self.speed_lookups),
+            self.speed_repetitions,
+            self.speed_large_repetitions,
+            format_count(self.speed_large_items),
+            self.threads
+        );
+        let _ = writeln!(
+            out,
+            "- sweep: n ∈ {{{}}} × p ∈ {{{fpps}}}; one-key negative lookups over {} distinct \
+             never-inserted keys, median of {} rounds alternating the filters (1 from {} items); \
+             Pareto charts at n = {}",
+            list(&self.sweep_items),
+            format_count(self.speed_lookups),
+            self.sweep_repetitions,
+            format_count(self.speed_large_items),
+            format_count(self.pareto_items)
+        );
     }
 
     /// The run's parameters as Markdown list items, for the report.
@@ -276,11 +445,18 @@ impl RunConfig {
             .collect::<Vec<_>>()
             .join(", ");
         let mut out = String::new();
+        let experiments: Vec<&str> = self.experiments.iter().map(|e| e.name()).collect();
         let _ = writeln!(
             out,
-            "- preset: {:?}; seed: {} ({:#x}); experiments: {:?}",
-            self.preset, self.seed, self.seed, self.experiments
+            "- preset: {}; seed: {} ({:#x}); experiments: {}",
+            self.preset.name(),
+            self.seed,
+            self.seed,
+            experiments.join(", ")
         );
+        if let Some(keys) = &self.keys {
+            let _ = writeln!(out, "- keys: {}", keys.describe());
+        }
         let _ = writeln!(
             out,
             "- accuracy: n ∈ {{{}}} × p ∈ {{{fpps}}}; about {} expected false positives per row \
@@ -292,19 +468,7 @@ impl RunConfig {
             format_count(self.instance_items),
             self.family_error_rate
         );
-        let _ = writeln!(
-            out,
-            "- speed: n ∈ {{{}}} at p = {}; lookups timed over {} operations; median of {} \
-             repetitions ({} above 10^7 items); {} worker thread(s) for accuracy and capacity, \
-             speed measured alone on one thread, one key at a time and, for filters with a batch \
-             API, batched; lookups use as many distinct keys as they time",
-            list(&self.speed_items),
-            self.speed_fpp,
-            format_count(self.speed_lookups),
-            self.speed_repetitions,
-            self.speed_large_repetitions,
-            self.threads
-        );
+        self.describe_timing(&mut out);
         let _ = writeln!(
             out,
             "- over capacity: capacity {} at p = {}, load 0% to 300% in steps of {}%, {} queries per point",
@@ -365,6 +529,30 @@ mod tests {
             let err = check_workload(items, fpp).unwrap_err();
             assert_eq!(err.kind(), crate::error::ErrorKind::Usage);
         }
+    }
+
+    #[test]
+    fn presets_order_by_data_and_read_back() {
+        assert!(Preset::Tiny < Preset::Quick && Preset::Default < Preset::Full);
+        for preset in Preset::ALL {
+            assert_eq!(Preset::from_name(preset.name()), Some(preset));
+        }
+        assert_eq!(Preset::from_name("Full"), Some(Preset::Full));
+        assert_eq!(Preset::from_name("huge"), None);
+        // The default run keeps the full run's accuracy grid (same rows for
+        // the same seed) and stops at 10^7 items.
+        let (full, default) = (
+            RunConfig::preset(Preset::Full, 1, 2),
+            RunConfig::preset(Preset::Default, 1, 2),
+        );
+        assert_eq!(full.accuracy_items, default.accuracy_items);
+        assert_eq!(full.accuracy_fpps, default.accuracy_fpps);
+        assert_eq!(full.max_queries, default.max_queries);
+        assert_eq!(full.instance_items, default.instance_items);
+        assert_eq!(default.largest_timed_items(), 10_000_000);
+        assert_eq!(full.largest_timed_items(), 100_000_000);
+        assert_eq!(default.speed_repetitions_at(10_000_000), 1);
+        assert_eq!(full.speed_repetitions_at(10_000_000), 5);
     }
 
     #[test]

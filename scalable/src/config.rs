@@ -425,11 +425,12 @@ impl fmt::Display for ScalableSizing {
         writeln!(f, "  memory              {memory}")?;
         writeln!(
             f,
-            "  FPP                 {:.4e} exact at {} items; bound {:.4e} over {} layers",
+            "  FPP                 {:.4e} exact at {} items; bound {:.4e} over {} layer{}",
             self.fpp_at_items,
             self.items,
             self.fpp_bound,
-            self.layers.len()
+            self.layers.len(),
+            if self.layers.len() == 1 { "" } else { "s" }
         )?;
         write!(
             f,

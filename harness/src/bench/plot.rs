@@ -1,102 +1,89 @@
 //! The charts of a bench run: estimated cycles per operation against the
-//! filter's size, one chart per operation and family of filters (at most
-//! eight lines each), one key at a time.
+//! filter's size, drawn as the report's speed figures are (one figure per
+//! operation, small multiples by family, each filter in its report colour
+//! and marker, batched dashed), so that counts and times read alike; the
+//! titles and axes say they are counts, not time.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use filterlab_peers::Mode;
-
-use crate::bench::case::op_label;
 use crate::bench::counts::CountRow;
 use crate::error::Error;
-use crate::experiments::speed::Operation;
-use crate::registry::{Capability, Entry};
-use crate::render::plot::{self, Chart, Series, Style};
+use crate::registry::Entry;
+use crate::render::charts::{FigureFile, draw_all, operation_figures};
+use crate::render::plot::{Axis, Point};
 
-/// A chart family: filters that serve the same need.
-fn family(entry: &Entry) -> &'static str {
-    if entry.has(Capability::Growth)
-        || entry.has(Capability::StaticSet)
-        || entry.name.starts_with("Scalable")
-    {
-        "growth_and_static"
-    } else if entry.has(Capability::Deletes) {
-        "deletes"
-    } else {
-        "bloom"
-    }
+/// The figures of `rows` (files `bench_{operation}.svg`).
+pub fn figures(rows: &[CountRow], entries: &[Entry]) -> Vec<FigureFile> {
+    operation_figures(
+        entries,
+        (
+            "bench",
+            &Axis::new("est. cycles per operation (Valgrind)", true),
+        ),
+        &|filter, ops, mode| {
+            let mut points: Vec<Point> = rows
+                .iter()
+                .filter(|r| r.filter == filter && r.mode == mode && ops.contains(&r.op))
+                .map(|r| Point::at(r.items as f64, r.est_cycles_per_op))
+                .collect();
+            points.sort_by(|a, b| a.x.total_cmp(&b.x));
+            points
+        },
+        &|what| {
+            format!(
+                "{what}: estimated cycles per operation counted under Valgrind (counts, not time); \
+                 dashed: batched"
+            )
+        },
+    )
 }
 
-/// Draws the charts of `rows` into `dir`; returns the files written.
+/// Draws the figures of `rows` into `dir`.
 ///
 /// # Errors
 ///
-/// When a chart cannot be written.
-pub fn draw(rows: &[CountRow], entries: &[Entry], dir: &Path) -> Result<Vec<PathBuf>, Error> {
-    let mut written = Vec::new();
-    for op in [
-        Operation::Insert,
-        Operation::LookupPositive,
-        Operation::LookupNegative,
-    ] {
-        for name in ["bloom", "deletes", "growth_and_static"] {
-            let series: Vec<Series> = entries
-                .iter()
-                .enumerate()
-                .filter(|(_, entry)| family(entry) == name)
-                .filter_map(|(index, entry)| {
-                    let mut points: Vec<(f64, f64)> = rows
-                        .iter()
-                        .filter(|r| {
-                            r.filter == entry.name
-                                && r.mode == Mode::OneKey
-                                && (r.op == op
-                                    || (op == Operation::Insert && r.op == Operation::Build))
-                        })
-                        .map(|r| (r.items as f64, r.est_cycles_per_op))
-                        .collect();
-                    points.sort_by(|a, b| a.0.total_cmp(&b.0));
-                    (!points.is_empty()).then(|| Series {
-                        name: entry.name.to_owned(),
-                        points,
-                        style: Style::Measured(index),
-                    })
-                })
-                .collect();
-            if series.is_empty() {
-                continue;
-            }
-            let chart = Chart {
-                title: format!(
-                    "{} ({}), one key at a time: est. cycles per operation (Valgrind, not time)",
-                    op_label(op),
-                    name.replace('_', " ")
-                ),
-                x_label: "items in the filter".to_owned(),
-                y_label: "estimated cycles per operation".to_owned(),
-                x_log: true,
-                y_log: true,
-                series,
-            };
-            let path = dir.join(format!("bench_{}_{name}.svg", op_label(op)));
-            plot::draw(&chart, &path)?;
-            written.push(path);
-        }
-    }
-    Ok(written)
+/// When a file cannot be written.
+pub fn draw(rows: &[CountRow], entries: &[Entry], dir: &Path) -> Result<(), Error> {
+    draw_all(&figures(rows, entries), dir)
 }
 
 #[cfg(test)]
 mod tests {
+    use filterlab_peers::Mode;
+
     use super::*;
+    use crate::bench::callgrind::Events;
+    use crate::bench::case::Size;
+    use crate::experiments::speed::Operation;
     use crate::registry::registry;
 
     #[test]
-    fn families_hold_at_most_eight_filters() {
-        let all = registry();
-        for name in ["bloom", "deletes", "growth_and_static"] {
-            let count = all.iter().filter(|e| family(e) == name).count();
-            assert!((1..=8).contains(&count), "{name}: {count}");
-        }
+    fn one_figure_per_operation_counted_with_lines_in_size_order() {
+        let entries = registry();
+        let row = |size: Size, op, mode| {
+            CountRow::new(
+                &entries[0],
+                op,
+                mode,
+                size,
+                10,
+                Events::from_array([1000 * size.items(), 0, 0, 0, 0, 0, 0, 0, 0]),
+            )
+        };
+        let rows = [
+            row(Size::ExceedsLlc, Operation::Insert, Mode::OneKey),
+            row(Size::InCache, Operation::Insert, Mode::OneKey),
+            row(Size::InCache, Operation::Insert, Mode::Batched),
+            row(Size::InCache, Operation::LookupNegative, Mode::OneKey),
+        ];
+        let figures = figures(&rows, &entries);
+        let files: Vec<&str> = figures.iter().map(|f| f.file.as_str()).collect();
+        assert_eq!(files, ["bench_insert.svg", "bench_lookup_negative.svg"]);
+        let insert = figures[0].figure.panels[0].series();
+        assert_eq!(insert.len(), 2, "{insert:?}");
+        let xs: Vec<f64> = insert[0].points.iter().map(|p| p.x).collect();
+        assert_eq!(xs, [1e5, 2e6]);
+        assert!(insert[1].name.ends_with("(batched)"));
+        assert!(figures[0].figure.title.contains("not time"));
     }
 }

@@ -15,7 +15,7 @@ use crate::bench::case::{BENCH_FPP, Size, mode_label, op_label};
 use crate::config::{DEFAULT_SEED, Preset, RunConfig};
 use crate::error::Error;
 use crate::experiments::speed::{self, Operation, SpeedRow};
-use crate::progress::Progress;
+use crate::progress::Tracker;
 use crate::registry::{self, Entry};
 
 /// Each filterlab filter's peer in the wall-clock mode: the crate a user
@@ -31,6 +31,9 @@ pub const PEERS: [(&str, &str); 9] = [
     ("CuckooFilter-grow", "scalable_cuckoo_filter"),
     ("ScalableBloomFilter", "growable-bloom-filter"),
 ];
+
+/// The progress stage of the wall-clock mode.
+pub const WALL_STAGE: &str = "wall-clock";
 
 /// The confidence of the ratio intervals.
 pub const CONFIDENCE: f64 = 0.95;
@@ -177,23 +180,35 @@ fn one_repetition(size: Size) -> RunConfig {
 }
 
 /// Times every operation of `entries` at `size` in `repetitions`
-/// alternating repetitions: the speed experiment's medians.
-pub fn timings(entries: &[Entry], size: Size, repetitions: u32, quiet: bool) -> Vec<SpeedRow> {
+/// alternating repetitions: the speed experiment's medians (its progress
+/// the stage "speed" of `progress`).
+pub fn timings(
+    entries: &[Entry],
+    size: Size,
+    repetitions: u32,
+    progress: &Tracker,
+) -> Vec<SpeedRow> {
     let mut config = one_repetition(size);
     config.speed_repetitions = repetitions;
     config.speed_large_repetitions = repetitions;
-    speed::run(entries, &config, quiet).rows
+    speed::run(entries, &config, progress).rows
 }
 
 /// Measures each pair at each size over `rounds` rounds; in each round the
 /// two filters run in turn (which goes first alternates), each one key at
-/// a time and the filterlab filter batched too.
-pub fn measure(pairs: &[(Entry, Entry)], sizes: &[Size], rounds: u32, quiet: bool) -> Vec<WallRow> {
-    let progress = Progress::new(
-        "wall-clock",
+/// a time and the filterlab filter batched too. Its progress is the stage
+/// [`WALL_STAGE`] of `progress`.
+pub fn measure(
+    pairs: &[(Entry, Entry)],
+    sizes: &[Size],
+    rounds: u32,
+    progress: &Tracker,
+) -> Vec<WallRow> {
+    let stage = progress.stage(
+        WALL_STAGE,
         (pairs.len() * sizes.len()) as u64 * u64::from(rounds),
-        quiet,
     );
+    let hidden = Tracker::hidden();
     let mut rows = Vec::new();
     for &size in sizes {
         let config = one_repetition(size);
@@ -206,7 +221,7 @@ pub fn measure(pairs: &[(Entry, Entry)], sizes: &[Size], rounds: u32, quiet: boo
                 } else {
                     [peer.clone(), ours.clone()]
                 };
-                let times = speed::run(&order, &config, true).rows;
+                let times = speed::run(&order, &config, &hidden).rows;
                 let time = |name: &str, op, mode| {
                     times
                         .iter()
@@ -221,7 +236,7 @@ pub fn measure(pairs: &[(Entry, Entry)], sizes: &[Size], rounds: u32, quiet: boo
                             .push(row.ns_per_op / theirs);
                     }
                 }
-                progress.step(&format!(
+                stage.step(&format!(
                     "{} / {} at {} round {}",
                     ours.name,
                     peer.name,
@@ -248,7 +263,11 @@ pub fn measure(pairs: &[(Entry, Entry)], sizes: &[Size], rounds: u32, quiet: boo
             }
         }
     }
-    progress.finish();
+    stage.finish(&format!(
+        "{} ratios of {} pairs over {rounds} rounds",
+        rows.len(),
+        pairs.len()
+    ));
     rows
 }
 

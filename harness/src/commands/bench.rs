@@ -20,11 +20,11 @@ use crate::bench::counts::{CountRow, Runner};
 use crate::bench::plot;
 use crate::bench::sanity::{correlations, join};
 use crate::bench::table::{Table, counts_table, sanity_table, wall_table};
-use crate::bench::wall::{self, CONFIDENCE, WallRow};
+use crate::bench::wall::{self, CONFIDENCE, WALL_STAGE, WallRow};
 use crate::error::Error;
 use crate::machine::Machine;
 use crate::parallel::map_in_order;
-use crate::progress::Progress;
+use crate::progress::{self, Tracker};
 use crate::registry::{self, Entry, Origin};
 
 /// The baseline of counts `--check` and `--save` use by default.
@@ -108,6 +108,24 @@ pub struct BenchArgs {
     pub inject_regression: bool,
 }
 
+/// The progress stage of the counting.
+const COUNT_STAGE: &str = "counting";
+
+/// Rough seconds of one core to count one filter at `size` under Valgrind
+/// on this project's machine (the full baseline, 42 cases, took 26 minutes
+/// on 2 cores), for the progress bar's time left.
+fn count_seconds(size: Size) -> f64 {
+    match size {
+        Size::InCache => 9.0,
+        Size::ExceedsLlc => 140.0,
+        Size::Tiny => 1.0,
+    }
+}
+
+/// Rough seconds to time one filter's operations once in cache (the
+/// wall-clock mode times two a round, `--timings` every one).
+const TIMING_SECONDS: f64 = 0.5;
+
 /// What a run counts and times.
 struct Plan {
     /// The filters counted.
@@ -190,7 +208,8 @@ pub fn bench(args: &BenchArgs) -> Result<String, Error> {
         return run_case(filter, size, args.inject_regression);
     }
     let plan = plan(args)?;
-    let run = measure(args, &plan)?;
+    let progress = Tracker::new(progress_plan(args, &plan), args.quiet);
+    let run = measure(args, &plan, &progress)?;
     let entries = plan.entries;
     let mut output = Output::default();
     describe_run(&mut output, &run);
@@ -206,8 +225,9 @@ pub fn bench(args: &BenchArgs) -> Result<String, Error> {
         }
     }
     if args.timings {
-        timings(args, &run, &entries, &mut output)?;
+        timings(args, &run, &entries, &progress, &mut output)?;
     }
+    drop(progress);
     if args.save {
         save(args, &run)?;
         output.line(&format!("baseline written: {}", args.baseline.display()));
@@ -273,6 +293,44 @@ fn plan(args: &BenchArgs) -> Result<Plan, Error> {
     })
 }
 
+/// Valgrind processes at once.
+fn jobs(args: &BenchArgs) -> usize {
+    args.jobs.map_or_else(
+        || std::thread::available_parallelism().map_or(1, usize::from),
+        usize::from,
+    )
+}
+
+/// Each stage's estimated seconds, for the progress bar's time left.
+fn progress_plan(args: &BenchArgs, plan: &Plan) -> progress::Plan {
+    let mut estimate = progress::Plan::default();
+    let counting: f64 = cases(args, plan)
+        .iter()
+        .map(|&(_, size)| count_seconds(size))
+        .sum();
+    estimate.add(COUNT_STAGE, counting / jobs(args) as f64);
+    let rounds = f64::from(args.rounds);
+    if !plan.wall.is_empty() {
+        estimate.add(
+            WALL_STAGE,
+            plan.wall.len() as f64 * rounds * 2.0 * TIMING_SECONDS,
+        );
+    }
+    if args.timings {
+        estimate.add("speed", plan.entries.len() as f64 * rounds * TIMING_SECONDS);
+    }
+    estimate
+}
+
+/// Every (filter, size) the run counts.
+fn cases<'p>(args: &BenchArgs, plan: &'p Plan) -> Vec<(&'p Entry, Size)> {
+    plan.sizes
+        .iter()
+        .flat_map(|&size| plan.entries.iter().map(move |entry| (entry, size)))
+        .filter(|(entry, size)| in_subset(args, entry, *size))
+        .collect()
+}
+
 /// Whether the CI subset counts `entry` at `size`.
 fn in_subset(args: &BenchArgs, entry: &Entry, size: Size) -> bool {
     !args.ci || size != Size::ExceedsLlc || CI_LARGE_FILTERS.contains(&entry.name)
@@ -280,8 +338,7 @@ fn in_subset(args: &BenchArgs, entry: &Entry, size: Size) -> bool {
 
 /// Counts every case under Valgrind (several at once), then measures the
 /// wall-clock ratios.
-fn measure(args: &BenchArgs, plan: &Plan) -> Result<Run, Error> {
-    let (entries, sizes, wall_entries) = (&plan.entries, &plan.sizes, &plan.wall);
+fn measure(args: &BenchArgs, plan: &Plan, progress: &Tracker) -> Result<Run, Error> {
     let start = Instant::now();
     let valgrind = valgrind_version(&args.valgrind)?;
     // Fixed-length, as the case directories inside it (see `Runner`).
@@ -292,26 +349,19 @@ fn measure(args: &BenchArgs, plan: &Plan) -> Result<Run, Error> {
         scratch: scratch.clone(),
         inject: args.inject_regression,
     };
-    let cases: Vec<(&Entry, Size)> = sizes
-        .iter()
-        .flat_map(|&size| entries.iter().map(move |entry| (entry, size)))
-        .filter(|(entry, size)| in_subset(args, entry, *size))
-        .collect();
+    let cases = cases(args, plan);
     // The largest cases first, so that the workers finish together.
     let mut order: Vec<usize> = (0..cases.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(cases[i].1.items()));
-    let jobs = args.jobs.map_or_else(
-        || std::thread::available_parallelism().map_or(1, usize::from),
-        usize::from,
-    );
-    let progress = Progress::new("bench", cases.len() as u64, args.quiet);
+    let jobs = jobs(args);
+    let stage = progress.stage(COUNT_STAGE, cases.len() as u64);
     let results = map_in_order(&order, jobs, |i| {
         let (entry, size) = cases[i];
         let result = runner.count(entry, size);
-        progress.step(&format!("{} at {}", entry.name, size.label()));
+        stage.step(&format!("{} at {}", entry.name, size.label()));
         result
     });
-    progress.finish();
+    stage.finish(&format!("{} cases counted", cases.len()));
     let _ = fs::remove_dir_all(&scratch);
     let mut counts = Vec::new();
     let mut features: Option<String> = None;
@@ -328,11 +378,11 @@ fn measure(args: &BenchArgs, plan: &Plan) -> Result<Run, Error> {
         counts.extend(rows);
     }
     let setup = Setup::current(valgrind, features.unwrap_or_default());
-    let wall = if wall_entries.is_empty() {
+    let wall = if plan.wall.is_empty() {
         Vec::new()
     } else {
-        let pairs = wall::pairs(wall_entries)?;
-        wall::measure(&pairs, &[Size::InCache], args.rounds, args.quiet)
+        let pairs = wall::pairs(&plan.wall)?;
+        wall::measure(&pairs, &[Size::InCache], args.rounds, progress)
     };
     Ok(Run {
         setup,
@@ -492,6 +542,7 @@ fn timings(
     args: &BenchArgs,
     run: &Run,
     entries: &[Entry],
+    progress: &Tracker,
     output: &mut Output,
 ) -> Result<(), Error> {
     let in_cache: Vec<CountRow> = run
@@ -503,7 +554,7 @@ fn timings(
     if in_cache.is_empty() {
         return Err(Error::usage("--timings needs the in-cache size"));
     }
-    let times = wall::timings(entries, Size::InCache, args.rounds, args.quiet);
+    let times = wall::timings(entries, Size::InCache, args.rounds, progress);
     let rows = join(&in_cache, &times);
     let (instructions, cycles) = correlations(&rows);
     let show = |rho: Option<f64>| rho.map_or_else(|| "-".to_owned(), |r| format!("{r:.3}"));

@@ -1,7 +1,9 @@
-//! `filterlab recommend`: every suitable filterlab filter's sizing for a
-//! workload, and a ranked recommendation with the reason. Requirements no
-//! filterlab filter meets yet are said so, with what the measured peers did
-//! (from the report's CSV files when present).
+//! `filterlab recommend`: the filterlab filters with the capabilities asked
+//! for, ranked for a workload (the top three, each with its reason), the
+//! closest fits and what they would take when none fits the budget, where
+//! the measured figures came from, then every suitable filter's sizing.
+//! Requirements no filterlab filter meets are said so, with what the
+//! measured peers did.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -11,6 +13,7 @@ use filterlab_core::theory::hash_bits_needed;
 use filterlab_peers::Mode;
 use serde::de::DeserializeOwned;
 
+use crate::commands::report::{DEFAULT_OUT, FALLBACK_OUT};
 use crate::config::check_workload;
 use crate::error::Error;
 use crate::experiments::accuracy::AccuracyRow;
@@ -20,8 +23,9 @@ use crate::registry::{self, Capability, Entry, GROWTH_SPAN, Sizing};
 
 /// A grown filter's FPP up to this factor over the target still meets it.
 const GROWN_TOLERANCE: f64 = 1.001;
+use crate::output::RunRecord;
 use crate::render::evidence::Evidence;
-use crate::text::format_count;
+use crate::text::{format_count, plural};
 
 /// A `recommend` request.
 #[derive(Clone, Debug, PartialEq)]
@@ -38,9 +42,13 @@ pub struct Request {
     pub concurrent: bool,
     /// A memory budget in bytes.
     pub memory: Option<u64>,
-    /// A report directory to quote measurements from.
-    pub report: PathBuf,
+    /// A report directory to quote measurements from; `None` looks in
+    /// `reports` and then where the default run writes when it cannot.
+    pub report: Option<PathBuf>,
 }
+
+/// How many filters the ranking shows before the details.
+const TOP: usize = 3;
 
 /// Rows of one CSV file of a report, or none when it is absent or unreadable.
 fn load<T: DeserializeOwned>(dir: &Path, file: &str) -> Vec<T> {
@@ -50,20 +58,15 @@ fn load<T: DeserializeOwned>(dir: &Path, file: &str) -> Vec<T> {
     reader.deserialize().filter_map(Result::ok).collect()
 }
 
-/// The recommendation for `request`, as text.
+/// The recommendation for `request`, as text: the workload, the ranking
+/// (the top three, each with its reason), where the measured figures came
+/// from, then every suitable filter's sizing.
 ///
 /// # Errors
 ///
 /// A usage error for an FPP outside (0, 1) or zero items.
 pub fn recommend(request: &Request) -> Result<String, Error> {
     check_workload(request.items, request.fpp)?;
-    let mut out = String::new();
-    let hash_bits = hash_bits_needed(request.items, request.fpp);
-    let _ = writeln!(
-        out,
-        "Workload: {} distinct items at a target FPP of {:e} (needs log2(n/p) = {hash_bits:.1} bits of key hash)\n",
-        request.items, request.fpp
-    );
     let requirements: Vec<Capability> = [
         (request.deletes, Capability::Deletes),
         (request.unknown_size, Capability::Growth),
@@ -72,67 +75,78 @@ pub fn recommend(request: &Request) -> Result<String, Error> {
     .into_iter()
     .filter_map(|(wanted, capability)| wanted.then_some(capability))
     .collect();
-
-    let mut candidates: Vec<Candidate> = Vec::new();
+    let measured = Measured::find(request.report.as_deref());
+    let mut out = String::new();
+    let hash_bits = hash_bits_needed(request.items, request.fpp);
+    let asked: Vec<&str> = requirements.iter().map(|c| c.noun()).collect();
+    let _ = writeln!(
+        out,
+        "Workload: {} distinct items at a target FPP of {:e} (needs log2(n/p) = {hash_bits:.1} \
+         bits of key hash){}{}\n",
+        format_count(request.items),
+        request.fpp,
+        if asked.is_empty() {
+            String::new()
+        } else {
+            format!("; with {}", asked.join(", "))
+        },
+        request
+            .memory
+            .map_or_else(String::new, |m| format!("; within {}", human_bytes(m)))
+    );
+    let mut suitable: Vec<Candidate> = Vec::new();
+    let mut refused: Vec<String> = Vec::new();
     let mut hash_limited = false;
     for entry in registry::filterlab_entries() {
         let Some(sizer) = entry.sizer else { continue };
+        if !requirements.iter().all(|&wanted| entry.has(wanted)) {
+            continue;
+        }
         match (sizer.for_target)(request.items, request.fpp) {
             Ok(sizing) => {
-                // The crate's report, headed by the registry name and what it is.
-                let body = sizing
-                    .report
-                    .split_once('\n')
-                    .map_or(sizing.report.as_str(), |(_, rest)| rest);
-                let _ = writeln!(
-                    out,
-                    "{} sizing ({})\n{body}\n",
-                    entry.name, entry.description
-                );
                 hash_limited |= sizing.hash_limited;
-                candidates.push((entry, sizing));
+                suitable.push((entry, sizing));
             }
-            Err(err) => {
-                let _ = writeln!(
-                    out,
-                    "{}: cannot be sized for this workload: {err}\n",
-                    entry.name
-                );
-            }
+            Err(err) => refused.push(format!(
+                "{}: cannot be sized for this workload: {err}",
+                entry.name
+            )),
         }
     }
-
     let _ = writeln!(out, "Recommendation");
-    let unmet: Vec<Capability> = requirements
-        .iter()
-        .copied()
-        .filter(|&wanted| !candidates.iter().any(|(e, _)| e.has(wanted)))
-        .collect();
-    if !unmet.is_empty() {
-        out.push_str(&unmet_requirements(request, &unmet));
-        return Ok(finish(out, hash_limited, request));
-    }
-    let suitable: Vec<&Candidate> = candidates
-        .iter()
-        .filter(|(entry, _)| requirements.iter().all(|&wanted| entry.has(wanted)))
-        .collect();
     if suitable.is_empty() {
-        let wanted: Vec<&str> = requirements.iter().map(|c| c.noun()).collect();
+        out.push_str(&nothing_suitable(request, &requirements, &measured));
+    } else {
+        out.push_str(&ranking(request, &suitable, &measured));
+    }
+    let _ = writeln!(out, "\n{}", measured.describe());
+    if !suitable.is_empty() || !refused.is_empty() {
         let _ = writeln!(
             out,
-            "  No single filterlab filter offers all of: {}; each alone is above.",
-            wanted.join(", ")
+            "\nDetails: the sizing of every suitable filterlab filter\n"
         );
     }
-    out.push_str(&ranking(request, &suitable));
+    for (entry, sizing) in &suitable {
+        // The crate's report, headed by the registry name and what it is.
+        let body = sizing
+            .report
+            .split_once('\n')
+            .map_or(sizing.report.as_str(), |(_, rest)| rest);
+        let _ = writeln!(out, "{} ({})\n{body}\n", entry.name, entry.description);
+    }
+    for line in refused {
+        let _ = writeln!(out, "{line}\n");
+    }
     Ok(finish(out, hash_limited, request))
 }
 
 /// A filterlab filter and its sizing for the request.
 type Candidate = (Entry, Sizing);
 
-/// The ranked recommendation among `suitable` filters, and those over budget.
-fn ranking(request: &Request, suitable: &[&Candidate]) -> String {
+/// The ranked recommendation among `suitable` filters: the top three
+/// within budget with their reasons; when none fits the budget, the
+/// closest fits and what each would take.
+fn ranking(request: &Request, suitable: &[Candidate], measured: &Measured) -> String {
     let mut out = String::new();
     let (mut ranked, too_big): (Vec<&Candidate>, Vec<&Candidate>) =
         suitable.iter().partition(|(_, sizing)| {
@@ -158,10 +172,9 @@ fn ranking(request: &Request, suitable: &[&Candidate]) -> String {
             sizing.memory_bytes,
         )
     });
-    let measured = MeasuredSpeed::load(&request.report);
-    for (rank, (entry, sizing)) in ranked.iter().enumerate() {
+    for (rank, (entry, sizing)) in ranked.iter().take(TOP).enumerate() {
         let why = if needless_atomics(entry) {
-            "atomic inserts from several threads, not asked for here (--concurrent)".to_owned()
+            "atomic inserts from several threads, not asked for (--concurrent)".to_owned()
         } else if misses_when_grown(sizing) {
             format!(
                 "its FPP after growing {GROWTH_SPAN}× is {:.3e}, above the target",
@@ -174,57 +187,95 @@ fn ranking(request: &Request, suitable: &[&Candidate]) -> String {
         };
         let grown = match sizing.fpp_after_growth {
             Some(fpp) if request.unknown_size => {
-                format!("; FPP {fpp:.3e} after growing {GROWTH_SPAN}×")
+                format!("; {fpp:.3e} after growing {GROWTH_SPAN}×")
             }
             _ => String::new(),
         };
         let _ = writeln!(
             out,
-            "  {}. {}: {} ({:.2} bits/item), {} {:.3e} at capacity{grown}; {}\n     why: {why}{}",
+            "  {}. {}: {} ({:.2} bits/item), {} {:.3e}{grown} — {why}",
             rank + 1,
             entry.name,
             human_bytes(sizing.memory_bytes),
             sizing.bits_per_item,
             sizing.fpp_words(),
             sizing.fpp_at_capacity,
-            sizing.lookup,
-            measured.describe(entry.name, request.items)
         );
+        let _ = writeln!(
+            out,
+            "     lookup: {}{}",
+            sizing.lookup,
+            measured.speed_of(entry.name, request.items)
+        );
+    }
+    if ranked.len() > TOP {
+        let rest: Vec<&str> = ranked[TOP..].iter().map(|(e, _)| e.name).collect();
+        let _ = writeln!(out, "  Also suitable (details below): {}.", rest.join(", "));
     }
     let Some(budget) = request.memory else {
         return out;
     };
-    for (entry, sizing) in &too_big {
-        let _ = write!(
-            out,
-            "  -  {} needs {} and does not fit in {}",
-            entry.name,
-            human_bytes(sizing.memory_bytes),
-            human_bytes(budget)
-        );
-        match entry
-            .sizer
-            .map(|sizer| (sizer.within_memory)(request.items, budget))
-        {
-            Some(Ok(best)) => {
-                let _ = writeln!(
-                    out,
-                    "; within it, its {} at {} items is {:.3e}",
-                    best.fpp_words(),
-                    request.items,
-                    best.fpp_at_capacity
-                );
-            }
-            _ => out.push('\n'),
-        }
+    if too_big.is_empty() {
+        return out;
     }
     if ranked.is_empty() {
         let _ = writeln!(
             out,
-            "  No filterlab filter meets FPP {:e} at {} items within {}.",
+            "  No suitable filterlab filter meets FPP {:e} at {} items within {}. Closest fits, \
+             and what each would take:",
             request.fpp,
-            request.items,
+            format_count(request.items),
             human_bytes(budget)
+        );
+    } else {
+        let _ = writeln!(out, "  Over the budget of {}:", human_bytes(budget));
+    }
+    out.push_str(&closest(request, budget, &too_big));
+    out
+}
+
+/// The filters over `budget`, closest first: the FPP each reaches within
+/// it and the memory it needs for the target.
+fn closest(request: &Request, budget: u64, too_big: &[&Candidate]) -> String {
+    let mut fits: Vec<(&Candidate, Option<Sizing>)> = too_big
+        .iter()
+        .map(|candidate| {
+            let within = candidate
+                .0
+                .sizer
+                .and_then(|sizer| (sizer.within_memory)(request.items, budget).ok());
+            (*candidate, within)
+        })
+        .collect();
+    fits.sort_by(|a, b| {
+        let fpp = |fit: &(&Candidate, Option<Sizing>)| {
+            fit.1.as_ref().map_or(f64::INFINITY, |s| s.fpp_at_capacity)
+        };
+        fpp(a)
+            .total_cmp(&fpp(b))
+            .then(a.0.1.memory_bytes.cmp(&b.0.1.memory_bytes))
+    });
+    let mut out = String::new();
+    for ((entry, sizing), within) in fits.into_iter().take(TOP) {
+        let extra = (sizing.memory_bytes as f64 / budget as f64 - 1.0) * 100.0;
+        let within = within.map_or_else(
+            || "it cannot be sized within the budget".to_owned(),
+            |best| {
+                format!(
+                    "within {} its {} is {:.3e} ({:.2}× the target)",
+                    human_bytes(budget),
+                    best.fpp_words(),
+                    best.fpp_at_capacity,
+                    best.fpp_at_capacity / request.fpp
+                )
+            },
+        );
+        let _ = writeln!(
+            out,
+            "  -  {}: {within}; meeting {:e} takes {} ({extra:+.1}%)",
+            entry.name,
+            request.fpp,
+            human_bytes(sizing.memory_bytes)
         );
     }
     out
@@ -243,65 +294,74 @@ fn against_first(sizing: &Sizing, first: Option<&Sizing>) -> String {
     );
     if accesses < first_accesses {
         format!(
-            "{extra:+.1}% memory for {accesses} memory accesses per operation instead of {first_accesses}"
+            "{extra:+.1}% memory for {} per lookup instead of {first_accesses}",
+            plural(u64::from(accesses), "memory access", "memory accesses")
         )
     } else {
         format!("{extra:+.1}% memory")
     }
 }
 
-/// Text for requirements no filterlab filter meets, with measured peers.
-fn unmet_requirements(request: &Request, unmet: &[Capability]) -> String {
+/// What to say when no filterlab filter has every capability asked for:
+/// per capability, whether one has it alone, and what the measured peers
+/// with all of them did.
+fn nothing_suitable(request: &Request, requirements: &[Capability], measured: &Measured) -> String {
     let mut out = String::new();
-    let accuracy: Vec<AccuracyRow> = load(&request.report, "accuracy.csv");
-    let speed: Vec<SpeedRow> = load(&request.report, "speed.csv");
-    let capacity: Vec<CapacityRow> = load(&request.report, "capacity.csv");
-    // Churn and growth rows are quoted by the report's guide; here, where
-    // every filterlab filter lacks the capability, the peers' accuracy,
-    // speed and capacity rows say what they do.
-    let evidence = Evidence {
-        accuracy: &accuracy,
-        speed: &speed,
-        capacity: &capacity,
-        churn: &[],
-        bogus: &[],
-        growth: &[],
-    };
-    for &requirement in unmet {
-        let _ = writeln!(
-            out,
-            "  No filterlab filter supports {} yet; the sizings above are for filters without it.",
-            requirement.noun()
-        );
-        let peers: Vec<Entry> = registry::peer_entries()
-            .into_iter()
+    let ours = registry::filterlab_entries();
+    let wanted: Vec<&str> = requirements.iter().map(|c| c.noun()).collect();
+    let _ = writeln!(
+        out,
+        "  No filterlab filter offers {}{}.",
+        if requirements.len() > 1 {
+            "all of: "
+        } else {
+            ""
+        },
+        wanted.join(", ")
+    );
+    for &requirement in requirements {
+        let with: Vec<&str> = ours
+            .iter()
             .filter(|e| e.has(requirement))
+            .map(|e| e.name)
             .collect();
-        if peers.is_empty() {
+        if with.is_empty() {
+            let _ = writeln!(out, "  None offers {} yet.", requirement.noun());
+        } else {
             let _ = writeln!(
                 out,
-                "  None of the peer crates measured by filterlab offers it either."
+                "  {} alone: {} (`filterlab recommend` with only that flag sizes them).",
+                requirement.noun(),
+                with.join(", ")
             );
         }
-        for peer in peers {
-            let summary = evidence.summary(peer.name, request.fpp);
-            if summary.is_empty() {
-                let _ = writeln!(
-                    out,
-                    "  Peer with it: {} ({}); no measurements in {} — run `filterlab report` to measure it.",
-                    peer.display_name(),
-                    peer.description,
-                    request.report.display()
-                );
-            } else {
-                let _ = writeln!(
-                    out,
-                    "  Peer with it: {} ({}). From the report in {}:{summary}.",
-                    peer.display_name(),
-                    peer.description,
-                    request.report.display()
-                );
-            }
+    }
+    let peers: Vec<Entry> = registry::peer_entries()
+        .into_iter()
+        .filter(|e| requirements.iter().all(|&wanted| e.has(wanted)))
+        .collect();
+    if peers.is_empty() {
+        let _ = writeln!(
+            out,
+            "  None of the peer crates measured by filterlab offers it either."
+        );
+    }
+    for peer in peers {
+        let summary = measured.summary(peer.name, request.fpp);
+        if summary.is_empty() {
+            let _ = writeln!(
+                out,
+                "  Peer with it: {} ({}); not measured in the report found.",
+                peer.display_name(),
+                peer.description
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "  Peer with it: {} ({}). Measured:{summary}.",
+                peer.display_name(),
+                peer.description
+            );
         }
     }
     out
@@ -311,7 +371,7 @@ fn finish(mut out: String, hash_limited: bool, request: &Request) -> String {
     if hash_limited {
         let _ = writeln!(
             out,
-            "\nWARNING: a 64-bit key hash cannot deliver FPP {:e} at {} items: a never-inserted key \
+            "WARNING: a 64-bit key hash cannot deliver FPP {:e} at {} items: a never-inserted key \
              shares its 64-bit hash with one of the n inserted keys with probability about \
              n/2^64 = {:.1e}, whatever the array size. The target needs {:.1} bits of key hash; \
              filterlab filters take 64-bit hashes, so expect an FPP of at least {:.1e}.",
@@ -325,23 +385,99 @@ fn finish(mut out: String, hash_limited: bool, request: &Request) -> String {
     out
 }
 
-/// Negative-lookup medians from a report's speed.csv, to quote beside sizings.
-struct MeasuredSpeed {
-    rows: Vec<SpeedRow>,
+/// The measured figures of a report, and where they were looked for.
+struct Measured {
+    /// The directories looked in, in order.
+    looked: Vec<PathBuf>,
+    /// The one the figures came from, and what made it.
+    found: Option<(PathBuf, Option<RunRecord>)>,
+    accuracy: Vec<AccuracyRow>,
+    speed: Vec<SpeedRow>,
+    capacity: Vec<CapacityRow>,
 }
 
-impl MeasuredSpeed {
-    fn load(dir: &Path) -> Self {
+impl Measured {
+    /// The figures of `dir`, or without one of the first of [`DEFAULT_OUT`]
+    /// and [`FALLBACK_OUT`] that holds a report.
+    fn find(dir: Option<&Path>) -> Self {
+        let looked: Vec<PathBuf> = match dir {
+            Some(dir) => vec![dir.to_owned()],
+            None => vec![PathBuf::from(DEFAULT_OUT), PathBuf::from(FALLBACK_OUT)],
+        };
+        let found = looked
+            .iter()
+            .find(|dir| dir.join("speed.csv").is_file() || dir.join("accuracy.csv").is_file())
+            .cloned();
+        let rows = |file| {
+            found
+                .as_deref()
+                .map(|dir| load(dir, file))
+                .unwrap_or_default()
+        };
         Self {
-            rows: load(dir, "speed.csv"),
+            accuracy: rows("accuracy.csv"),
+            speed: found
+                .as_deref()
+                .map(|d| load(d, "speed.csv"))
+                .unwrap_or_default(),
+            capacity: found
+                .as_deref()
+                .map(|d| load(d, "capacity.csv"))
+                .unwrap_or_default(),
+            found: found.map(|dir| {
+                let record = RunRecord::read(&dir);
+                (dir, record)
+            }),
+            looked,
         }
     }
 
-    /// " (measured in the report: ... ns per negative lookup one key at a
-    /// time, ... batched, at n = ...)" for the size nearest `items`, or nothing.
-    fn describe(&self, filter: &str, items: u64) -> String {
+    /// Where the figures came from, or where they were looked for.
+    fn describe(&self) -> String {
+        if let Some((dir, record)) = &self.found {
+            return format!(
+                "Measured figures: from the report in {} ({}; {} accuracy and {} speed rows).",
+                dir.display(),
+                record
+                    .as_ref()
+                    .map_or_else(|| "how it was made unknown".to_owned(), RunRecord::describe),
+                self.accuracy.len(),
+                self.speed.len()
+            );
+        }
+        let looked: Vec<String> = self
+            .looked
+            .iter()
+            .map(|d| {
+                let absolute = std::path::absolute(d).unwrap_or_else(|_| d.clone());
+                absolute.display().to_string()
+            })
+            .collect();
+        format!(
+            "Measured figures: none; looked for a report in {} and found none. Run \
+             `filterlab` (about 5 minutes) to measure every filter, or pass --report DIR.",
+            looked.join(" and ")
+        )
+    }
+
+    /// What a filter did in the report, in words.
+    fn summary(&self, filter: &str, fpp: f64) -> String {
+        let evidence = Evidence {
+            accuracy: &self.accuracy,
+            speed: &self.speed,
+            capacity: &self.capacity,
+            churn: &[],
+            bogus: &[],
+            growth: &[],
+        };
+        evidence.summary(filter, fpp)
+    }
+
+    /// "; measured: 45 ns per negative lookup one key at a time (20 ns
+    /// batched) at n = 10^7" for the size nearest `items`, or nothing.
+    fn speed_of(&self, filter: &str, items: u64) -> String {
         let lookups = |mode| {
-            self.rows.iter().filter(move |r| {
+            self.speed.iter().filter(move |r| {
                 r.filter == filter && r.op == Operation::LookupNegative && r.mode == mode
             })
         };
@@ -355,7 +491,7 @@ impl MeasuredSpeed {
             .find(|r| r.n == one_key.n)
             .map_or_else(String::new, |r| format!(", {:.0} ns batched", r.ns_per_op));
         format!(
-            " (measured in the report: {:.0} ns per negative lookup one key at a time{batched}, at n = {})",
+            "; measured: {:.0} ns per negative lookup one key at a time{batched}, at n = {}",
             one_key.ns_per_op,
             format_count(one_key.n)
         )
@@ -374,7 +510,7 @@ mod tests {
             unknown_size: false,
             concurrent: false,
             memory: None,
-            report: PathBuf::from("/nonexistent-report-dir"),
+            report: Some(PathBuf::from("/nonexistent-report-dir")),
         }
     }
 
@@ -400,22 +536,56 @@ mod tests {
         let text = recommend(&wanted).unwrap();
         assert!(
             text.contains(
-                "No single filterlab filter offers all of: deletes, growth past the expected \
-                 size, concurrent inserts"
+                "No filterlab filter offers all of: deletes, growth past the expected size, \
+                 concurrent inserts"
             ),
+            "{text}"
+        );
+        assert!(
+            text.contains("concurrent inserts alone: AtomicBloomFilter"),
             "{text}"
         );
         assert!(!text.contains("WARNING"));
     }
 
+    /// The line of rank `rank`, and everything before the details.
+    fn ranking_part(text: &str) -> &str {
+        text.split("Details:").next().unwrap_or_default()
+    }
+
     #[test]
-    fn deletes_and_growth_are_filterlab_filters() {
+    fn the_ranking_comes_first_and_holds_only_filters_that_can() {
         let mut wanted = request(1_000_000, 0.001);
         wanted.deletes = true;
         let text = recommend(&wanted).unwrap();
-        assert!(text.contains("1. CuckooFilter:"), "{text}");
-        assert!(text.contains("CountingBloomFilter:"), "{text}");
-        assert!(text.contains("a-priori FPP (a bound)"), "{text}");
+        let ranking = ranking_part(&text);
+        assert!(ranking.contains("1. CuckooFilter:"), "{text}");
+        assert!(ranking.contains("a-priori FPP (a bound)"), "{text}");
+        assert!(
+            ranking.contains("3. CountingBloomFilter:") || ranking.contains("Also suitable"),
+            "{text}"
+        );
+        // Only filters that delete, in the ranking and in the details.
+        for cannot in [
+            "BloomFilter",
+            "BlockedBloomFilter",
+            "SplitBlockBloomFilter",
+            "ScalableBloomFilter",
+        ] {
+            let named = |line: &str| {
+                let line = line
+                    .trim_start()
+                    .trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
+                line.trim_start().starts_with(&format!("{cannot} ("))
+                    || line.trim_start().starts_with(&format!("{cannot}:"))
+            };
+            assert!(!text.lines().any(named), "{cannot} cannot delete:\n{text}");
+        }
+        // The top three, then the rest named.
+        assert!(!ranking.contains("4. "), "{text}");
+        let recommendation = text.find("Recommendation").unwrap();
+        let details = text.find("Details:").unwrap();
+        assert!(recommendation < details);
         let mut wanted = request(1_000_000, 0.01);
         wanted.unknown_size = true;
         let text = recommend(&wanted).unwrap();
@@ -429,15 +599,56 @@ mod tests {
     }
 
     #[test]
-    fn memory_budget_limits_the_ranking() {
+    fn a_budget_nothing_fits_names_the_closest_fit_and_what_it_takes() {
+        let mut wanted = request(10_000_000, 0.001);
+        wanted.memory = Some(16 << 20);
+        let text = recommend(&wanted).unwrap();
+        let ranking = ranking_part(&text);
+        assert!(
+            ranking.contains("No suitable filterlab filter meets FPP 1e-3"),
+            "{text}"
+        );
+        // BloomFilter: 1.586e-3 within 16 MiB; 17.14 MiB for the target.
+        assert!(
+            ranking.contains(
+                "-  BloomFilter: within 16.00 MiB its exact FPP is 1.586e-3 (1.59× the target); \
+                 meeting 1e-3 takes 17.14 MiB (+7.1%)"
+            ),
+            "{text}"
+        );
         let mut wanted = request(1_000_000, 0.01);
         wanted.memory = Some(2_000_000);
         let text = recommend(&wanted).unwrap();
-        assert!(text.contains("does not fit in"), "{text}");
         assert!(text.contains("1. BloomFilter:"), "{text}");
-        wanted.memory = Some(100_000);
+        assert!(text.contains("Over the budget of"), "{text}");
+    }
+
+    #[test]
+    fn it_says_where_it_looked_for_measurements() {
+        let text = recommend(&request(1_000_000, 0.01)).unwrap();
+        assert!(
+            text.contains(
+                "Measured figures: none; looked for a report in /nonexistent-report-dir and found none"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn counts_take_their_plural_only_when_more_than_one() {
+        // A blocked filter's one access against the standard filter's k.
+        let text = recommend(&request(1_000_000, 0.01)).unwrap();
+        assert!(
+            text.contains("for 1 memory access per lookup instead of 7"),
+            "{text}"
+        );
+        assert!(!text.contains("1 memory accesses"), "{text}");
+        // The scalable filter's sizing at its capacity: one layer.
+        let mut wanted = request(1_000_000, 0.01);
+        wanted.unknown_size = true;
         let text = recommend(&wanted).unwrap();
-        assert!(text.contains("No filterlab filter meets"), "{text}");
+        assert!(text.contains("over 1 layer\n"), "{text}");
+        assert!(!text.contains("over 1 layers"), "{text}");
     }
 
     #[test]

@@ -16,6 +16,8 @@
 //!   by chance. The run's family-wise error rate (1%) is split over its rows
 //!   (Bonferroni): each row's interval has confidence 1 − 0.01/rows.
 
+use std::borrow::Cow;
+
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::mix64;
 use filterlab_core::theory::wilson_interval;
@@ -27,7 +29,7 @@ use crate::error::Error;
 use crate::experiments::sample::FppSample;
 use crate::experiments::verdict::{TargetCheck, TargetStatus, TheoryCheck, TheoryKind, Verdict};
 use crate::parallel::map_in_order;
-use crate::progress::Progress;
+use crate::progress::Tracker;
 use crate::registry::{Entry, GateOn, Origin};
 use crate::text::format_count;
 
@@ -228,7 +230,11 @@ pub fn row_confidence(family: f64, rows: usize) -> f64 {
 /// # Errors
 ///
 /// When a filter cannot be built for a row's workload.
-pub fn run(entries: &[Entry], config: &RunConfig, quiet: bool) -> Result<Vec<AccuracyRow>, Error> {
+pub fn run(
+    entries: &[Entry],
+    config: &RunConfig,
+    progress: &Tracker,
+) -> Result<Vec<AccuracyRow>, Error> {
     let mut tasks = Vec::new();
     for entry in entries {
         for &items in &config.accuracy_items {
@@ -244,16 +250,16 @@ pub fn run(entries: &[Entry], config: &RunConfig, quiet: bool) -> Result<Vec<Acc
         let cost = |t: &Task<'_>| config.expected_false_positives / t.fpp + t.items as f64;
         cost(&tasks[b]).total_cmp(&cost(&tasks[a]))
     });
-    let progress = Progress::new("accuracy", tasks.len() as u64, quiet);
+    let stage = progress.stage("accuracy", tasks.len() as u64);
     let rows = map_in_order(&order, config.threads, |index| {
         let task = &tasks[index];
         let row = measure(task.entry, task.items, task.fpp, config, confidence);
         if let Ok(row) = &row {
-            progress.step(&format!("{}: {}", row.describe(), row.verdict));
+            stage.step(&format!("{}: {}", row.describe(), row.verdict));
         }
         row
     });
-    progress.finish();
+    stage.finish(&format!("{} rows", tasks.len()));
     rows.into_iter().collect()
 }
 
@@ -272,6 +278,7 @@ pub fn measure(
     confidence: f64,
 ) -> Result<AccuracyRow, Error> {
     let instances = config.instances(items);
+    let user = config.keys.as_deref();
     let mut totals = Totals::default();
     let mut queries = 0;
     let mut theory = None;
@@ -280,7 +287,10 @@ pub fn measure(
     for instance in 0..instances {
         let seed = derive_seed(config.seed, &[items, fpp.to_bits(), u64::from(instance)]);
         let workload = Workload { items, fpp, seed };
-        let keys: Vec<u64> = (0..items).map(|i| insert_key(seed, i)).collect();
+        let keys: Cow<'_, [u64]> = match user {
+            Some(user) => Cow::Borrowed(user.inserted()),
+            None => Cow::Owned((0..items).map(|i| insert_key(seed, i)).collect()),
+        };
         let (subject, refused) = entry
             .build_with(&workload, &keys)
             .map_err(|e| e.context(format!("{} at n = {items}, p = {fpp:e}", entry.name)))?;
@@ -292,12 +302,21 @@ pub fn measure(
             let expected = theory.map_or(fpp, |t| t.fpp().min(fpp)).max(1e-12);
             queries = ((config.expected_false_positives / expected).ceil() as u64)
                 .clamp(u64::from(instances) * 100, config.max_queries.max(1));
+            // The user's keys: every held-out key, whatever that gives.
+            if let Some(user) = user {
+                queries = (user.held_out().len() as u64).min(config.max_queries.max(1));
+            }
         }
         let share = queries / u64::from(instances)
             + u64::from(u64::from(instance) < queries % u64::from(instances));
         totals.refused += refused.len() as u64;
         totals.false_negatives += count_false_negatives(subject.as_ref(), &keys, &refused);
-        totals.false_positives += count_positives(subject.as_ref(), seed, share);
+        totals.false_positives += match user {
+            Some(user) => {
+                subject.count_contained(&user.held_out()[..share as usize], Mode::Batched)
+            }
+            None => count_positives(subject.as_ref(), seed, share),
+        };
         fill_weighted = match (fill_weighted, subject.fill_fpp()) {
             (Some(sum), Some(fill)) => Some(sum + fill * share as f64),
             _ => None,

@@ -13,7 +13,7 @@ use crate::config::RunConfig;
 use crate::error::Error;
 use crate::experiments::accuracy::{count_false_negatives, derive_seed};
 use crate::parallel::map_in_order;
-use crate::progress::Progress;
+use crate::progress::Tracker;
 use crate::registry::{Build, Entry, Origin};
 
 /// One row of `capacity.csv`.
@@ -56,7 +56,11 @@ pub struct CapacityResults {
 /// # Errors
 ///
 /// When a filter cannot be built for the configured capacity.
-pub fn run(entries: &[Entry], config: &RunConfig, quiet: bool) -> Result<CapacityResults, Error> {
+pub fn run(
+    entries: &[Entry],
+    config: &RunConfig,
+    progress: &Tracker,
+) -> Result<CapacityResults, Error> {
     let mut notes = Vec::new();
     let dynamic: Vec<&Entry> = entries
         .iter()
@@ -71,14 +75,14 @@ pub fn run(entries: &[Entry], config: &RunConfig, quiet: bool) -> Result<Capacit
             }
         })
         .collect();
-    let progress = Progress::new("capacity", dynamic.len() as u64, quiet);
+    let stage = progress.stage("capacity", dynamic.len() as u64);
     let order: Vec<usize> = (0..dynamic.len()).collect();
     let results = map_in_order(&order, config.threads, |index| {
         let rows = measure(dynamic[index], config);
-        progress.step(dynamic[index].name);
+        stage.step(dynamic[index].name);
         rows
     });
-    progress.finish();
+    stage.finish(&format!("{} filters", dynamic.len()));
     let mut rows = Vec::new();
     for result in results {
         rows.extend(result?);

@@ -15,7 +15,7 @@ use crate::error::Error;
 use crate::experiments::accuracy::{count_false_negatives, derive_seed, row_confidence};
 use crate::experiments::sample::{FppSample, SampledRow, dynamic_with};
 use crate::parallel::map_in_order;
-use crate::progress::Progress;
+use crate::progress::Tracker;
 use crate::registry::{Build, Capability, Entry, GateOn, Origin};
 use crate::text::format_count;
 
@@ -115,23 +115,27 @@ pub fn gate(rows: &[ChurnRow]) -> Vec<String> {
 /// # Errors
 ///
 /// When a filter cannot be built for the configured capacity.
-pub fn run(entries: &[Entry], config: &RunConfig, quiet: bool) -> Result<ChurnResults, Error> {
+pub fn run(
+    entries: &[Entry],
+    config: &RunConfig,
+    progress: &Tracker,
+) -> Result<ChurnResults, Error> {
     let (removable, notes) = dynamic_with(entries, Capability::Deletes);
     let points = u64::from(config.churn_points.max(1));
     let confidence = row_confidence(
         config.family_error_rate,
         removable.len() * (points as usize + 1),
     );
-    let progress = Progress::new("churn", removable.len() as u64, quiet);
+    let stage = progress.stage("churn", removable.len() as u64);
     let order: Vec<usize> = (0..removable.len()).collect();
     let results = map_in_order(&order, config.threads, |index| {
         let entry = removable[index];
         let measured = churn(entry, config, confidence)
             .and_then(|rows| Ok((rows, bogus_removals(entry, config)?)));
-        progress.step(entry.name);
+        stage.step(entry.name);
         measured
     });
-    progress.finish();
+    stage.finish(&format!("{} filters", removable.len()));
     let (mut rows, mut bogus) = (Vec::new(), Vec::new());
     for result in results {
         let (churned, removed) = result?;

@@ -18,7 +18,7 @@ use crate::config::RunConfig;
 use crate::error::Error;
 use crate::experiments::accuracy::{count_false_negatives, derive_seed, row_confidence};
 use crate::experiments::sample::{FppSample, SampledRow, dynamic_with};
-use crate::progress::Progress;
+use crate::progress::Tracker;
 use crate::registry::{Build, Capability, Entry, GateOn, Origin};
 use crate::text::format_count;
 
@@ -130,24 +130,24 @@ pub fn points(initial: u64, last: u64) -> Vec<u64> {
 /// # Errors
 ///
 /// When a filter cannot be built for the initial capacity.
-pub fn run(entries: &[Entry], config: &RunConfig, quiet: bool) -> Result<GrowthResults, Error> {
+pub fn run(
+    entries: &[Entry],
+    config: &RunConfig,
+    progress: &Tracker,
+) -> Result<GrowthResults, Error> {
     let (growing, notes) = dynamic_with(entries, Capability::Growth);
     let at = points(config.growth_initial, config.growth_final);
     let rows = growing.len() * config.growth_fpps.len() * at.len();
     let confidence = row_confidence(config.family_error_rate, rows);
-    let progress = Progress::new(
-        "growth",
-        (growing.len() * config.growth_fpps.len()) as u64,
-        quiet,
-    );
+    let stage = progress.stage("growth", (growing.len() * config.growth_fpps.len()) as u64);
     let mut results = Vec::with_capacity(rows);
     for &fpp in &config.growth_fpps {
         for entry in &growing {
             results.extend(grow(entry, fpp, &at, config, confidence)?);
-            progress.step(&format!("{} at P = {fpp:e}", entry.name));
+            stage.step(&format!("{} at P = {fpp:e}", entry.name));
         }
     }
-    progress.finish();
+    stage.finish(&format!("{} filters", growing.len()));
     Ok(GrowthResults {
         rows: results,
         notes,

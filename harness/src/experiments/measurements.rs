@@ -13,7 +13,9 @@ use crate::experiments::growth::{self, GrowthResults};
 use crate::experiments::redis::{self, RedisResults};
 use crate::experiments::space::{self, SpaceRow};
 use crate::experiments::speed::{self, SpeedResults};
-use crate::registry::Entry;
+use crate::experiments::sweep::{self, SweepResults};
+use crate::progress::{Plan, Tracker};
+use crate::registry::{Capability, Entry};
 
 /// Everything measured in one run.
 pub struct Measurements {
@@ -33,13 +35,16 @@ pub struct Measurements {
     pub churn: Option<ChurnResults>,
     /// Growth results, when run.
     pub growth: Option<GrowthResults>,
+    /// Sweep results, when run.
+    pub sweep: Option<SweepResults>,
     /// Redis results (perhaps only a note saying why it was skipped), when run.
     pub redis: Option<RedisResults>,
     /// Wall time per experiment, in seconds.
     pub seconds: Vec<(Experiment, f64)>,
 }
 
-/// Runs the experiments of `config` over `entries`.
+/// Runs the experiments of `config` over `entries`, with one progress bar
+/// (or one line per experiment) unless `quiet`.
 ///
 /// # Errors
 ///
@@ -49,6 +54,7 @@ pub fn measure(
     config: &RunConfig,
     quiet: bool,
 ) -> Result<Measurements, Error> {
+    let progress = Tracker::new(plan(&entries, config), quiet);
     let mut timer = Timer {
         config,
         seconds: Vec::new(),
@@ -57,19 +63,26 @@ pub fn measure(
     let accuracy_needed = config.runs(Experiment::Accuracy) || config.runs(Experiment::Space);
     let accuracy = timer
         .run_if(Experiment::Accuracy, accuracy_needed, || {
-            accuracy::run(&entries, config, quiet)
+            accuracy::run(&entries, config, &progress)
         })?
         .unwrap_or_default();
     let speed = timer.run(Experiment::Speed, || {
-        Ok(speed::run(&entries, config, quiet))
+        Ok(speed::run(&entries, config, &progress))
+    })?;
+    let sweep = timer.run(Experiment::Sweep, || {
+        Ok(sweep::run(&entries, config, &accuracy, &progress))
     })?;
     let capacity = timer.run(Experiment::Capacity, || {
-        capacity::run(&entries, config, quiet)
+        capacity::run(&entries, config, &progress)
     })?;
-    let churn = timer.run(Experiment::Churn, || churn::run(&entries, config, quiet))?;
-    let growth = timer.run(Experiment::Growth, || growth::run(&entries, config, quiet))?;
+    let churn = timer.run(Experiment::Churn, || {
+        churn::run(&entries, config, &progress)
+    })?;
+    let growth = timer.run(Experiment::Growth, || {
+        growth::run(&entries, config, &progress)
+    })?;
     let redis = timer.run(Experiment::Redis, || {
-        Ok(redis::run(&entries, config, quiet))
+        Ok(redis::run(&entries, config, &progress))
     })?;
     let space = if config.runs(Experiment::Space) {
         space::from_accuracy(&entries, &accuracy)
@@ -85,9 +98,85 @@ pub fn measure(
         capacity,
         churn,
         growth,
+        sweep,
         redis,
         seconds: timer.seconds,
     })
+}
+
+/// Rough ns per key operation in a filter of `items` keys: cache-resident
+/// up to 10^6 keys, a DRAM access or more beyond.
+fn ns_per_operation(items: u64) -> f64 {
+    if items <= 1_000_000 { 40.0 } else { 80.0 }
+}
+
+/// Each experiment's estimated seconds on this machine, for the progress
+/// bar's time left (the bar corrects them by the rate it observes).
+pub fn plan(entries: &[Entry], config: &RunConfig) -> Plan {
+    let mut plan = Plan::default();
+    let filters = entries.len() as f64;
+    let threads = config.threads.max(1) as f64;
+    let lookups = config.speed_lookups as f64;
+    let with = |capability| entries.iter().filter(|e| e.has(capability)).count() as f64;
+    for experiment in &config.experiments {
+        let seconds = match experiment {
+            Experiment::Accuracy => {
+                let mut operations = 0.0;
+                for &n in &config.accuracy_items {
+                    for &p in &config.accuracy_fpps {
+                        let instances = f64::from(config.instances(n));
+                        let queries = (config.expected_false_positives / p)
+                            .clamp(instances * 100.0, config.max_queries as f64);
+                        operations += queries + n as f64 * instances;
+                    }
+                }
+                operations * filters * 20e-9 / threads
+            }
+            Experiment::Speed => {
+                let mut seconds = 0.0;
+                for &n in &config.speed_items {
+                    let inserts = (n as f64).max(lookups);
+                    let repetitions = f64::from(config.speed_repetitions_at(n));
+                    seconds += repetitions * (2.0 * inserts + 5.0 * lookups) * ns_per_operation(n);
+                }
+                seconds * filters * 1e-9
+            }
+            Experiment::Sweep => {
+                let mut seconds = 0.0;
+                for &n in &config.sweep_items {
+                    let rounds = f64::from(config.sweep_repetitions_at(n));
+                    seconds += (n as f64 + rounds * lookups) * ns_per_operation(n);
+                }
+                seconds * filters * config.accuracy_fpps.len() as f64 * 1e-9
+            }
+            Experiment::Capacity => {
+                let points = f64::from(3 * config.capacity_steps_per_capacity + 1);
+                let operations =
+                    3.0 * config.capacity_items as f64 + points * config.capacity_queries as f64;
+                operations * filters * 50e-9 / threads
+            }
+            Experiment::Churn => {
+                let steps = f64::from(config.churn_span) * config.churn_items as f64;
+                let queries = f64::from(config.churn_points + 1) * config.churn_queries as f64;
+                with(Capability::Deletes) * (steps * 200e-9 + queries * 50e-9)
+            }
+            Experiment::Growth => {
+                let points = (config.growth_final as f64 / config.growth_initial as f64)
+                    .log2()
+                    .ceil()
+                    + 1.0;
+                let per_target = config.growth_final as f64 * 300e-9
+                    + points * config.growth_max_queries as f64 * 50e-9;
+                with(Capability::Growth) * config.growth_fpps.len() as f64 * per_target
+            }
+            Experiment::Redis => {
+                config.redis_items as f64 * 10e-6 + config.redis_per_key as f64 * 150e-6
+            }
+            Experiment::Space => 0.0,
+        };
+        plan.add(experiment.name(), seconds);
+    }
+    plan
 }
 
 /// Runs the experiments a configuration asks for, recording each one's

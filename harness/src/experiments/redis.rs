@@ -22,7 +22,7 @@ use serde::Serialize;
 use crate::config::RunConfig;
 use crate::experiments::accuracy::derive_seed;
 use crate::experiments::speed::Operation;
-use crate::progress::Progress;
+use crate::progress::{Stage, Tracker};
 use crate::registry::Entry;
 
 /// The local filter the shared one is compared with (a registry name).
@@ -144,7 +144,7 @@ pub fn gate(rows: &[RedisRow]) -> Vec<String> {
 
 /// Runs the Redis experiment when `LOCAL` is among `entries` and a server
 /// can be found; otherwise returns the note saying why not.
-pub fn run(entries: &[Entry], config: &RunConfig, quiet: bool) -> RedisResults {
+pub fn run(entries: &[Entry], config: &RunConfig, progress: &Tracker) -> RedisResults {
     let mut results = RedisResults {
         server: None,
         bits_per_call: filterlab_redis::DEFAULT_BITS_PER_CALL,
@@ -181,13 +181,13 @@ pub fn run(entries: &[Entry], config: &RunConfig, quiet: bool) -> RedisResults {
                 .to_owned(),
         );
     }
-    let progress = Progress::new("redis", 3, quiet);
-    if let Err(err) = compare(&server, config, &mut results.rows, &progress) {
+    let stage = progress.stage("redis", 3);
+    if let Err(err) = compare(&server, config, &mut results.rows, &stage) {
         results.notes.push(format!(
             "stopped by a Redis error (the rows before it stand): {err}"
         ));
     }
-    progress.finish();
+    stage.finish(&format!("{} rows", results.rows.len()));
     results
 }
 
@@ -205,7 +205,7 @@ fn compare(
     server: &Server,
     config: &RunConfig,
     rows: &mut Vec<RedisRow>,
-    progress: &Progress,
+    progress: &Stage<'_>,
 ) -> Result<(), filterlab_redis::Error> {
     let items = config.redis_items;
     let seed = derive_seed(config.seed, &[items, 0x7ed1_5000]);

@@ -6,6 +6,7 @@
 //! each repetition so that a slow phase of a shared machine does not land on
 //! one filter.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::Instant;
@@ -18,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::RunConfig;
 use crate::error::Error;
 use crate::experiments::accuracy::derive_seed;
-use crate::progress::Progress;
+use crate::progress::Tracker;
 use crate::registry::{Build, Capability, Entry, Origin};
 use crate::text::format_count;
 
@@ -97,27 +98,24 @@ type Samples = BTreeMap<(usize, Operation, Mode, u64), Vec<f64>>;
 /// Runs the speed experiment over `entries`: in each repetition every
 /// filter in turn, each one key at a time and then, if it has a batch API,
 /// batched.
-pub fn run(entries: &[Entry], config: &RunConfig, quiet: bool) -> SpeedResults {
+pub fn run(entries: &[Entry], config: &RunConfig, progress: &Tracker) -> SpeedResults {
     let steps: u64 = config
         .speed_items
         .iter()
         .map(|&n| u64::from(config.speed_repetitions_at(n)) * entries.len() as u64)
         .sum();
-    let progress = Progress::new("speed", steps, quiet);
+    let stage = progress.stage("speed", steps);
     let mut samples = Samples::new();
     let mut notes = Vec::new();
     let mut failed: Vec<(usize, u64)> = Vec::new();
     for &items in &config.speed_items {
         let seed = derive_seed(config.seed, &[items, 0x5bee_d000]);
-        let keys: Vec<u64> = (0..items).map(|i| insert_key(seed, i)).collect();
-        // Lookups use as many distinct query keys as operations timed, and
-        // positive keys drawn pseudo-randomly from the inserted ones: a short
-        // list repeated in order would let the branch predictor learn it.
         let lookups = config.speed_lookups.max(1);
-        let positives: Vec<u64> = (0..lookups)
-            .map(|i| keys[(mix64(seed ^ i) % items) as usize])
-            .collect();
-        let negatives: Vec<u64> = (0..lookups).map(|i| query_key(seed, i)).collect();
+        let TimedKeys {
+            keys,
+            positives,
+            negatives,
+        } = TimedKeys::new(config, items, seed, lookups);
         let timing = Timing {
             keys: &keys,
             positives: &positives,
@@ -134,7 +132,7 @@ pub fn run(entries: &[Entry], config: &RunConfig, quiet: bool) -> SpeedResults {
             for (index, entry) in entries.iter().enumerate() {
                 let what = format!("{} n = {}", entry.name, format_count(items));
                 if failed.contains(&(index, items)) {
-                    progress.step(&format!("{what} skipped"));
+                    stage.step(&format!("{what} skipped"));
                     continue;
                 }
                 match timing.measure(entry) {
@@ -151,14 +149,58 @@ pub fn run(entries: &[Entry], config: &RunConfig, quiet: bool) -> SpeedResults {
                         failed.push((index, items));
                     }
                 }
-                progress.step(&format!("{what} repetition {}", repetition + 1));
+                stage.step(&format!("{what} repetition {}", repetition + 1));
             }
         }
     }
-    progress.finish();
+    stage.finish(&format!(
+        "{} filters at {} sizes",
+        entries.len(),
+        config.speed_items.len()
+    ));
     SpeedResults {
         rows: summarize(entries, &samples, config.speed_fpp),
         notes,
+    }
+}
+
+/// The keys one size is timed with: generated from the seed, or the user's.
+pub struct TimedKeys<'a> {
+    /// Every key inserted.
+    pub keys: Cow<'a, [u64]>,
+    /// Inserted keys to look up.
+    pub positives: Vec<u64>,
+    /// Never-inserted keys to look up.
+    pub negatives: Cow<'a, [u64]>,
+}
+
+impl<'a> TimedKeys<'a> {
+    /// `items` keys to insert and `lookups` lookups of each kind; the
+    /// user's keys (all of them, whatever `items`) when the run has some.
+    /// Negative lookups use distinct never-inserted keys (the user's
+    /// held-out keys, repeated when fewer), positive ones inserted keys
+    /// drawn pseudo-randomly: a short list repeated in order would let the
+    /// branch predictor learn it.
+    pub fn new(config: &'a RunConfig, items: u64, seed: u64, lookups: u64) -> Self {
+        let (keys, negatives): (Cow<'a, [u64]>, Cow<'a, [u64]>) = match config.keys.as_deref() {
+            Some(user) => (
+                Cow::Borrowed(user.inserted()),
+                Cow::Borrowed(user.held_out()),
+            ),
+            None => (
+                Cow::Owned((0..items).map(|i| insert_key(seed, i)).collect()),
+                Cow::Owned((0..lookups).map(|i| query_key(seed, i)).collect()),
+            ),
+        };
+        let count = keys.len().max(1) as u64;
+        let positives = (0..lookups)
+            .map(|i| keys[(mix64(seed ^ i) % count) as usize])
+            .collect();
+        Self {
+            keys,
+            positives,
+            negatives,
+        }
     }
 }
 

@@ -396,12 +396,23 @@ impl Entry {
         Ok((subject, refused))
     }
 
-    /// The name with the crate version for peers, e.g. "fastbloom 0.17".
+    /// How the report names it: a filterlab filter by its type (a variant
+    /// in brackets: "BloomFilter (pow2)"), a peer by its crate and version
+    /// and, when the name says so, its variant ("qfilter 0.3 resizeable").
+    /// The registry name stays the id (`--filters`, the CSV files).
     pub fn display_name(&self) -> String {
+        let (base, variant) = self.name.split_once('-').unwrap_or((self.name, ""));
         match self.origin {
-            Origin::Filterlab => self.name.to_owned(),
-            Origin::Peer if self.package.starts_with(self.name) => self.package.to_owned(),
-            Origin::Peer => format!("{} ({})", self.name, self.package),
+            Origin::Filterlab if variant.is_empty() => self.name.to_owned(),
+            Origin::Filterlab => format!("{base} ({variant})"),
+            Origin::Peer => {
+                let crate_name = self.package.split(' ').next().unwrap_or(self.package);
+                if crate_name == base && !variant.is_empty() && !self.package.contains(variant) {
+                    format!("{} {variant}", self.package)
+                } else {
+                    self.package.to_owned()
+                }
+            }
         }
     }
 }

@@ -102,6 +102,34 @@ mod tests {
     }
 
     #[test]
+    fn peers_read_as_crate_and_version_filterlab_filters_as_types() {
+        let label = |name: &str| {
+            registry()
+                .into_iter()
+                .find(|e| e.name == name)
+                .map(|e| e.display_name())
+                .unwrap()
+        };
+        assert_eq!(label("bloomfilter"), "bloomfilter 3.0");
+        assert_eq!(label("BloomFilter"), "BloomFilter");
+        assert_eq!(label("BloomFilter-pow2"), "BloomFilter (pow2)");
+        assert_eq!(label("qfilter-resizeable"), "qfilter 0.3 resizeable");
+        assert_eq!(label("xorf-BinaryFuse8"), "xorf 0.13 BinaryFuse8");
+        assert_eq!(label("fastbloom-rs"), "fastbloom-rs 0.5");
+        let mut labels: Vec<String> = registry().iter().map(Entry::display_name).collect();
+        labels.sort_unstable();
+        labels.dedup();
+        assert_eq!(labels.len(), registry().len());
+        for entry in peer_entries() {
+            let label = entry.display_name();
+            assert!(
+                label.contains(|c: char| c.is_ascii_digit()),
+                "{label}: no version"
+            );
+        }
+    }
+
+    #[test]
     fn static_filters_and_only_they_are_built_from_keys() {
         for entry in registry() {
             let from_keys = !entry.takes_inserts();

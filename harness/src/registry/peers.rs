@@ -70,7 +70,7 @@ fn set_peers() -> Vec<Entry> {
         ),
         bloom(
             "bloomfilter",
-            "bloomfilter 3",
+            "bloomfilter 3.0",
             "standard Bloom filter with two seeded SipHash-1-3 hashes",
             |w| Ok(PeerSubject::boxed(BloomFilterCrate::new(w)?)),
         ),

@@ -1,7 +1,14 @@
-//! What the report plots: one [`Chart`] per SVG file, built from the
-//! measurements; every filter keeps its colour in every chart, and its
-//! batched figures are dashed in that colour.
+//! What the report plots: one [`Figure`] per SVG file, built from the
+//! measurements. Most are small multiples: one panel per family of
+//! filters (the style table's), at most eight lines a panel, each filter
+//! in its own colour and marker in every figure; a second line of the same
+//! filter (batched, theory, a second target) is dashed in its colour. The
+//! two summary charts: a Pareto chart per target p (bits per item against
+//! the one-key negative lookup, labelled points, the frontier drawn) and
+//! the skyline map (per (n, p), the fewest bits and the fastest lookup
+//! meeting p), after Lang et al., "Performance-Optimal Filtering" (VLDB 2019).
 
+use filterlab_core::theory::wilson_interval;
 use filterlab_peers::Mode;
 
 use crate::error::Error;
@@ -10,452 +17,947 @@ use crate::experiments::churn::{ChurnResults, ChurnRow};
 use crate::experiments::growth::{GrowthResults, GrowthRow};
 use crate::experiments::measurements::Measurements;
 use crate::experiments::speed::{Operation, SpeedResults};
+use crate::experiments::sweep::{SweepResults, SweepRow};
 use crate::registry::Entry;
-use crate::render::plot::{self, Chart, Series, Style};
+use crate::render::evidence::label;
+use crate::render::plot::{
+    self, Axis, CellPart, Dash, Figure, Grid, GridCell, Labelled, Panel, Plot, Point, Series,
+};
+use crate::render::style::{Family, Styles};
 use crate::text::format_count;
 
-/// A chart and the file it is drawn to.
-pub struct ChartFile {
+/// The confidence of the intervals drawn on the past-capacity FPP.
+const CAPACITY_CONFIDENCE: f64 = 0.99;
+
+/// Most lines a panel holds.
+pub const MAX_SERIES: usize = 8;
+
+/// A figure and the file it is drawn to.
+pub struct FigureFile {
     /// The SVG file name.
-    pub file: &'static str,
-    /// The chart.
-    pub chart: Chart,
+    pub file: String,
+    /// The figure.
+    pub figure: Figure,
 }
 
-/// One measured point: the filter, the mode, and (x, y).
-type Point<'a> = (&'a str, Mode, (f64, f64));
-
-/// A point of a measurement that has no mode (accuracy, space, capacity).
-fn one_key(filter: &str, x: f64, y: f64) -> Point<'_> {
-    (filter, Mode::OneKey, (x, y))
+/// One line of one filter: its legend label, dash and points.
+struct FilterLine {
+    filter: String,
+    name: String,
+    dash: Dash,
+    points: Vec<Point>,
 }
 
-/// The series of every entry with points among `points`, in entry order,
-/// one per mode.
-fn series_by_entry(entries: &[Entry], points: &[Point<'_>]) -> Vec<Series> {
-    let mut series = Vec::new();
-    for (colour, entry) in entries.iter().enumerate() {
-        for mode in Mode::ALL {
-            let mine: Vec<(f64, f64)> = points
+/// What every figure needs: the filters and their styles.
+struct Ctx<'a> {
+    entries: &'a [Entry],
+    styles: Styles,
+}
+
+impl Ctx<'_> {
+    fn label(&self, filter: &str) -> String {
+        label(self.entries, filter)
+    }
+
+    /// A line of `filter`, labelled with its name and `suffix`.
+    fn line(
+        &self,
+        filter: &str,
+        suffix: &str,
+        dash: Dash,
+        points: Vec<Point>,
+    ) -> Option<FilterLine> {
+        (!points.is_empty()).then(|| FilterLine {
+            filter: filter.to_owned(),
+            name: format!("{}{suffix}", self.label(filter)),
+            dash,
+            points,
+        })
+    }
+
+    /// `lines` as panels, one per family (in the style table's order),
+    /// each with `references` after its filters; a family whose lines do
+    /// not fit in one panel is split, a filter's lines kept together.
+    fn family_panels(
+        &self,
+        x: &Axis,
+        y: &Axis,
+        lines: &[FilterLine],
+        references: &[Series],
+    ) -> Vec<Panel> {
+        let mut panels = Vec::new();
+        for family in Family::ALL {
+            let mine: Vec<&FilterLine> = lines
                 .iter()
-                .filter(|&&(filter, of, _)| filter == entry.name && of == mode)
-                .map(|&(_, _, xy)| xy)
+                .filter(|l| self.styles.family(&l.filter) == family)
                 .collect();
-            if mine.is_empty() {
-                continue;
+            let groups = self.group(&mine);
+            let chunks = chunk(&groups, MAX_SERIES.saturating_sub(references.len()).max(1));
+            let count = chunks.len();
+            for (index, chunk) in chunks.into_iter().enumerate() {
+                let mut series: Vec<Series> = chunk
+                    .iter()
+                    .flat_map(|group| group.iter())
+                    .map(|line| self.series(line))
+                    .collect();
+                series.extend(references.iter().cloned());
+                let title = if count > 1 {
+                    format!("{} ({} of {count})", family.title(), index + 1)
+                } else {
+                    family.title().to_owned()
+                };
+                panels.push(Panel::Plot(Plot {
+                    title,
+                    x: x.clone(),
+                    y: y.clone(),
+                    series,
+                    labelled: Vec::new(),
+                }));
             }
-            let (name, style) = match mode {
-                Mode::OneKey => (entry.name.to_owned(), Style::Measured(colour)),
-                Mode::Batched => (format!("{} (batched)", entry.name), Style::Dashed(colour)),
-            };
-            series.push(Series {
-                name,
-                points: mine,
-                style,
-            });
+        }
+        panels
+    }
+
+    /// `lines` grouped by filter, in registry order.
+    fn group<'l>(&self, lines: &[&'l FilterLine]) -> Vec<Vec<&'l FilterLine>> {
+        let mut groups: Vec<Vec<&FilterLine>> = Vec::new();
+        let mut filters: Vec<&str> = lines.iter().map(|l| l.filter.as_str()).collect();
+        let position = |f: &str| {
+            self.entries
+                .iter()
+                .position(|e| e.name == f)
+                .unwrap_or(usize::MAX)
+        };
+        filters.sort_by_key(|f| position(f));
+        filters.dedup();
+        for filter in filters {
+            groups.push(
+                lines
+                    .iter()
+                    .copied()
+                    .filter(|l| l.filter == filter)
+                    .collect(),
+            );
+        }
+        groups
+    }
+
+    fn series(&self, line: &FilterLine) -> Series {
+        Series::filter(
+            line.name.clone(),
+            &line.filter,
+            self.styles.look(&line.filter),
+            line.dash,
+            line.points.clone(),
+        )
+    }
+}
+
+/// Consecutive groups packed into chunks of at most `room` lines.
+fn chunk<T>(groups: &[Vec<T>], room: usize) -> Vec<Vec<&Vec<T>>> {
+    let mut chunks: Vec<Vec<&Vec<T>>> = Vec::new();
+    let mut used = 0;
+    for group in groups {
+        if chunks.is_empty() || used + group.len() > room {
+            chunks.push(Vec::new());
+            used = 0;
+        }
+        used += group.len();
+        if let Some(last) = chunks.last_mut() {
+            last.push(group);
         }
     }
-    series
+    chunks
 }
 
-/// The report's charts, with their file names.
-pub fn charts(measured: &Measurements) -> Vec<ChartFile> {
-    let mut charts = Vec::new();
-    charts.extend(accuracy_chart(measured));
-    charts.extend(space_chart(measured));
+/// The report's figures, with their file names.
+pub fn figures(measured: &Measurements) -> Vec<FigureFile> {
+    let ctx = Ctx {
+        entries: &measured.entries,
+        styles: Styles::new(&measured.entries),
+    };
+    let mut figures = Vec::new();
+    if let Some(sweep) = &measured.sweep {
+        figures.extend(pareto_figures(&ctx, measured, sweep));
+        figures.extend(skyline_figure(&ctx, measured, sweep));
+    }
+    figures.extend(accuracy_figure(&ctx, measured));
+    figures.extend(space_figure(&ctx, measured));
     if let Some(speed) = &measured.speed {
-        charts.extend(speed_charts(measured, speed));
+        figures.extend(speed_figures(measured, speed));
     }
     if let Some(capacity) = &measured.capacity {
-        charts.extend(capacity_charts(measured, capacity));
+        figures.extend(capacity_figures(&ctx, measured, capacity));
     }
     if let Some(churn) = &measured.churn {
-        charts.extend(churn_charts(measured, churn));
+        figures.extend(churn_figures(&ctx, measured, churn));
     }
     if let Some(growth) = &measured.growth {
-        charts.extend(growth_charts(measured, growth));
+        figures.extend(growth_figures(&ctx, measured, growth));
     }
-    charts
+    figures.retain(|f| !f.figure.panels.is_empty());
+    figures
 }
 
-/// A line's legend suffix and its (x, y) for a row, where it has one.
-type Line<'a, R> = (&'a str, &'a dyn Fn(&R) -> Option<(f64, f64)>);
-
-/// Every entry's series of `rows`, two per entry: `solid` in its colour,
-/// `dashed` (labelled with `dashed_suffix`) dashed in its colour, each
-/// (x, y) where the function gives one.
-fn paired_series<R>(
-    entries: &[Entry],
-    rows: &[R],
-    filter: fn(&R) -> &str,
-    solid: Line<'_, R>,
-    dashed: Line<'_, R>,
-) -> Vec<Series> {
-    let mut series = Vec::new();
-    for (colour, entry) in entries.iter().enumerate() {
-        let mine: Vec<&R> = rows.iter().filter(|r| filter(r) == entry.name).collect();
-        for ((suffix, y), style) in [solid, dashed]
-            .into_iter()
-            .zip([Style::Measured(colour), Style::Dashed(colour)])
-        {
-            let points: Vec<(f64, f64)> = mine.iter().filter_map(|r| y(r)).collect();
-            if !points.is_empty() {
-                series.push(Series {
-                    name: format!("{}{suffix}", entry.name),
-                    points,
-                    style,
-                });
-            }
-        }
-    }
-    series
-}
-
-/// Measured FPP and live false negatives against churn.
-fn churn_charts(measured: &Measurements, churn: &ChurnResults) -> [ChartFile; 2] {
-    let config = &measured.config;
-    let name: fn(&ChurnRow) -> &str = |r| r.at.filter.as_str();
-    let mut fpp = paired_series(
-        &measured.entries,
-        &churn.rows,
-        name,
-        ("", &|r| Some((r.at.churn, r.sample.empirical_fpp))),
-        (" (theory)", &|r| {
-            r.sample.theoretical_fpp.map(|t| (r.at.churn, t))
-        }),
-    );
-    fpp.push(Series {
-        name: "target".into(),
-        points: vec![
-            (0.0, config.churn_fpp),
-            (f64::from(config.churn_span), config.churn_fpp),
-        ],
-        style: Style::Reference,
-    });
-    let lost = paired_series(
-        &measured.entries,
-        &churn.rows,
-        name,
-        ("", &|r| Some((r.at.churn, r.at.false_negatives as f64))),
-        (" (failed removals)", &|r| {
-            (r.at.failed_removals > 0).then_some((r.at.churn, r.at.failed_removals as f64))
-        }),
-    );
-    let title = |what: &str| {
-        format!(
-            "{what} under churn (capacity {}, p = {}; sliding window: remove the oldest, insert a new key)",
-            format_count(config.churn_items),
-            config.churn_fpp
-        )
-    };
-    [
-        ChartFile {
-            file: "churn_fpp.svg",
-            chart: Chart {
-                title: title("Measured FPP (dashed: theory for the live keys)"),
-                x_label: "window steps / capacity".into(),
-                y_label: "FPP".into(),
-                x_log: false,
-                y_log: true,
-                series: fpp,
-            },
-        },
-        ChartFile {
-            file: "churn_false_negatives.svg",
-            chart: Chart {
-                title: title("Live keys reported absent"),
-                x_label: "window steps / capacity".into(),
-                y_label: "false negatives among the live keys".into(),
-                x_log: false,
-                y_log: false,
-                series: lost,
-            },
-        },
-    ]
-}
-
-/// FPP, memory and lookup time against items held while growing; solid at
-/// the first target, dashed at the second.
-fn growth_charts(measured: &Measurements, growth: &GrowthResults) -> [ChartFile; 3] {
-    let config = &measured.config;
-    let (first, second) = (
-        config.growth_fpps.first().copied().unwrap_or(f64::NAN),
-        config.growth_fpps.get(1).copied().unwrap_or(f64::NAN),
-    );
-    let name: fn(&GrowthRow) -> &str = |r| r.at.filter.as_str();
-    let solid = format!(" (P = {first:e})");
-    let dashed = format!(" (P = {second:e})");
-    let at = |p: f64, y: fn(&GrowthRow) -> f64| {
-        move |r: &GrowthRow| (r.at.target_fpp == p).then(|| (r.at.items as f64, y(r)))
-    };
-    let chart = |y: fn(&GrowthRow) -> f64| {
-        paired_series(
-            &measured.entries,
-            &growth.rows,
-            name,
-            (&solid, &at(first, y)),
-            (&dashed, &at(second, y)),
-        )
-    };
-    let mut fpp = chart(|r| r.sample.empirical_fpp);
-    let span = (config.growth_initial as f64, config.growth_final as f64);
-    for p in [first, second] {
-        fpp.push(Series {
-            name: format!("target {p:e}"),
-            points: vec![(span.0, p), (span.1, p)],
-            style: Style::Reference,
-        });
-    }
-    let growing = |what: &str| {
-        format!(
-            "{what} while growing from capacity {} (solid: P = {first:e}, dashed: P = {second:e})",
-            format_count(config.growth_initial)
-        )
-    };
-    let file = |file, title, y_label: &str, y_log, series| ChartFile {
-        file,
-        chart: Chart {
-            title,
-            x_label: "items inserted".into(),
-            y_label: y_label.to_owned(),
-            x_log: true,
-            y_log,
-            series,
-        },
-    };
-    [
-        file(
-            "growth_fpp.svg",
-            growing("Measured FPP"),
-            "measured FPP",
-            true,
-            fpp,
-        ),
-        file(
-            "growth_memory.svg",
-            growing("Memory per item"),
-            "bits per item held",
-            false,
-            chart(|r| r.at.bits_per_item),
-        ),
-        file(
-            "growth_lookup.svg",
-            growing("Negative lookup, one key at a time"),
-            "ns per lookup",
-            true,
-            chart(|r| r.at.negative_ns),
-        ),
-    ]
-}
-
-/// Draws every chart into `dir`.
+/// Draws every figure into `dir`.
 ///
 /// # Errors
 ///
 /// When a file cannot be written.
-pub fn draw_all(charts: &[ChartFile], dir: &std::path::Path) -> Result<(), Error> {
-    for chart in charts {
-        plot::draw(&chart.chart, &dir.join(chart.file))?;
+pub fn draw_all(figures: &[FigureFile], dir: &std::path::Path) -> Result<(), Error> {
+    for figure in figures {
+        plot::draw(&figure.figure, &dir.join(&figure.file))?;
     }
     Ok(())
 }
 
-/// A reference curve over the target FPP: its name and y(p).
-type Reference = (&'static str, fn(f64) -> f64);
-
-/// One value per filter and target FPP (log x axis), with reference curves.
-fn against_target(
-    measured: &Measurements,
-    points: &[Point<'_>],
-    references: &[Reference],
-    (file, title, y_label, y_log): (&'static str, String, &str, bool),
-) -> ChartFile {
-    let mut series = series_by_entry(&measured.entries, points);
-    for &(name, y) in references {
-        series.push(Series {
-            name: name.to_owned(),
-            points: measured
-                .config
-                .accuracy_fpps
-                .iter()
-                .map(|&p| (p, y(p)))
-                .collect(),
-            style: Style::Reference,
-        });
-    }
-    ChartFile {
+fn figure(file: String, title: String, panels: Vec<Panel>, shared_axes: bool) -> FigureFile {
+    FigureFile {
         file,
-        chart: Chart {
+        figure: Figure {
             title,
-            x_label: "target FPP".into(),
-            y_label: y_label.to_owned(),
-            x_log: true,
-            y_log,
-            series,
+            panels,
+            shared_axes,
         },
     }
 }
 
-/// Measured FPP against target at the largest n.
-fn accuracy_chart(measured: &Measurements) -> Option<ChartFile> {
+/// The sweep size the Pareto charts show: the configured one, or the
+/// largest measured below it.
+pub fn pareto_items(measured: &Measurements, sweep: &SweepResults) -> Option<u64> {
+    let target = measured.config.pareto_items;
+    sweep
+        .rows
+        .iter()
+        .map(|r| r.n)
+        .filter(|&n| n <= target)
+        .max()
+        .or_else(|| sweep.rows.iter().map(|r| r.n).min())
+}
+
+/// The Pareto-optimal rows among `rows`: none of them has another with
+/// both fewer bits and a faster lookup; fastest first.
+pub fn frontier<'a>(rows: &[&'a SweepRow]) -> Vec<&'a SweepRow> {
+    let mut sorted: Vec<&SweepRow> = rows.to_vec();
+    sorted.sort_by(|a, b| {
+        a.negative_ns
+            .total_cmp(&b.negative_ns)
+            .then(a.bits_per_item.total_cmp(&b.bits_per_item))
+    });
+    let mut front: Vec<&SweepRow> = Vec::new();
+    for row in sorted {
+        if front
+            .last()
+            .is_none_or(|last| row.bits_per_item < last.bits_per_item)
+        {
+            front.push(row);
+        }
+    }
+    front
+}
+
+/// The Pareto file of target `p`.
+pub fn pareto_file(p: f64) -> String {
+    format!("pareto_p{p:e}.svg")
+}
+
+/// One Pareto chart per target p: every filter meeting p at one n a
+/// labelled point, bits per item against one-key negative lookup ns, the
+/// frontier drawn as a staircase.
+fn pareto_figures(ctx: &Ctx<'_>, measured: &Measurements, sweep: &SweepResults) -> Vec<FigureFile> {
+    let Some(n) = pareto_items(measured, sweep) else {
+        return Vec::new();
+    };
+    let mut figures = Vec::new();
+    for &p in &measured.config.accuracy_fpps {
+        let rows: Vec<&SweepRow> = sweep
+            .rows
+            .iter()
+            .filter(|r| r.n == n && r.target_fpp == p && r.meets_target && r.negative_ns > 0.0)
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let dynamic: Vec<&SweepRow> = rows
+            .iter()
+            .copied()
+            .filter(|r| takes_inserts(ctx.entries, &r.filter))
+            .collect();
+        let front = frontier(&dynamic);
+        let mut steps = Vec::new();
+        for (index, row) in front.iter().enumerate() {
+            if index > 0 {
+                steps.push(Point::at(row.negative_ns, front[index - 1].bits_per_item));
+            }
+            steps.push(Point::at(row.negative_ns, row.bits_per_item));
+        }
+        let labelled = rows
+            .iter()
+            .map(|r| Labelled {
+                name: if takes_inserts(ctx.entries, &r.filter) {
+                    ctx.label(&r.filter)
+                } else {
+                    format!("{} (static)", ctx.label(&r.filter))
+                },
+                filter: r.filter.clone(),
+                look: ctx.styles.look(&r.filter),
+                x: r.negative_ns,
+                y: r.bits_per_item,
+            })
+            .collect();
+        let missing = sweep
+            .rows
+            .iter()
+            .filter(|r| r.n == n && r.target_fpp == p && !r.meets_target)
+            .count();
+        let plot = Plot {
+            title: format!(
+                "filters meeting p = {p:e} at n = {} ({missing} not meeting it left out)",
+                format_count(n)
+            ),
+            x: Axis::new("ns per negative lookup, one key at a time", true),
+            y: Axis::new("bits per item", true),
+            series: vec![Series::reference(
+                "Pareto frontier (filters that take inserts)",
+                steps,
+            )],
+            labelled,
+        };
+        figures.push(figure(
+            pareto_file(p),
+            format!("Bits per item against lookup time, p = {p:e}: lower left is better"),
+            vec![Panel::Plot(plot)],
+            false,
+        ));
+    }
+    figures
+}
+
+/// The skyline map: per (n, p), the filter with the fewest bits meeting p
+/// and the one with the fastest one-key negative lookup meeting p.
+fn skyline_figure(
+    ctx: &Ctx<'_>,
+    measured: &Measurements,
+    sweep: &SweepResults,
+) -> Option<FigureFile> {
+    let mut sizes: Vec<u64> = sweep.rows.iter().map(|r| r.n).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let fpps = &measured.config.accuracy_fpps;
+    if sizes.is_empty() {
+        return None;
+    }
+    let mut cells = Vec::new();
+    for (column, &n) in sizes.iter().enumerate() {
+        for (row, &p) in fpps.iter().enumerate() {
+            let (fewest, fastest) = skyline_cell(ctx.entries, sweep, n, p);
+            let part = |heading: String, pick: Option<&SweepRow>| CellPart {
+                heading,
+                name: pick.map_or_else(|| "none meets p".to_owned(), |r| ctx.label(&r.filter)),
+                filter: pick.map(|r| (r.filter.clone(), ctx.styles.look(&r.filter))),
+            };
+            cells.push(GridCell {
+                column,
+                row,
+                parts: vec![
+                    part(
+                        fewest.map_or_else(
+                            || "fewest bits".to_owned(),
+                            |r| format!("fewest bits: {:.1} bits/item", r.bits_per_item),
+                        ),
+                        fewest,
+                    ),
+                    part(
+                        fastest.map_or_else(
+                            || "fastest lookup".to_owned(),
+                            |r| format!("fastest lookup: {:.0} ns", r.negative_ns),
+                        ),
+                        fastest,
+                    ),
+                ],
+            });
+        }
+    }
+    let grid = Grid {
+        title: "Filters that take inserts. Top: fewest bits per item meeting p · bottom: fastest \
+                one-key negative lookup meeting p"
+            .to_owned(),
+        column_title: "n →".to_owned(),
+        columns: sizes
+            .iter()
+            .map(|&n| format!("n = {}", format_count(n)))
+            .collect(),
+        rows: fpps.iter().map(|p| format!("p = {p:e}")).collect(),
+        cells,
+    };
+    Some(figure(
+        "skyline.svg".to_owned(),
+        "Skyline map: which filter wins at each size and target".to_owned(),
+        vec![Panel::Grid(grid)],
+        false,
+    ))
+}
+
+/// Whether the filter with registry name `filter` takes inserts (a name
+/// no entry has counts as taking them).
+fn takes_inserts(entries: &[Entry], filter: &str) -> bool {
+    entries
+        .iter()
+        .find(|e| e.name == filter)
+        .is_none_or(Entry::takes_inserts)
+}
+
+/// Among the filters that take inserts, the fewest-bits and the fastest
+/// rows meeting p at (n, p).
+pub fn skyline_cell<'a>(
+    entries: &[Entry],
+    sweep: &'a SweepResults,
+    n: u64,
+    p: f64,
+) -> (Option<&'a SweepRow>, Option<&'a SweepRow>) {
+    let meeting = || {
+        sweep.rows.iter().filter(move |r| {
+            r.n == n && r.target_fpp == p && r.meets_target && takes_inserts(entries, &r.filter)
+        })
+    };
+    (
+        meeting().min_by(|a, b| a.bits_per_item.total_cmp(&b.bits_per_item)),
+        meeting()
+            .filter(|r| r.negative_ns > 0.0)
+            .min_by(|a, b| a.negative_ns.total_cmp(&b.negative_ns)),
+    )
+}
+
+/// Measured FPP over target with its interval, per target, at the largest n.
+fn accuracy_figure(ctx: &Ctx<'_>, measured: &Measurements) -> Option<FigureFile> {
     let largest = measured.accuracy.iter().map(|r| r.n).max()?;
-    let rows = measured.accuracy.iter().filter(move |r| r.n == largest);
-    Some(against_target(
-        measured,
-        &rows
-            .map(|r| one_key(&r.filter, r.target_fpp, r.empirical_fpp))
-            .collect::<Vec<_>>(),
-        &[("target (measured = target)", |p| p)],
-        (
-            "accuracy.svg",
-            format!("Measured FPP against target, n = {}", format_count(largest)),
-            "measured FPP",
-            true,
+    let confidence = measured.accuracy.first().map_or(0.0, |r| r.confidence);
+    let lines: Vec<FilterLine> = ctx
+        .entries
+        .iter()
+        .filter_map(|entry| {
+            let points = measured
+                .accuracy
+                .iter()
+                .filter(|r| r.filter == entry.name && r.n == largest && r.empirical_fpp > 0.0)
+                .map(|r| Point {
+                    x: r.target_fpp,
+                    y: r.empirical_fpp / r.target_fpp,
+                    interval: Some((r.ci_low / r.target_fpp, r.ci_high / r.target_fpp)),
+                })
+                .collect();
+            ctx.line(entry.name, "", Dash::Solid, points)
+        })
+        .collect();
+    let fpps = &measured.config.accuracy_fpps;
+    let target = Series::reference(
+        "target (measured = p)",
+        fpps.iter().map(|&p| Point::at(p, 1.0)).collect(),
+    );
+    Some(figure(
+        "accuracy.svg".to_owned(),
+        format!(
+            "Measured FPP / target p at n = {}, with {:.3}% Wilson intervals",
+            format_count(largest),
+            confidence * 100.0
         ),
+        ctx.family_panels(
+            &Axis::new("target p", true),
+            &Axis::new("measured FPP / p", true),
+            &lines,
+            &[target],
+        ),
+        false,
     ))
 }
 
 /// Bits per item against target, beside the Bloom optimum and the bound.
-fn space_chart(measured: &Measurements) -> Option<ChartFile> {
+fn space_figure(ctx: &Ctx<'_>, measured: &Measurements) -> Option<FigureFile> {
     let n = measured.space.first()?.n;
-    Some(against_target(
-        measured,
-        &measured
-            .space
-            .iter()
-            .map(|r| one_key(&r.filter, r.target_fpp, r.bits_per_item))
-            .collect::<Vec<_>>(),
-        &[
-            ("Bloom optimum 1.44·log2(1/p)", |p| {
-                -p.ln() / std::f64::consts::LN_2.powi(2)
-            }),
-            ("lower bound log2(1/p)", |p| -p.log2()),
-        ],
-        (
-            "space.svg",
-            format!("Bits per item against target FPP, n = {}", format_count(n)),
-            "bits per item",
-            false,
+    let lines: Vec<FilterLine> = ctx
+        .entries
+        .iter()
+        .filter_map(|entry| {
+            let points = measured
+                .space
+                .iter()
+                .filter(|r| r.filter == entry.name)
+                .map(|r| Point::at(r.target_fpp, r.bits_per_item))
+                .collect();
+            ctx.line(entry.name, "", Dash::Solid, points)
+        })
+        .collect();
+    let fpps = &measured.config.accuracy_fpps;
+    let curve = |name: &str, f: fn(f64) -> f64| {
+        Series::reference(name, fpps.iter().map(|&p| Point::at(p, f(p))).collect())
+    };
+    let references = [
+        curve("lower bound log2(1/p)", |p| -p.log2()),
+        curve("Bloom optimum 1.44·log2(1/p)", |p| {
+            -p.ln() / std::f64::consts::LN_2.powi(2)
+        })
+        .dashed(Dash::Dotted),
+    ];
+    Some(figure(
+        "space.svg".to_owned(),
+        format!("Bits per item against target p, n = {}", format_count(n)),
+        ctx.family_panels(
+            &Axis::new("target p", true),
+            &Axis::new("bits per item", true),
+            &lines,
+            &references,
         ),
+        true,
     ))
 }
 
-/// ns per operation against n, one chart per operation; one key at a time
-/// solid, batched dashed.
-fn speed_charts(measured: &Measurements, speed: &SpeedResults) -> Vec<ChartFile> {
-    let mut charts = Vec::new();
-    for (file, ops, what) in [
-        (
-            "speed_insert.svg",
-            &[Operation::Insert, Operation::Build][..],
-            "insert (static filters: build, per key)",
-        ),
-        (
-            "speed_lookup_positive.svg",
-            &[Operation::LookupPositive][..],
-            "positive lookup",
-        ),
-        (
-            "speed_lookup_negative.svg",
-            &[Operation::LookupNegative][..],
-            "negative lookup",
-        ),
-        ("speed_remove.svg", &[Operation::Remove][..], "remove"),
-    ] {
-        let points: Vec<Point<'_>> = speed
-            .rows
-            .iter()
-            .filter(|r| ops.contains(&r.op))
-            .map(|r| (r.filter.as_str(), r.mode, (r.n as f64, r.ns_per_op)))
-            .collect();
-        let series = series_by_entry(&measured.entries, &points);
-        if series.is_empty() {
+/// The speed figures' operations: file stem, operations drawn, title.
+pub const OPERATION_FIGURES: [(&str, &[Operation], &str); 4] = [
+    (
+        "insert",
+        &[Operation::Insert, Operation::Build],
+        "Insert (static filters: build, per key)",
+    ),
+    (
+        "lookup_positive",
+        &[Operation::LookupPositive],
+        "Positive lookup",
+    ),
+    (
+        "lookup_negative",
+        &[Operation::LookupNegative],
+        "Negative lookup",
+    ),
+    ("remove", &[Operation::Remove], "Remove"),
+];
+
+/// A filter's points for operations in a mode: `(filter, ops, mode)`.
+pub type OperationPoints<'a> = dyn Fn(&str, &[Operation], Mode) -> Vec<Point> + 'a;
+
+/// One figure per operation of [`OPERATION_FIGURES`], a measure against
+/// the items in the filter by family, one key at a time solid and batched
+/// dashed: the speed figures, and `filterlab bench`'s counts. Files are
+/// named `{prefix}_{operation}.svg`; `points(filter, ops, mode)` gives a
+/// filter's points, `title(what)` a figure's title.
+pub fn operation_figures(
+    entries: &[Entry],
+    (prefix, y): (&str, &Axis),
+    points: &OperationPoints<'_>,
+    title: &dyn Fn(&str) -> String,
+) -> Vec<FigureFile> {
+    let ctx = Ctx {
+        entries,
+        styles: Styles::new(entries),
+    };
+    let mut figures = Vec::new();
+    for (stem, ops, what) in OPERATION_FIGURES {
+        let mut lines = Vec::new();
+        for entry in entries {
+            for (mode, suffix, dash) in [
+                (Mode::OneKey, "", Dash::Solid),
+                (Mode::Batched, " (batched)", Dash::Dashed),
+            ] {
+                lines.extend(ctx.line(entry.name, suffix, dash, points(entry.name, ops, mode)));
+            }
+        }
+        if lines.is_empty() {
             continue;
         }
-        charts.push(ChartFile {
-            file,
-            chart: Chart {
-                title: format!(
-                    "{what}: ns per operation (median), p = {}; dashed: batched",
-                    measured.config.speed_fpp
-                ),
-                x_label: "items in the filter".into(),
-                y_label: "ns per operation".into(),
-                x_log: true,
-                y_log: true,
-                series,
-            },
-        });
+        figures.push(figure(
+            format!("{prefix}_{stem}.svg"),
+            title(what),
+            ctx.family_panels(&Axis::new("items in the filter", true), y, &lines, &[]),
+            true,
+        ));
     }
-    charts
+    figures
+}
+
+/// ns per operation against n, one figure per operation.
+fn speed_figures(measured: &Measurements, speed: &SpeedResults) -> Vec<FigureFile> {
+    let fpp = measured.config.speed_fpp;
+    operation_figures(
+        &measured.entries,
+        ("speed", &Axis::new("ns per operation", true)),
+        &|filter, ops, mode| {
+            speed
+                .rows
+                .iter()
+                .filter(|r| r.filter == filter && r.mode == mode && ops.contains(&r.op))
+                .map(|r| Point::at(r.n as f64, r.ns_per_op))
+                .collect()
+        },
+        &|what| format!("{what}: ns per operation (median), p = {fpp}; dashed: batched"),
+    )
+}
+
+/// A past-capacity FPP as a point with its Wilson interval; none for an
+/// FPP of 0 (a log axis cannot show it).
+fn capacity_fpp_point(row: &CapacityRow, queries: u64) -> Option<Point> {
+    (row.empirical_fpp > 0.0).then(|| {
+        let found = (row.empirical_fpp * queries as f64).round() as u64;
+        Point {
+            x: row.load,
+            y: row.empirical_fpp,
+            interval: Some(wilson_interval(found, queries, CAPACITY_CONFIDENCE)),
+        }
+    })
+}
+
+/// The past-capacity lines of the filters `only` accepts: each filter's
+/// points, labelled with its name and `suffix`, drawn in `dash`.
+fn capacity_lines(
+    ctx: &Ctx<'_>,
+    capacity: &CapacityResults,
+    point: &dyn Fn(&CapacityRow) -> Option<Point>,
+    (suffix, dash): (&str, Dash),
+    only: &dyn Fn(&str) -> bool,
+) -> Vec<FilterLine> {
+    ctx.entries
+        .iter()
+        .filter(|e| only(e.name))
+        .filter_map(|entry| {
+            let points = capacity
+                .rows
+                .iter()
+                .filter(|r| r.filter == entry.name)
+                .filter_map(point)
+                .collect();
+            ctx.line(entry.name, suffix, dash, points)
+        })
+        .collect()
 }
 
 /// FPP, memory, refusals and losses against load past capacity.
-fn capacity_charts(measured: &Measurements, capacity: &CapacityResults) -> [ChartFile; 3] {
+fn capacity_figures(
+    ctx: &Ctx<'_>,
+    measured: &Measurements,
+    capacity: &CapacityResults,
+) -> Vec<FigureFile> {
     let config = &measured.config;
-    let by_entry = |y: fn(&CapacityRow) -> f64| {
-        let points: Vec<Point<'_>> = capacity
+    let lines_of = |point: &dyn Fn(&CapacityRow) -> Option<Point>,
+                    suffix: &str,
+                    dash: Dash,
+                    only: &dyn Fn(&str) -> bool| {
+        capacity_lines(ctx, capacity, point, (suffix, dash), only)
+    };
+    let every = |_: &str| true;
+    let share = |count: u64, r: &CapacityRow| count as f64 / r.offered.max(1) as f64;
+    let losing = |f: &str| {
+        capacity
             .rows
             .iter()
-            .map(|r| one_key(&r.filter, r.load, y(r)))
-            .collect();
-        series_by_entry(&measured.entries, &points)
+            .any(|r| r.filter == f && r.false_negatives > 0)
     };
-    let mut fpp = by_entry(|r| r.empirical_fpp);
-    fpp.push(Series {
-        name: "target".into(),
-        points: vec![(0.0, config.capacity_fpp), (3.0, config.capacity_fpp)],
-        style: Style::Reference,
-    });
-    let memory = by_entry(|r| r.memory_bytes as f64 * 8.0 / r.capacity as f64);
-    let share = |count: u64, r: &CapacityRow| count as f64 / r.offered.max(1) as f64;
-    let refused = paired_series(
-        &measured.entries,
-        &capacity.rows,
-        |r: &CapacityRow| r.filter.as_str(),
-        ("", &|r| Some((r.load, share(r.refused, r)))),
-        (" (lost)", &|r| {
-            (r.false_negatives > 0).then(|| (r.load, share(r.false_negatives, r)))
-        }),
+    let refusing =
+        |f: &str| losing(f) || capacity.rows.iter().any(|r| r.filter == f && r.refused > 0);
+    let fpp = lines_of(
+        &|r| capacity_fpp_point(r, config.capacity_queries),
+        "",
+        Dash::Solid,
+        &every,
     );
-    [
-        ChartFile {
-            file: "capacity_fpp.svg",
-            chart: Chart {
-                title: format!(
-                    "Measured FPP past capacity (capacity {}, p = {})",
-                    format_count(config.capacity_items),
-                    config.capacity_fpp
-                ),
-                x_label: "keys offered / capacity".into(),
-                y_label: "measured FPP".into(),
-                x_log: false,
-                y_log: true,
-                series: fpp,
-            },
+    let memory = lines_of(
+        &|r| {
+            Some(Point::at(
+                r.load,
+                r.memory_bytes as f64 * 8.0 / r.capacity as f64,
+            ))
         },
-        ChartFile {
-            file: "capacity_memory.svg",
-            chart: Chart {
-                title: "Memory past capacity".into(),
-                x_label: "keys offered / capacity".into(),
-                y_label: "bits per item of capacity".into(),
-                x_log: false,
-                y_log: false,
-                series: memory,
-            },
-        },
-        ChartFile {
-            file: "capacity_refused.svg",
-            chart: Chart {
-                title: "Keys refused (solid) and accepted keys lost (dashed) past capacity, per key offered"
-                    .into(),
-                x_label: "keys offered / capacity".into(),
-                y_label: "share of the keys offered".into(),
-                x_log: false,
-                y_log: false,
-                series: refused,
-            },
-        },
+        "",
+        Dash::Solid,
+        &every,
+    );
+    let mut refused = lines_of(
+        &|r| Some(Point::at(r.load, share(r.refused, r))),
+        " refused",
+        Dash::Solid,
+        &refusing,
+    );
+    refused.extend(lines_of(
+        &|r| Some(Point::at(r.load, share(r.false_negatives, r))),
+        " lost",
+        Dash::Dashed,
+        &losing,
+    ));
+    let load = Axis::new("keys offered / capacity", false);
+    let target = Series::reference(
+        "target p",
+        vec![
+            Point::at(0.0, config.capacity_fpp),
+            Point::at(3.0, config.capacity_fpp),
+        ],
+    );
+    let fpp_title = format!(
+        "Measured FPP past capacity with 99% Wilson intervals (capacity {}, p = {}; an FPP of 0 \
+         is not drawn)",
+        format_count(config.capacity_items),
+        config.capacity_fpp
+    );
+    vec![
+        figure(
+            "capacity_fpp.svg".to_owned(),
+            fpp_title,
+            ctx.family_panels(&load, &Axis::new("measured FPP", true), &fpp, &[target]),
+            true,
+        ),
+        figure(
+            "capacity_memory.svg".to_owned(),
+            "Memory past capacity".to_owned(),
+            ctx.family_panels(
+                &load,
+                &Axis::new("bits per item of capacity", true),
+                &memory,
+                &[],
+            ),
+            true,
+        ),
+        figure(
+            "capacity_refused.svg".to_owned(),
+            "Keys refused (solid) and accepted keys lost (dashed) past capacity, per key offered; \
+             filters that did neither are left out"
+                .to_owned(),
+            ctx.family_panels(
+                &load,
+                &Axis::new("share of the keys offered", false),
+                &refused,
+                &[],
+            ),
+            true,
+        ),
     ]
+}
+
+/// Measured FPP and live false negatives against churn.
+fn churn_figures(ctx: &Ctx<'_>, measured: &Measurements, churn: &ChurnResults) -> Vec<FigureFile> {
+    let config = &measured.config;
+    let lines_of = |point: &dyn Fn(&ChurnRow) -> Option<Point>, suffix: &str, dash: Dash| {
+        ctx.entries
+            .iter()
+            .filter_map(|entry| {
+                let points = churn
+                    .rows
+                    .iter()
+                    .filter(|r| r.at.filter == entry.name)
+                    .filter_map(point)
+                    .collect();
+                ctx.line(entry.name, suffix, dash, points)
+            })
+            .collect::<Vec<_>>()
+    };
+    let mut fpp = lines_of(
+        &|r| {
+            (r.sample.empirical_fpp > 0.0).then_some(Point {
+                x: r.at.churn,
+                y: r.sample.empirical_fpp,
+                interval: Some((r.sample.ci_low, r.sample.ci_high)),
+            })
+        },
+        "",
+        Dash::Solid,
+    );
+    fpp.extend(lines_of(
+        &|r| r.sample.theoretical_fpp.map(|t| Point::at(r.at.churn, t)),
+        " (theory)",
+        Dash::Dashed,
+    ));
+    let mut lost = lines_of(
+        &|r| Some(Point::at(r.at.churn, r.at.false_negatives as f64)),
+        "",
+        Dash::Solid,
+    );
+    lost.extend(lines_of(
+        &|r| (r.at.failed_removals > 0).then(|| Point::at(r.at.churn, r.at.failed_removals as f64)),
+        " (failed removals)",
+        Dash::Dashed,
+    ));
+    let span = f64::from(config.churn_span);
+    let target = Series::reference(
+        "target p",
+        vec![
+            Point::at(0.0, config.churn_fpp),
+            Point::at(span, config.churn_fpp),
+        ],
+    );
+    let title = |what: &str| {
+        format!(
+            "{what} under churn (capacity {}, p = {}; each step removes the oldest key and inserts a new one)",
+            format_count(config.churn_items),
+            config.churn_fpp
+        )
+    };
+    let steps = Axis::new("window steps / capacity", false);
+    vec![
+        figure(
+            "churn_fpp.svg".to_owned(),
+            title(&format!(
+                "Measured FPP with {:.3}% intervals (dashed: theory for the live keys; an FPP of 0 is not drawn)",
+                churn.rows.first().map_or(0.0, |r| r.sample.confidence) * 100.0
+            )),
+            ctx.family_panels(&steps, &Axis::new("FPP", true), &fpp, &[target]),
+            true,
+        ),
+        figure(
+            "churn_false_negatives.svg".to_owned(),
+            title("Live keys reported absent (dashed: removals that found nothing)"),
+            ctx.family_panels(&steps, &Axis::new("keys", false), &lost, &[]),
+            true,
+        ),
+    ]
+}
+
+/// FPP, memory and lookup time against items held while growing: one
+/// panel per target P.
+fn growth_figures(
+    ctx: &Ctx<'_>,
+    measured: &Measurements,
+    growth: &GrowthResults,
+) -> Vec<FigureFile> {
+    let config = &measured.config;
+    let span = (config.growth_initial as f64, config.growth_final as f64);
+    let panels = |y_axis: &Axis, point: fn(&GrowthRow) -> Point, with_target: bool| {
+        let mut panels = Vec::new();
+        for &p in &config.growth_fpps {
+            let mut series: Vec<Series> = ctx
+                .entries
+                .iter()
+                .filter_map(|entry| {
+                    let points: Vec<Point> = growth
+                        .rows
+                        .iter()
+                        .filter(|r| r.at.filter == entry.name && r.at.target_fpp == p)
+                        .map(point)
+                        .filter(|pt| pt.y > 0.0)
+                        .collect();
+                    ctx.line(entry.name, "", Dash::Solid, points)
+                        .map(|l| ctx.series(&l))
+                })
+                .collect();
+            if series.is_empty() {
+                continue;
+            }
+            if with_target {
+                series.push(Series::reference(
+                    "target P",
+                    vec![Point::at(span.0, p), Point::at(span.1, p)],
+                ));
+            }
+            series.truncate(MAX_SERIES);
+            panels.push(Panel::Plot(Plot {
+                title: format!("P = {p:e}"),
+                x: Axis::new("items inserted", true),
+                y: y_axis.clone(),
+                series,
+                labelled: Vec::new(),
+            }));
+        }
+        panels
+    };
+    let growing = |what: &str| {
+        format!(
+            "{what} while growing from capacity {}",
+            format_count(config.growth_initial)
+        )
+    };
+    vec![
+        figure(
+            "growth_fpp.svg".to_owned(),
+            growing(&format!(
+                "Measured FPP with {:.3}% intervals (an FPP of 0 is not drawn)",
+                growth.rows.first().map_or(0.0, |r| r.sample.confidence) * 100.0
+            )),
+            panels(
+                &Axis::new("measured FPP", true),
+                |r| Point {
+                    x: r.at.items as f64,
+                    y: r.sample.empirical_fpp,
+                    interval: Some((r.sample.ci_low, r.sample.ci_high)),
+                },
+                true,
+            ),
+            true,
+        ),
+        figure(
+            "growth_memory.svg".to_owned(),
+            growing("Memory per item"),
+            panels(
+                &Axis::new("bits per item held", false),
+                |r| Point::at(r.at.items as f64, r.at.bits_per_item),
+                false,
+            ),
+            true,
+        ),
+        figure(
+            "growth_lookup.svg".to_owned(),
+            growing("Negative lookup, one key at a time"),
+            panels(
+                &Axis::new("ns per lookup", true),
+                |r| Point::at(r.at.items as f64, r.at.negative_ns),
+                false,
+            ),
+            true,
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::Origin;
+
+    fn row(filter: &str, bits: f64, ns: f64) -> SweepRow {
+        SweepRow {
+            filter: filter.to_owned(),
+            origin: Origin::Filterlab,
+            n: 10,
+            target_fpp: 0.01,
+            bits_per_item: bits,
+            negative_ns: ns,
+            min_negative_ns: ns,
+            max_negative_ns: ns,
+            rounds: 1,
+            queries: 1,
+            false_positives: 0,
+            empirical_fpp: 0.0,
+            ci_low: 0.0,
+            ci_high: 0.0,
+            theoretical_fpp: None,
+            refused: 0,
+            meets_target: true,
+        }
+    }
+
+    #[test]
+    fn the_frontier_keeps_what_nothing_beats() {
+        let rows = [
+            row("fast-big", 20.0, 10.0),
+            row("slow-small", 9.0, 80.0),
+            row("dominated", 21.0, 30.0),
+            row("middle", 12.0, 25.0),
+            row("tie-slower", 12.0, 26.0),
+        ];
+        let refs: Vec<&SweepRow> = rows.iter().collect();
+        let names: Vec<&str> = frontier(&refs).iter().map(|r| r.filter.as_str()).collect();
+        assert_eq!(names, ["fast-big", "middle", "slow-small"]);
+        let sweep = SweepResults {
+            rows: rows.to_vec(),
+            notes: Vec::new(),
+        };
+        let (fewest, fastest) = skyline_cell(&[], &sweep, 10, 0.01);
+        assert_eq!(fewest.unwrap().filter, "slow-small");
+        assert_eq!(fastest.unwrap().filter, "fast-big");
+        assert_eq!(skyline_cell(&[], &sweep, 11, 0.01), (None, None));
+    }
+
+    #[test]
+    fn chunks_keep_groups_whole() {
+        let groups = vec![vec![1, 2], vec![3, 4], vec![5], vec![6, 7, 8]];
+        let chunks = chunk(&groups, 4);
+        let sizes: Vec<usize> = chunks
+            .iter()
+            .map(|c| c.iter().map(|g| g.len()).sum())
+            .collect();
+        assert_eq!(sizes, [4, 4]);
+        assert_eq!(pareto_file(0.01), "pareto_p1e-2.svg");
+    }
 }

@@ -17,7 +17,7 @@ fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> Result<(), Error> {
 }
 
 /// Writes accuracy.csv, space.csv, speed.csv, capacity.csv, churn.csv,
-/// churn_removals.csv, growth.csv and redis.csv into `dir`, each when its experiment ran.
+/// churn_removals.csv, growth.csv, sweep.csv and redis.csv into `dir`, each when its experiment ran.
 ///
 /// # Errors
 ///
@@ -41,6 +41,9 @@ pub fn write_all(measured: &Measurements, dir: &Path) -> Result<(), Error> {
     }
     if let Some(growth) = &measured.growth {
         write_csv(&dir.join("growth.csv"), &growth.rows)?;
+    }
+    if let Some(sweep) = &measured.sweep {
+        write_csv(&dir.join("sweep.csv"), &sweep.rows)?;
     }
     if let Some(redis) = measured.redis.as_ref().filter(|r| !r.rows.is_empty()) {
         write_csv(&dir.join("redis.csv"), &redis.rows)?;

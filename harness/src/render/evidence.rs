@@ -11,6 +11,7 @@ use crate::experiments::churn::{BogusRemovalRow, ChurnRow};
 use crate::experiments::growth::GrowthRow;
 use crate::experiments::measurements::Measurements;
 use crate::experiments::speed::{Operation, SpeedRow};
+use crate::registry::Entry;
 use crate::text::{format_count, sci};
 
 /// Measured rows the guide and `recommend` quote from.
@@ -253,6 +254,15 @@ impl<'a> Evidence<'a> {
         }
         parts.join(";")
     }
+}
+
+/// How the report names the filter with registry name `filter`: its
+/// entry's display name, or the name itself when no entry has it.
+pub fn label(entries: &[Entry], filter: &str) -> String {
+    entries
+        .iter()
+        .find(|e| e.name == filter)
+        .map_or_else(|| filter.to_owned(), Entry::display_name)
 }
 
 /// How a mode reads in the guide.

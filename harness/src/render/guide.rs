@@ -1,8 +1,10 @@
-//! The decision guide: for each scenario, the filter to use and the measured
-//! reason, derived from the entries' capabilities and this run's rows. It
-//! names no filter: whatever the registry holds and the run measured is
-//! what it recommends. Speed claims compare one-key figures with one-key
-//! figures; batched figures are quoted beside them, labelled.
+//! The decision guide: one row per need, each cell short (the pick, one or
+//! two measured numbers with their n and p, a link), and for each need a
+//! section whose tables hold the evidence (filters in rows, measures in
+//! columns, peers included). It names no filter itself: whatever the
+//! registry holds and the run measured is what it picks. Speed compares
+//! one-key figures with one-key figures. [`check_guide`] holds a written
+//! README to the guide's rules.
 
 use std::fmt::Write as _;
 
@@ -12,68 +14,154 @@ use crate::experiments::accuracy::AccuracyRow;
 use crate::experiments::measurements::Measurements;
 use crate::experiments::speed::Operation;
 use crate::registry::{Capability, Entry};
-use crate::render::evidence::{Evidence, describe_row, nearest};
+use crate::render::evidence::{Evidence, label, nearest};
+use crate::render::section::Section;
+use crate::render::sections::counts::COUNTS_HEADING;
 use crate::render::table::{header, table};
 use crate::text::{format_count, sci};
 
-/// The FPP of an 8-bit fingerprint, the limit of the guide's "p below 0.4%"
-/// question: filters with 8-bit fingerprints cannot go below it.
-const FINGERPRINT8_FPP: f64 = 1.0 / 256.0;
+/// Longest a guide cell may be, in characters of Markdown.
+pub const MAX_CELL: usize = 300;
 
-/// Capabilities with a row of their own in the guide (static sets have
-/// theirs among the space rows).
-const CAPABILITY_ROWS: [Capability; 3] = [
-    Capability::Deletes,
-    Capability::Growth,
-    Capability::ConcurrentInserts,
-];
+/// The heading the guide table sits under.
+pub const GUIDE_HEADING: &str = "## Which filter should I use?";
+
+/// The FPP of an 8-bit fingerprint: below it, filters with 8-bit
+/// fingerprints cannot go.
+const FINGERPRINT8_FPP: f64 = 1.0 / 256.0;
 
 /// Bits per item within this factor of the fewest count as a tie.
 const TIE: f64 = 1.005;
+
+/// What a user may need: one guide row and one section each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Need {
+    /// The fewest bits for a set of known size.
+    FewestBits,
+    /// The fastest lookups.
+    FastestLookups,
+    /// A target below an 8-bit fingerprint's 2^-8.
+    LowFpp,
+    /// A set built once.
+    StaticSet,
+    /// Deletes.
+    Deletes,
+    /// An unknown final size.
+    UnknownSize,
+    /// Inserts from many threads.
+    ManyThreads,
+    /// The user's own keys.
+    OwnKeys,
+}
+
+impl Need {
+    /// Every need, in guide order.
+    pub const ALL: [Self; 8] = [
+        Self::FewestBits,
+        Self::FastestLookups,
+        Self::LowFpp,
+        Self::StaticSet,
+        Self::Deletes,
+        Self::UnknownSize,
+        Self::ManyThreads,
+        Self::OwnKeys,
+    ];
+
+    /// The guide row's first cell.
+    pub fn question(self) -> &'static str {
+        match self {
+            Self::FewestBits => "Fewest bits, size known",
+            Self::FastestLookups => "Fastest lookups",
+            Self::LowFpp => "A low p (below 0.4%)",
+            Self::StaticSet => "A set built once, never changed",
+            Self::Deletes => "Deletes",
+            Self::UnknownSize => "Unknown final size (must grow)",
+            Self::ManyThreads => "Inserts from many threads",
+            Self::OwnKeys => "Your own keys",
+        }
+    }
+
+    /// Its section's heading (without the `## `).
+    pub fn heading(self) -> &'static str {
+        match self {
+            Self::FewestBits => "Fewest bits at a known size",
+            Self::FastestLookups => "Fastest lookups",
+            Self::LowFpp => "Low p",
+            Self::StaticSet => "A static set",
+            Self::Deletes => "Deletes",
+            Self::UnknownSize => "Unknown size",
+            Self::ManyThreads => "Many threads",
+            Self::OwnKeys => "Your own keys",
+        }
+    }
+}
+
+/// The anchor GitHub gives a heading: lower case, punctuation dropped,
+/// spaces as hyphens.
+pub fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// A link to the section of `need`.
+fn evidence_link(need: Need) -> String {
+    format!("[evidence](#{})", anchor(need.heading()))
+}
 
 /// The run and what the guide keeps asking of it.
 struct Facts<'a> {
     measured: &'a Measurements,
     evidence: Evidence<'a>,
+    /// The largest n of the accuracy rows.
     largest: u64,
+    /// The target the guide quotes (the one nearest 1e-2).
+    reference: f64,
 }
 
 impl<'a> Facts<'a> {
+    fn of(measured: &'a Measurements) -> Option<Self> {
+        let evidence = Evidence::of(measured);
+        let largest = evidence.largest()?;
+        let reference = nearest(&measured.config.accuracy_fpps, 1e-2).unwrap_or(1e-2);
+        Some(Self {
+            measured,
+            evidence,
+            largest,
+            reference,
+        })
+    }
+
+    fn label(&self, filter: &str) -> String {
+        label(&self.measured.entries, filter)
+    }
+
+    fn bold(&self, filter: &str) -> String {
+        format!("**{}**", self.label(filter))
+    }
+
     fn accuracy(&self, filter: &str, fpp: f64) -> Option<&'a AccuracyRow> {
         self.evidence.accuracy_at(filter, self.largest, fpp)
     }
 
-    /// The entries that can do `capability`.
-    fn with(&self, capability: Capability) -> impl Iterator<Item = &'a Entry> {
-        self.measured
-            .entries
-            .iter()
-            .filter(move |e| e.has(capability))
+    fn entries(&self) -> &'a [Entry] {
+        &self.measured.entries
     }
 
     /// Filters that take inserts (not static), only filterlab's when asked.
     fn dynamic(&self, filterlab_only: bool) -> Vec<&'a Entry> {
-        self.measured
-            .entries
+        self.entries()
             .iter()
             .filter(|e| e.takes_inserts() && (!filterlab_only || e.is_filterlab()))
             .collect()
     }
 
-    /// The filters that take inserts and met the target `fpp` at the
-    /// largest n measured.
-    fn dynamic_meeting(&self, fpp: f64) -> Vec<&'a Entry> {
-        self.dynamic(false)
-            .into_iter()
-            .filter(|e| {
-                self.accuracy(e.name, fpp)
-                    .is_some_and(AccuracyRow::meets_target)
-            })
-            .collect()
-    }
-
-    /// Among `candidates`, those meeting `fpp` with the fewest bits per item:
-    /// the smallest, and any within 0.5% of it (a tie), fewest first.
+    /// Among `candidates`, those meeting `fpp` at the largest n, fewest bits
+    /// first, cut after the ties of the fewest.
     fn fewest_bits(&self, candidates: &[&'a Entry], fpp: f64) -> Vec<&'a AccuracyRow> {
         let mut meeting: Vec<&AccuracyRow> = candidates
             .iter()
@@ -81,15 +169,14 @@ impl<'a> Facts<'a> {
             .filter(|r| r.meets_target())
             .collect();
         meeting.sort_by(|a, b| a.bits_per_item.total_cmp(&b.bits_per_item));
-        let Some(least) = meeting.first().map(|r| r.bits_per_item) else {
-            return meeting;
-        };
-        meeting.retain(|r| r.bits_per_item <= least * TIE);
+        if let Some(least) = meeting.first().map(|r| r.bits_per_item) {
+            meeting.retain(|r| r.bits_per_item <= least * TIE);
+        }
         meeting
     }
 
-    /// Among `candidates`, the fastest at `op` in `mode`, compared at the
-    /// largest n measured for that operation and mode: (entry, n, ns).
+    /// Among `candidates` meeting the reference p, the fastest at `op` in
+    /// `mode` at the largest n measured for it: (entry, n, ns).
     fn fastest(
         &self,
         candidates: &[&'a Entry],
@@ -105,6 +192,10 @@ impl<'a> Facts<'a> {
         let n = rows().map(|r| r.n).max()?;
         candidates
             .iter()
+            .filter(|e| {
+                self.accuracy(e.name, self.reference)
+                    .is_some_and(AccuracyRow::meets_target)
+            })
             .filter_map(|e| {
                 rows()
                     .find(|r| r.filter == e.name && r.n == n)
@@ -112,463 +203,919 @@ impl<'a> Facts<'a> {
             })
             .min_by(|a, b| a.2.total_cmp(&b.2))
     }
+
+    /// "at p = 1e-2, n = 10^6".
+    fn at(&self, p: f64) -> String {
+        format!("p = {p:e}, n = {}", format_count(self.largest))
+    }
 }
 
-/// "9.59 bits/item: BloomFilter (measured FPP 9.70e-3), fastbloom (…)".
-fn group_text(group: &[&AccuracyRow]) -> String {
-    let Some(first) = group.first() else {
-        return "none meets it".to_owned();
+/// A guide row: the need, the pick, why.
+type GuideRow = [String; 3];
+
+/// The guide table for `measured`.
+pub fn decision_guide(measured: &Measurements) -> String {
+    let Some(facts) = Facts::of(measured) else {
+        return "The guide needs the accuracy experiment; run the default report.\n".to_owned();
     };
-    let members: Vec<String> = group
+    let rows: Vec<Vec<String>> = Need::ALL
         .iter()
-        .map(|r| format!("{} (measured FPP {})", r.filter, sci(r.empirical_fpp)))
+        .map(|&need| {
+            let [question, pick, why] = guide_row(&facts, need);
+            vec![question, pick, format!("{why} {}", evidence_link(need))]
+        })
         .collect();
-    let tie = if group.len() > 1 {
-        ", tied within 0.5%"
-    } else {
-        ""
+    table(&header(&["If you need", "Use", "Measured"]), &rows)
+}
+
+fn guide_row(facts: &Facts<'_>, need: Need) -> GuideRow {
+    let question = need.question().to_owned();
+    let (pick, why) = match need {
+        Need::FewestBits => fewest_bits_cell(facts),
+        Need::FastestLookups => fastest_cell(facts),
+        Need::LowFpp => low_fpp_cell(facts),
+        Need::StaticSet => static_cell(facts),
+        Need::Deletes => capability_cell(facts, Capability::Deletes),
+        Need::UnknownSize => capability_cell(facts, Capability::Growth),
+        Need::ManyThreads => capability_cell(facts, Capability::ConcurrentInserts),
+        Need::OwnKeys => own_keys_cell(facts),
     };
-    format!(
-        "{:.2} bits/item{tie}: {}",
-        first.bits_per_item,
-        members.join(", ")
+    [question, pick, why]
+}
+
+/// "nothing measured": what a cell says when the run has no answer.
+fn nothing(what: &str) -> (String, String) {
+    (
+        "—".to_owned(),
+        format!("Not measured in this run ({what})."),
     )
 }
 
-/// Why a row does not meet its target, in a few words.
-fn shortfall(row: &AccuracyRow) -> String {
-    if row.false_negatives > 0 {
-        format!("{} false negatives", row.false_negatives)
-    } else if let Some(excess) = row.design_excess() {
-        format!("its own exact FPP is {excess:.4}× p")
-    } else {
-        format!("measured {:.2}× p", row.empirical_fpp / row.target_fpp)
-    }
-}
-/// Names in bold, comma-separated.
-fn bold_names<'a>(names: impl Iterator<Item = &'a str>) -> String {
-    names
-        .map(|name| format!("**{name}**"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// A row of the guide: the need, the filter to use, the measured reason.
-type GuideRow = [String; 3];
-
-/// The guide as Markdown: a table of scenarios, then the fewest-bits table.
-pub fn decision_guide(measured: &Measurements) -> String {
-    let evidence = Evidence::of(measured);
-    let Some(largest) = evidence.largest() else {
-        return "The decision guide needs the accuracy experiment; run the full report.\n"
-            .to_owned();
+fn fewest_bits_cell(facts: &Facts<'_>) -> (String, String) {
+    let p = facts.reference;
+    let group = facts.fewest_bits(&facts.dynamic(false), p);
+    let Some(first) = group.first() else {
+        return nothing("no filter met p");
     };
-    let facts = Facts {
-        measured,
-        evidence,
-        largest,
-    };
-    let reference = nearest(&measured.config.accuracy_fpps, 1e-2).unwrap_or(1e-2);
-    let mut rows: Vec<GuideRow> = Vec::new();
-    rows.extend(fewest_bits_row(&facts, reference));
-    rows.extend(fastest_row(&facts, reference));
-    rows.extend(low_fpp_row(&facts));
-    rows.extend(static_rows(&facts, reference));
-    for capability in CAPABILITY_ROWS {
-        rows.push(capability_row(&facts, capability, reference));
-    }
-    rows.push([
-        "Billions of items or a tiny p".to_owned(),
-        "`filterlab recommend`".to_owned(),
-        "It prints the exact sizing of every filterlab filter and warns when a 64-bit key hash \
-         cannot deliver p at n (distinct keys sharing a hash alone give about n/2^64)."
-            .to_owned(),
-    ]);
-    let rows: Vec<Vec<String>> = rows.into_iter().map(Vec::from).collect();
-    let mut out = table(&header(&["If you need", "Use", "Measured reason"]), &rows);
-    out.push('\n');
-    out.push_str(&fewest_bits_table(&facts));
-    out
-}
-
-/// Fewest bits for a changing set of known size, at the reference p.
-fn fewest_bits_row(facts: &Facts<'_>, reference: f64) -> Option<GuideRow> {
-    let dynamic = facts.dynamic(false);
-    let group = facts.fewest_bits(&dynamic, reference);
-    let least = group.first()?.bits_per_item;
     let mut why = format!(
-        "Fewest bits meeting p = {reference:e} at n = {}: {}.",
-        format_count(facts.largest),
-        group_text(&group)
+        "{:.2} bits/item at {} (measured FPP {})",
+        first.bits_per_item,
+        facts.at(p),
+        sci(first.empirical_fpp)
     );
-    let cheaper_but_over: Vec<String> = dynamic
-        .iter()
-        .filter_map(|e| facts.accuracy(e.name, reference))
-        .filter(|r| r.bits_per_item < least && !r.meets_target())
-        .map(|r| {
-            format!(
-                "{} ({:.2} bits/item; {})",
-                r.filter,
-                r.bits_per_item,
-                shortfall(r)
-            )
-        })
-        .collect();
-    if !cheaper_but_over.is_empty() {
-        let _ = write!(
-            why,
-            " Fewer bits but not meeting the target: {}.",
-            cheaper_but_over.join(", ")
-        );
-    }
-    if let Some(ours) = facts.fewest_bits(&facts.dynamic(true), reference).first()
-        && !group.iter().any(|r| r.filter == ours.filter)
-    {
-        let _ = write!(
-            why,
-            " Best filterlab filter: {} ({}).",
-            ours.filter,
-            describe_row(ours)
-        );
-    }
-    why.push_str(" Other targets: the table below.");
-    Some([
-        "A set that changes, size known, fewest bits".to_owned(),
-        bold_names(group.iter().map(|r| r.filter.as_str())),
-        why,
-    ])
-}
-
-/// The fastest negative lookup one key at a time among the filters meeting
-/// the reference p; the fastest batched lookup beside it, labelled.
-fn fastest_row(facts: &Facts<'_>, reference: f64) -> Option<GuideRow> {
-    let meeting = facts.dynamic_meeting(reference);
-    let (fastest, n, ns) = facts.fastest(&meeting, Operation::LookupNegative, Mode::OneKey)?;
-    let mut why = format!(
-        "Fastest negative lookup one key at a time among the filters meeting p = {reference:e}: \
-         {ns:.0} ns at n = {}",
-        format_count(n)
-    );
-    if let Some((_, positive)) =
-        facts
-            .evidence
-            .speed(fastest.name, Operation::LookupPositive, Mode::OneKey)
-    {
-        let _ = write!(why, ", positive {positive:.0} ns");
-    }
-    if let Some(row) = facts.accuracy(fastest.name, reference) {
-        let _ = write!(why, "; {}", describe_row(row));
+    if group.len() > 1 {
+        let _ = write!(why, "; tied: {}", facts.label(&group[1].filter));
     }
     why.push('.');
-    if let Some((batched, n, ns)) =
-        facts.fastest(&meeting, Operation::LookupNegative, Mode::Batched)
-    {
-        let _ = write!(
-            why,
-            " Batched, through a batch API (`contains_many`, which only filterlab's filters \
-             offer), **{}** does a negative lookup in {ns:.0} ns at n = {}: a different way of \
-             calling, not comparable with the one-key figures.",
-            batched.name,
-            format_count(n)
-        );
-    }
-    Some([
-        "Lookups as fast as possible".to_owned(),
-        format!("**{}**", fastest.name),
-        why,
-    ])
+    (facts.bold(&first.filter), why)
 }
 
-/// Targets below an 8-bit fingerprint's FPP: who meets them, who cannot.
-fn low_fpp_row(facts: &Facts<'_>) -> Option<GuideRow> {
-    let low = facts
+fn fastest_cell(facts: &Facts<'_>) -> (String, String) {
+    let Some((entry, n, ns)) = facts.fastest(
+        &facts.dynamic(false),
+        Operation::LookupNegative,
+        Mode::OneKey,
+    ) else {
+        return nothing("speed");
+    };
+    let bits = facts
+        .accuracy(entry.name, facts.reference)
+        .map_or_else(String::new, |r| {
+            format!("; {:.2} bits/item", r.bits_per_item)
+        });
+    (
+        facts.bold(entry.name),
+        format!(
+            "{ns:.0} ns per negative lookup, one key at a time, at n = {}, p = {:e}{bits}.",
+            format_count(n),
+            facts.reference
+        ),
+    )
+}
+
+/// The first target below an 8-bit fingerprint's FPP.
+fn low_target(facts: &Facts<'_>) -> Option<f64> {
+    facts
         .measured
         .config
         .accuracy_fpps
         .iter()
         .copied()
-        .find(|&p| p < FINGERPRINT8_FPP)?;
-    let group = facts.fewest_bits(&facts.dynamic(false), low);
-    if group.is_empty() {
-        return None;
+        .find(|&p| p < FINGERPRINT8_FPP)
+}
+
+fn low_fpp_cell(facts: &Facts<'_>) -> (String, String) {
+    let Some(p) = low_target(facts) else {
+        return nothing("no target below 2^-8");
+    };
+    let group = facts.fewest_bits(&facts.dynamic(false), p);
+    let Some(first) = group.first() else {
+        return nothing("no filter met p");
+    };
+    let mut why = format!(
+        "{:.2} bits/item at {} (FPP {})",
+        first.bits_per_item,
+        facts.at(p),
+        sci(first.empirical_fpp)
+    );
+    if let Some(row) = sweep_fastest(facts, p) {
+        let _ = write!(
+            why,
+            "; fastest meeting it: {} at {:.0} ns (n = {})",
+            facts.label(&row.0),
+            row.1,
+            format_count(row.2)
+        );
     }
-    let cannot: Vec<String> = facts
-        .measured
-        .entries
+    why.push('.');
+    (facts.bold(&first.filter), why)
+}
+
+/// The fastest one-key negative lookup meeting `p` in the sweep, at the
+/// Pareto n: (filter, ns, n).
+fn sweep_fastest(facts: &Facts<'_>, p: f64) -> Option<(String, f64, u64)> {
+    let sweep = facts.measured.sweep.as_ref()?;
+    let n = crate::render::charts::pareto_items(facts.measured, sweep)?;
+    let (_, fastest) = crate::render::charts::skyline_cell(&facts.measured.entries, sweep, n, p);
+    fastest.map(|r| (r.filter.clone(), r.negative_ns, n))
+}
+
+fn static_cell(facts: &Facts<'_>) -> (String, String) {
+    let statics: Vec<&Entry> = facts
+        .entries()
         .iter()
-        .filter_map(|e| {
-            let row = facts.accuracy(e.name, low)?;
-            (row.ci_low > row.target_fpp).then(|| {
-                format!(
-                    "{} (measured {} at p = {low:e})",
-                    e.name,
-                    sci(row.empirical_fpp)
-                )
-            })
-        })
+        .filter(|e| e.has(Capability::StaticSet))
         .collect();
-    let mut why = format!(
-        "Fewest bits meeting p = {low:e} at n = {}: {}.",
-        format_count(facts.largest),
-        group_text(&group)
-    );
-    let ours = facts.fewest_bits(&facts.dynamic(true), low);
-    match ours.first() {
-        Some(best) if !group.iter().any(|r| r.filter == best.filter) => {
-            let _ = write!(
-                why,
-                " Best filterlab filter: {} ({}).",
-                best.filter,
-                describe_row(best)
-            );
-        }
-        _ => {}
-    }
-    if let Some((fastest, n, ns)) = facts.fastest(
-        &facts.dynamic_meeting(low),
-        Operation::LookupNegative,
-        Mode::OneKey,
-    ) {
-        let _ = write!(
-            why,
-            " Fastest negative lookup one key at a time among those meeting it: {} ({ns:.0} ns at n = {}).",
-            fastest.name,
-            format_count(n)
-        );
-    }
-    if !cannot.is_empty() {
-        let _ = write!(why, " Cannot go that low: {}.", cannot.join(", "));
-    }
-    Some([
-        "p below 0.4% (under an 8-bit fingerprint's 2^−8)".to_owned(),
-        bold_names(group.iter().map(|r| r.filter.as_str())),
-        why,
-    ])
+    let best = statics
+        .iter()
+        .filter_map(|e| facts.accuracy(e.name, facts.reference))
+        .min_by(|a, b| a.bits_per_item.total_cmp(&b.bits_per_item));
+    let Some(row) = best else {
+        return nothing("no static filter");
+    };
+    let bloom = -row.empirical_fpp.ln() / std::f64::consts::LN_2.powi(2);
+    (
+        facts.bold(&row.filter),
+        format!(
+            "{:.2} bits/item, FPP {} at n = {} whatever p; a Bloom filter needs {bloom:.2} for that FPP. For a lower p, see the rows above.",
+            row.bits_per_item,
+            sci(row.empirical_fpp),
+            format_count(row.n)
+        ),
+    )
 }
 
-/// Static filters: space and speed against a Bloom filter at the same FPP.
-fn static_rows(facts: &Facts<'_>, reference: f64) -> Vec<GuideRow> {
-    let mut rows = Vec::new();
-    for entry in facts.with(Capability::StaticSet) {
-        let Some(row) = facts.accuracy(entry.name, reference) else {
-            continue;
-        };
-        let bloom_bits = -row.empirical_fpp.ln() / std::f64::consts::LN_2.powi(2);
-        let mut why = format!(
-            "{}, whatever the target; a standard Bloom filter needs {bloom_bits:.2} bits/item \
-             for that FPP.",
-            describe_row(row)
-        );
-        let speeds: Vec<String> = [
-            (Operation::Build, "Build (per key)"),
-            (Operation::LookupNegative, "negative lookup"),
-        ]
-        .into_iter()
-        .filter_map(|(op, what)| {
-            facts
-                .evidence
-                .speed_text(entry.name, op, Mode::OneKey, what)
-        })
-        .collect();
-        if !speeds.is_empty() {
-            let _ = write!(why, " {}.", speeds.join(", "));
-        }
-        let _ = write!(
-            why,
-            " Below {} use a filter from the rows above.",
-            sci(row.empirical_fpp)
-        );
-        rows.push([
-            format!(
-                "{}, p ≥ {}",
-                Capability::StaticSet.need(),
-                sci(row.empirical_fpp)
-            ),
-            format!("**{}**", entry.name),
-            why,
-        ]);
-    }
-    rows
-}
-
-/// The row for a capability: the filterlab filters that have it, chosen
-/// from the measurements, or an honest "not yet" and what the measured
-/// peers with it did.
-fn capability_row(facts: &Facts<'_>, capability: Capability, reference: f64) -> GuideRow {
-    let need = capability.need().to_owned();
-    let (ours, peers): (Vec<&Entry>, Vec<&Entry>) =
-        facts.with(capability).partition(|e| e.is_filterlab());
-    let summary = |entry: &Entry| facts.evidence.summary(entry.name, reference);
-    if !ours.is_empty() {
-        let (chosen, why) = choose(facts, capability, &ours, reference);
-        let mut why = why;
-        if !peers.is_empty() {
-            let _ = write!(why, " Peers with it:");
-            for peer in &peers {
-                let _ = write!(why, " **{}**:{}.", peer.name, summary(peer));
-            }
-        }
-        return [need, chosen, why];
-    }
-    let mut why = format!(
-        "No filterlab filter measured here offers {} yet.",
-        capability.noun()
-    );
-    if peers.is_empty() {
-        why.push_str(" No peer measured here offers it either.");
-        return [need, "nothing measured yet".to_owned(), why];
-    }
-    for peer in &peers {
-        let _ = write!(why, " Measured peer **{}**:{}.", peer.name, summary(peer));
-    }
-    let names: Vec<String> = peers.iter().map(|p| format!("{} (peer)", p.name)).collect();
-    [need, names.join(", "), why]
-}
-
-/// Why a filterlab filter with `capability` does not qualify for its row,
-/// from the measurements: it misses the reference target, lost keys under
-/// churn (deletes), or measured above the target while growing (growth).
-fn disqualified(
-    facts: &Facts<'_>,
-    capability: Capability,
-    entry: &Entry,
-    reference: f64,
-) -> Option<String> {
-    match facts.accuracy(entry.name, reference) {
-        Some(row) if !row.meets_target() => return Some(shortfall(row)),
-        None => return Some(format!("not measured at p = {reference:e}")),
+/// Why a filterlab filter with `capability` does not qualify, from the
+/// measurements: it misses the reference target, lost keys under churn
+/// (deletes), or measured above its target while growing (growth).
+fn disqualified(facts: &Facts<'_>, capability: Capability, entry: &Entry) -> Option<String> {
+    match facts.accuracy(entry.name, facts.reference) {
+        Some(row) if !row.meets_target() => return Some("misses the target".to_owned()),
+        None => return Some("not measured".to_owned()),
         Some(_) => {}
     }
-    let evidence = &facts.evidence;
     match capability {
-        Capability::Deletes => match evidence.churn_losses(entry.name) {
+        Capability::Deletes => match facts.evidence.churn_losses(entry.name) {
             Some((0, 0)) | None => None,
-            Some((lost, failed)) => Some(format!(
-                "{lost} false negatives and {failed} failed removals under churn"
-            )),
+            Some((lost, failed)) => Some(format!("{lost} lost, {failed} failed removals")),
         },
         Capability::Growth => {
-            let above = evidence
-                .growth_at(entry.name, reference)
-                .into_iter()
-                .filter(|r| r.above_target())
-                .count();
-            (above > 0).then(|| format!("measured above P at {above} growth points"))
+            let rows = facts.evidence.growth_at(entry.name, facts.reference);
+            let above = rows.iter().filter(|r| r.above_target()).count();
+            (above > 0).then(|| format!("above P at {above} growth points"))
         }
         Capability::ConcurrentInserts | Capability::StaticSet => None,
     }
 }
 
-/// The filterlab filters to use for `capability`: among those qualifying,
-/// the one with the fewest bits at the reference p and the one with the
-/// fastest one-key negative lookup (one name when they agree); the
-/// measured reason, with every candidate's figures.
-fn choose(
-    facts: &Facts<'_>,
-    capability: Capability,
-    ours: &[&Entry],
-    reference: f64,
-) -> (String, String) {
-    let (qualified, out): (Vec<&Entry>, Vec<&Entry>) = ours
+/// The filters with `capability` that qualify (filterlab's first, then
+/// peers), fewest bits at the reference p first.
+fn qualified<'a>(facts: &Facts<'a>, capability: Capability) -> Vec<&'a AccuracyRow> {
+    let with: Vec<&Entry> = facts
+        .entries()
         .iter()
-        .partition(|e| disqualified(facts, capability, e, reference).is_none());
-    let criteria = match capability {
-        Capability::Deletes => {
-            "meeting the target with 0 false negatives and 0 failed removals over the churn"
-        }
-        Capability::Growth => "meeting the target, and never measured above P while growing",
-        Capability::ConcurrentInserts | Capability::StaticSet => "meeting the target",
-    };
-    let summary = |entry: &Entry| facts.evidence.summary(entry.name, reference);
-    let fewest = facts.fewest_bits(&qualified, reference).first().copied();
-    let fastest = facts.fastest(&qualified, Operation::LookupNegative, Mode::OneKey);
-    let mut picks: Vec<(&str, &str)> = Vec::new();
-    if let Some(row) = fewest {
-        picks.push((row.filter.as_str(), "fewest bits"));
-    }
-    if let Some((entry, _, _)) = fastest {
-        match picks.first_mut() {
-            Some(first) if first.0 == entry.name => first.1 = "fewest bits, fastest lookups",
-            _ => picks.push((entry.name, "fastest one-key lookups")),
-        }
-    }
-    let mut why = String::new();
-    if picks.is_empty() {
-        let _ = write!(
-            why,
-            "No filterlab filter with {} was measured {criteria} at p = {reference:e}.",
-            capability.noun()
-        );
-    } else {
-        let _ = write!(
-            why,
-            "Among the filterlab filters with {} {criteria} at p = {reference:e}: {}.",
-            capability.noun(),
-            picks
-                .iter()
-                .map(|(name, what)| format!("{what}: **{name}**"))
-                .collect::<Vec<_>>()
-                .join("; ")
-        );
-    }
-    for entry in &qualified {
-        let _ = write!(why, " **{}**:{}.", entry.name, summary(entry));
-    }
-    for entry in &out {
-        let reason = disqualified(facts, capability, entry, reference).unwrap_or_default();
-        let _ = write!(why, " Not chosen: {} ({reason}).", entry.name);
-    }
-    let chosen = if picks.is_empty() {
-        "no filterlab filter qualifies".to_owned()
-    } else {
-        picks
-            .iter()
-            .map(|(name, what)| format!("**{name}** ({what})"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    (chosen, why)
+        .filter(|e| e.has(capability) && e.takes_inserts())
+        .filter(|e| disqualified(facts, capability, e).is_none())
+        .collect();
+    let mut rows: Vec<&AccuracyRow> = with
+        .iter()
+        .filter_map(|e| facts.accuracy(e.name, facts.reference))
+        .collect();
+    rows.sort_by(|a, b| a.bits_per_item.total_cmp(&b.bits_per_item));
+    rows
 }
 
-/// For each target p: the filter meeting it with the fewest bits, and the
-/// best filterlab filter.
-fn fewest_bits_table(facts: &Facts<'_>) -> String {
-    let (dynamic, filterlab) = (facts.dynamic(false), facts.dynamic(true));
-    let rows: Vec<Vec<String>> = facts
+fn capability_cell(facts: &Facts<'_>, capability: Capability) -> (String, String) {
+    let rows = qualified(facts, capability);
+    let Some(pick) = rows.first() else {
+        let with = facts.entries().iter().filter(|e| e.has(capability)).count();
+        return (
+            "—".to_owned(),
+            format!(
+                "No filter measured here with {} met the target and kept its keys ({with} tried).",
+                capability.noun()
+            ),
+        );
+    };
+    let p = facts.reference;
+    let mut why = format!("{:.2} bits/item at {}", pick.bits_per_item, facts.at(p));
+    match capability {
+        Capability::Deletes => {
+            if let Some((lost, failed)) = facts.evidence.churn_losses(&pick.filter) {
+                let span = facts.measured.config.churn_span;
+                let _ = write!(
+                    why,
+                    "; {lost} keys lost and {failed} failed removals over {span}× capacity of churn"
+                );
+            }
+        }
+        Capability::Growth => {
+            if let Some(last) = facts.evidence.growth_at(&pick.filter, p).last() {
+                let _ = write!(
+                    why,
+                    "; grown {:.0}×: FPP {}, {:.1} bits/item",
+                    last.at.growth,
+                    sci(last.sample.empirical_fpp),
+                    last.at.bits_per_item
+                );
+            }
+        }
+        Capability::ConcurrentInserts => {
+            if let Some((n, all, one)) = concurrent(facts, &pick.filter, Mode::Batched)
+                .or_else(|| concurrent(facts, &pick.filter, Mode::OneKey))
+            {
+                let cores = crate::experiments::speed::insert_threads();
+                let _ = write!(
+                    why,
+                    "; inserts {all:.0} ns/key on {cores} threads, {one:.0} on one (n = {})",
+                    format_count(n)
+                );
+            }
+        }
+        Capability::StaticSet => {}
+    }
+    why.push('.');
+    (facts.bold(&pick.filter), why)
+}
+
+/// All cores against one thread inserting, in `mode`: (n, ns all, ns one).
+fn concurrent(facts: &Facts<'_>, filter: &str, mode: Mode) -> Option<(u64, f64, f64)> {
+    let (n, all) = facts
+        .evidence
+        .speed(filter, Operation::InsertConcurrent, mode)?;
+    let (_, one) = facts.evidence.speed(filter, Operation::Insert, mode)?;
+    Some((n, all, one))
+}
+
+fn own_keys_cell(facts: &Facts<'_>) -> (String, String) {
+    let command = "`filterlab compare --keys FILE --fpp P`".to_owned();
+    match &facts.measured.config.keys {
+        Some(keys) => {
+            let group = facts.fewest_bits(&facts.dynamic(false), facts.reference);
+            let why = group.first().map_or_else(
+                || "No filter met p on these keys.".to_owned(),
+                |r| {
+                    format!(
+                        "On your {} keys: {} meets p = {:e} with {:.2} bits/item (FPP {} on {} held-out keys).",
+                        format_count(keys.inserted().len() as u64),
+                        facts.label(&r.filter),
+                        r.target_fpp,
+                        r.bits_per_item,
+                        sci(r.empirical_fpp),
+                        format_count(keys.held_out().len() as u64)
+                    )
+                },
+            );
+            (command, why)
+        }
+        None => (
+            command,
+            "Measures every filter on your keys (one a line), the FPP on keys held out of the \
+             file; `report --keys FILE` writes this report for them. This one: generated u64 keys."
+                .to_owned(),
+        ),
+    }
+}
+
+/// The sections of every need, in guide order.
+pub fn need_sections(measured: &Measurements) -> String {
+    let Some(facts) = Facts::of(measured) else {
+        return String::new();
+    };
+    let mut out = String::new();
+    for need in Need::ALL {
+        out.push_str(&match need {
+            Need::FewestBits => fewest_bits_section(&facts),
+            Need::FastestLookups => fastest_section(&facts),
+            Need::LowFpp => low_fpp_section(&facts),
+            Need::StaticSet => static_section(&facts),
+            Need::Deletes => deletes_section(&facts),
+            Need::UnknownSize => growth_section(&facts),
+            Need::ManyThreads => threads_section(&facts),
+            Need::OwnKeys => own_keys_section(&facts),
+        });
+    }
+    out
+}
+
+/// "9.59 ✓" for a row, "" without one.
+fn bits_cell(row: Option<&AccuracyRow>) -> String {
+    row.map_or_else(String::new, |r| {
+        format!("{:.2} {}", r.bits_per_item, r.status().mark())
+    })
+}
+
+fn fewest_bits_section(facts: &Facts<'_>) -> String {
+    let fpps = &facts.measured.config.accuracy_fpps;
+    let mut section = Section::new(Need::FewestBits.heading());
+    section.paragraph(format_args!(
+        "Bits per item at n = {} for each target p (✓ meets p: nothing lost or refused, the \
+         interval reaches p and the exact theory is within 0.1% of it; ≈ measured within p but its \
+         own exact FPP is above it; ✗ misses it). Static filters are in [{}](#{}). The plots: \
+         [space.svg](space.svg), and with lookup times the [Pareto charts](#summary-charts).",
+        format_count(facts.largest),
+        Need::StaticSet.heading(),
+        anchor(Need::StaticSet.heading())
+    ));
+    let mut head = vec!["filter".to_owned()];
+    head.extend(fpps.iter().map(|p| format!("p = {p:e}")));
+    let mut body = vec![{
+        let mut cells = vec!["*lower bound log2(1/p)*".to_owned()];
+        cells.extend(fpps.iter().map(|p| format!("{:.2}", -p.log2())));
+        cells
+    }];
+    let mut fewest = vec!["*fewest meeting p*".to_owned()];
+    for &p in fpps {
+        let group = facts.fewest_bits(&facts.dynamic(false), p);
+        fewest.push(
+            group
+                .first()
+                .map_or_else(|| "none".to_owned(), |r| facts.label(&r.filter)),
+        );
+    }
+    body.push(fewest);
+    for entry in facts.dynamic(false) {
+        let mut cells = vec![facts.label(entry.name)];
+        cells.extend(
+            fpps.iter()
+                .map(|&p| bits_cell(facts.accuracy(entry.name, p))),
+        );
+        body.push(cells);
+    }
+    section.table(&head, &body);
+    section.finish(&[])
+}
+
+fn fastest_section(facts: &Facts<'_>) -> String {
+    let speed = facts.evidence.speed;
+    let mut sizes: Vec<u64> = speed
+        .iter()
+        .filter(|r| r.op == Operation::LookupNegative)
+        .map(|r| r.n)
+        .collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let p = facts.reference;
+    let mut section = Section::new(Need::FastestLookups.heading());
+    section.paragraph(format_args!(
+        "Median ns per negative lookup (the lookup a filter exists to make cheap), one key at a \
+         time, each filter sized for n at p = {}; then the batched figure (filterlab's batch \
+         API, a different way of calling) and the positive lookup at the largest n, and bits per \
+         item and whether it met p = {p:e} at n = {}. The machine is shared: differences under \
+         about 1.5× are noise. Every size, operation and target: [Speed](#speed), the \
+         [skyline map](#summary-charts); free of that noise, in instructions and simulated \
+         cache misses: [{COUNTS_HEADING}](#{}).",
+        facts.measured.config.speed_fpp,
+        format_count(facts.largest),
+        anchor(COUNTS_HEADING)
+    ));
+    let largest = sizes.last().copied().unwrap_or(0);
+    let mut head = vec!["filter".to_owned()];
+    head.extend(sizes.iter().map(|&n| format!("n = {}", format_count(n))));
+    head.extend([
+        format!("batched, n = {}", format_count(largest)),
+        format!("positive, n = {}", format_count(largest)),
+        format!("bits/item, p = {p:e}"),
+    ]);
+    let ns = |filter: &str, op: Operation, mode: Mode, n: u64| {
+        speed
+            .iter()
+            .find(|r| r.filter == filter && r.op == op && r.mode == mode && r.n == n)
+            .map_or_else(String::new, |r| format!("{:.1}", r.ns_per_op))
+    };
+    let mut rows: Vec<(f64, Vec<String>)> = Vec::new();
+    for entry in facts.entries() {
+        let order = speed
+            .iter()
+            .find(|r| {
+                r.filter == entry.name
+                    && r.op == Operation::LookupNegative
+                    && r.mode == Mode::OneKey
+                    && r.n == largest
+            })
+            .map_or(f64::INFINITY, |r| r.ns_per_op);
+        let mut cells = vec![facts.label(entry.name)];
+        cells.extend(
+            sizes
+                .iter()
+                .map(|&n| ns(entry.name, Operation::LookupNegative, Mode::OneKey, n)),
+        );
+        cells.push(ns(
+            entry.name,
+            Operation::LookupNegative,
+            Mode::Batched,
+            largest,
+        ));
+        cells.push(ns(
+            entry.name,
+            Operation::LookupPositive,
+            Mode::OneKey,
+            largest,
+        ));
+        cells.push(bits_cell(facts.accuracy(entry.name, p)));
+        rows.push((order, cells));
+    }
+    rows.sort_by(|a, b| a.0.total_cmp(&b.0));
+    section.paragraph("Fastest first at the largest n:");
+    section.table(&head, &rows.into_iter().map(|(_, c)| c).collect::<Vec<_>>());
+    section.finish(&[])
+}
+
+fn low_fpp_section(facts: &Facts<'_>) -> String {
+    let fpps: Vec<f64> = facts
         .measured
         .config
         .accuracy_fpps
         .iter()
-        .map(|&p| {
-            let group = facts.fewest_bits(&dynamic, p);
-            let least = group.first().map_or(f64::INFINITY, |r| r.bits_per_item);
-            let ours = facts.fewest_bits(&filterlab, p);
-            let under: Vec<String> = dynamic
-                .iter()
-                .filter_map(|e| facts.accuracy(e.name, p))
-                .filter(|r| r.bits_per_item < least && !r.meets_target())
-                .map(|r| format!("{} ({:.2}; {})", r.filter, r.bits_per_item, shortfall(r)))
-                .collect();
+        .copied()
+        .filter(|&p| p < FINGERPRINT8_FPP)
+        .collect();
+    let mut section = Section::new(Need::LowFpp.heading());
+    section.paragraph(format_args!(
+        "Targets below 2^−8 ≈ 0.39%, the floor of an 8-bit fingerprint. Per target: bits per item \
+         and measured FPP at n = {} (✓ meets p), and the one-key negative lookup from the \
+         [sweep](#summary-charts){}.",
+        format_count(facts.largest),
+        facts
+            .measured
+            .sweep
+            .as_ref()
+            .and_then(|s| crate::render::charts::pareto_items(facts.measured, s))
+            .map_or_else(String::new, |n| format!(" at n = {}", format_count(n)))
+    ));
+    if fpps.is_empty() {
+        return section.finish(&["this run has no target below 2^−8".to_owned()]);
+    }
+    let mut head = vec!["filter".to_owned()];
+    for p in &fpps {
+        head.push(format!("p = {p:e}: bits/item"));
+        head.push("FPP".to_owned());
+        head.push("ns".to_owned());
+    }
+    let pareto = facts
+        .measured
+        .sweep
+        .as_ref()
+        .and_then(|s| crate::render::charts::pareto_items(facts.measured, s).map(|n| (s, n)));
+    let mut body = Vec::new();
+    for entry in facts.entries() {
+        let mut cells = vec![facts.label(entry.name)];
+        for &p in &fpps {
+            let row = facts.accuracy(entry.name, p);
+            cells.push(bits_cell(row));
+            cells.push(row.map_or_else(String::new, |r| sci(r.empirical_fpp)));
+            cells.push(
+                pareto
+                    .and_then(|(s, n)| {
+                        s.rows
+                            .iter()
+                            .find(|r| r.filter == entry.name && r.n == n && r.target_fpp == p)
+                    })
+                    .map_or_else(String::new, |r| format!("{:.0}", r.negative_ns)),
+            );
+        }
+        body.push(cells);
+    }
+    section.table(&head, &body);
+    section.finish(&[])
+}
+
+fn static_section(facts: &Facts<'_>) -> String {
+    let p = facts.reference;
+    let mut section = Section::new(Need::StaticSet.heading());
+    section.paragraph(format_args!(
+        "Filters built once from the whole key set, beside the dynamic filter with the fewest bits \
+         and the one with the fastest lookup at p = {p:e}; n = {} for bits and FPP; build (or \
+         insert) and negative lookup per key, one key at a time, at the largest n timed. `Bloom \
+         bits for that FPP` is what a standard Bloom filter needs for the FPP measured.",
+        format_count(facts.largest)
+    ));
+    let mut chosen: Vec<&Entry> = facts
+        .entries()
+        .iter()
+        .filter(|e| e.has(Capability::StaticSet))
+        .collect();
+    let dynamic = facts.dynamic(false);
+    if let Some(row) = facts.fewest_bits(&dynamic, p).first() {
+        chosen.extend(facts.entries().iter().find(|e| e.name == row.filter));
+    }
+    if let Some((entry, ..)) = facts.fastest(&dynamic, Operation::LookupNegative, Mode::OneKey)
+        && !chosen.iter().any(|e| e.name == entry.name)
+    {
+        chosen.push(entry);
+    }
+    let body: Vec<Vec<String>> = chosen
+        .iter()
+        .map(|entry| {
+            let row = facts.accuracy(entry.name, p);
+            let build = facts
+                .evidence
+                .speed(entry.name, Operation::Build, Mode::OneKey)
+                .or_else(|| {
+                    facts
+                        .evidence
+                        .speed(entry.name, Operation::Insert, Mode::OneKey)
+                });
+            let lookup = facts
+                .evidence
+                .speed(entry.name, Operation::LookupNegative, Mode::OneKey);
             vec![
-                format!("{p:e}"),
-                group_text(&group),
-                group_text(&ours[..ours.len().min(1)]),
-                under.join(", "),
+                facts.label(entry.name),
+                if entry.has(Capability::StaticSet) {
+                    "static"
+                } else {
+                    "takes inserts"
+                }
+                .to_owned(),
+                bits_cell(row),
+                row.map_or_else(String::new, |r| sci(r.empirical_fpp)),
+                row.map_or_else(String::new, |r| {
+                    format!(
+                        "{:.2}",
+                        -r.empirical_fpp.ln() / std::f64::consts::LN_2.powi(2)
+                    )
+                }),
+                build.map_or_else(String::new, |(n, ns)| {
+                    format!("{ns:.0} (n = {})", format_count(n))
+                }),
+                lookup.map_or_else(String::new, |(n, ns)| {
+                    format!("{ns:.0} (n = {})", format_count(n))
+                }),
             ]
         })
         .collect();
-    format!(
-        "Fewest bits per item meeting each target, n = {} (sets that change; static filters \
-         excluded; filters within 0.5% of the fewest are listed together):\n\n{}\n",
-        format_count(facts.largest),
-        table(
-            &header(&[
-                "target p",
-                "fewest bits meeting it",
-                "best filterlab filter",
-                "fewer bits but not meeting it",
-            ]),
-            &rows
-        )
-    )
+    section.table(
+        &header(&[
+            "filter",
+            "kind",
+            "bits/item",
+            "measured FPP",
+            "Bloom bits for that FPP",
+            "build or insert ns/key",
+            "negative lookup ns",
+        ]),
+        &body,
+    );
+    section.finish(&[])
+}
+
+fn deletes_section(facts: &Facts<'_>) -> String {
+    let p = facts.reference;
+    let config = &facts.measured.config;
+    let mut section = Section::new(Need::Deletes.heading());
+    section.paragraph(format_args!(
+        "Every filter that deletes: bits per item and measured FPP at {} (✓ meets p); under \
+         churn (capacity {}, {}× that many remove-oldest/insert-new steps) the most live keys \
+         reported absent at any point and the removals that found nothing; what removing a \
+         never-inserted key that tests positive costs (inserted keys lost per removal); one-key \
+         negative lookup and remove at the largest n. Details: [Churn](#churn-filters-that-delete).",
+        facts.at(p),
+        format_count(config.churn_items),
+        config.churn_span
+    ));
+    let body: Vec<Vec<String>> = facts
+        .entries()
+        .iter()
+        .filter(|e| e.has(Capability::Deletes))
+        .map(|entry| {
+            let row = facts.accuracy(entry.name, p);
+            let churn = facts.evidence.churn_losses(entry.name);
+            let bogus = facts.evidence.bogus.iter().find(|r| r.filter == entry.name);
+            let timed = |op| {
+                facts
+                    .evidence
+                    .speed(entry.name, op, Mode::OneKey)
+                    .map_or_else(String::new, |(_, ns)| format!("{ns:.0}"))
+            };
+            vec![
+                facts.label(entry.name),
+                bits_cell(row),
+                row.map_or_else(String::new, |r| sci(r.empirical_fpp)),
+                churn.map_or_else(String::new, |(lost, _)| lost.to_string()),
+                churn.map_or_else(String::new, |(_, failed)| failed.to_string()),
+                bogus.map_or_else(String::new, |b| {
+                    format!("{:.2}", b.false_negatives_per_removal)
+                }),
+                timed(Operation::LookupNegative),
+                timed(Operation::Remove),
+            ]
+        })
+        .collect();
+    section.table(
+        &header(&[
+            "filter",
+            "bits/item",
+            "measured FPP",
+            "live keys lost (churn)",
+            "failed removals",
+            "lost per bogus removal",
+            "negative lookup ns",
+            "remove ns",
+        ]),
+        &body,
+    );
+    section.finish(&[])
+}
+
+fn growth_section(facts: &Facts<'_>) -> String {
+    let config = &facts.measured.config;
+    let mut section = Section::new(Need::UnknownSize.heading());
+    section.paragraph(format_args!(
+        "Every filter that grows, built for {} items and fed {}: per target P, the FPP at the end \
+         and the worst at any doubling (and at how many points the interval lay above P), bits per \
+         item at the end beside a `BloomFilter` sized for those items, and the one-key negative \
+         lookup at the end. Details: [Growth](#growth-filters-that-grow).",
+        format_count(config.growth_initial),
+        format_count(config.growth_final)
+    ));
+    let growing: Vec<&Entry> = facts
+        .entries()
+        .iter()
+        .filter(|e| e.has(Capability::Growth))
+        .collect();
+    let mut body = Vec::new();
+    for &p in &config.growth_fpps {
+        for entry in &growing {
+            let rows = facts.evidence.growth_at(entry.name, p);
+            let Some(last) = rows.last() else { continue };
+            if last.at.target_fpp != p {
+                continue;
+            }
+            let worst = rows
+                .iter()
+                .map(|r| r.sample.empirical_fpp)
+                .fold(0.0, f64::max);
+            let above = rows.iter().filter(|r| r.above_target()).count();
+            body.push(vec![
+                facts.label(entry.name),
+                format!("{p:e}"),
+                sci(last.sample.empirical_fpp),
+                format!("{} ({above} of {} above P)", sci(worst), rows.len()),
+                format!("{:.2}", last.at.bits_per_item),
+                format!("{:.2}", last.at.bloom_bits_per_item),
+                format!("{:.0}", last.at.negative_ns),
+                last.at.false_negatives.to_string(),
+            ]);
+        }
+    }
+    if body.is_empty() {
+        return section.finish(&["the growth experiment did not run".to_owned()]);
+    }
+    section.table(
+        &header(&[
+            "filter",
+            "P",
+            "FPP at the end",
+            "worst FPP",
+            "bits/item at the end",
+            "BloomFilter bits/item",
+            "negative lookup ns",
+            "false negatives",
+        ]),
+        &body,
+    );
+    section.finish(&[])
+}
+
+fn threads_section(facts: &Facts<'_>) -> String {
+    let cores = crate::experiments::speed::insert_threads();
+    let mut section = Section::new(Need::ManyThreads.heading());
+    section.paragraph(format_args!(
+        "Wall-clock ns per key filling one filter, one thread against all {cores} cores into one \
+         shared filter (only filters whose inserts take `&self` can), one key at a time and \
+         batched, at the largest n timed; bits per item at {}. The fastest single-thread \
+         inserters are listed too: several threads need one of the shared filters.",
+        facts.at(facts.reference)
+    ));
+    let speed = facts.evidence.speed;
+    let mut rows: Vec<(f64, Vec<String>)> = Vec::new();
+    for entry in facts.entries().iter().filter(|e| e.takes_inserts()) {
+        let figure = |op, mode| facts.evidence.speed(entry.name, op, mode);
+        let Some((n, one)) = figure(Operation::Insert, Mode::OneKey) else {
+            continue;
+        };
+        let cell = |value: Option<(u64, f64)>| {
+            value.map_or_else(|| "—".to_owned(), |(_, ns)| format!("{ns:.0}"))
+        };
+        let shared = entry.has(Capability::ConcurrentInserts);
+        rows.push((
+            if shared { 0.0 } else { one },
+            vec![
+                facts.label(entry.name),
+                if shared { "yes" } else { "no" }.to_owned(),
+                format!("{one:.0}"),
+                cell(figure(Operation::InsertConcurrent, Mode::OneKey)),
+                cell(figure(Operation::Insert, Mode::Batched)),
+                cell(figure(Operation::InsertConcurrent, Mode::Batched)),
+                format_count(n),
+                bits_cell(facts.accuracy(entry.name, facts.reference)),
+            ],
+        ));
+    }
+    if speed.is_empty() {
+        return section.finish(&["the speed experiment did not run".to_owned()]);
+    }
+    rows.sort_by(|a, b| a.0.total_cmp(&b.0));
+    rows.truncate(8);
+    section.table(
+        &header(&[
+            "filter",
+            "shared inserts",
+            "one thread ns/key",
+            "all cores ns/key",
+            "one thread, batched",
+            "all cores, batched",
+            "n",
+            "bits/item",
+        ]),
+        &rows.into_iter().map(|(_, c)| c).collect::<Vec<_>>(),
+    );
+    section.finish(&[])
+}
+
+fn own_keys_section(facts: &Facts<'_>) -> String {
+    let mut section = Section::new(Need::OwnKeys.heading());
+    let Some(keys) = &facts.measured.config.keys else {
+        section.paragraph(
+            "This report was measured on generated keys (seeded u64 streams; every filter hashes \
+             them with its own hasher). To measure on yours: `filterlab compare --keys FILE --fpp P` \
+             prints every filter's bits, measured FPP and speed at that p; `filterlab report --keys \
+             FILE --out DIR` writes this report for them. A file holds one key a line: u64s when \
+             every line is one, else strings (mapped to u64 keys by XXH3). Half the distinct keys \
+             (`--holdout`) are held out and never inserted: the FPP is measured on those, keys of \
+             the same kind as the ones inserted.",
+        );
+        return section.finish(&[]);
+    };
+    section.paragraph(format_args!(
+        "Keys: {}. Every row of this report was measured on them; the table: each filter at every \
+         target p (✓ meets p), FPP on the held-out keys.",
+        keys.describe()
+    ));
+    let fpps = &facts.measured.config.accuracy_fpps;
+    let mut head = vec!["filter".to_owned()];
+    for p in fpps {
+        head.push(format!("p = {p:e}: bits/item"));
+        head.push("FPP".to_owned());
+    }
+    let body: Vec<Vec<String>> = facts
+        .entries()
+        .iter()
+        .map(|entry| {
+            let mut cells = vec![facts.label(entry.name)];
+            for &p in fpps {
+                let row = facts.accuracy(entry.name, p);
+                cells.push(bits_cell(row));
+                cells.push(row.map_or_else(String::new, |r| {
+                    format!(
+                        "{} [{}, {}]",
+                        sci(r.empirical_fpp),
+                        sci(r.ci_low),
+                        sci(r.ci_high)
+                    )
+                }));
+            }
+            cells
+        })
+        .collect();
+    section.table(&head, &body);
+    section.finish(&[])
+}
+
+/// The cells of the first Markdown table after `heading` in `markdown`.
+fn table_after<'a>(markdown: &'a str, heading: &str) -> Vec<Vec<&'a str>> {
+    markdown
+        .lines()
+        .skip_while(|line| line.trim() != heading)
+        .skip(1)
+        .skip_while(|line| !line.starts_with('|'))
+        .take_while(|line| line.starts_with('|'))
+        .filter(|line| !line.starts_with("|---"))
+        .skip(1)
+        .map(|line| {
+            line.trim()
+                .trim_start_matches('|')
+                .trim_end_matches('|')
+                .split(" | ")
+                .map(str::trim)
+                .collect()
+        })
+        .collect()
+}
+
+/// Why `readme` breaks the guide's rules: a need without its row, a cell
+/// over [`MAX_CELL`] characters, a row without a link to its section or a
+/// link to a section that is not there. Empty when it keeps them.
+pub fn check_guide(readme: &str) -> Vec<String> {
+    let mut failures = Vec::new();
+    let rows = table_after(readme, GUIDE_HEADING);
+    if rows.is_empty() {
+        failures.push(format!("no guide table under `{GUIDE_HEADING}`"));
+    }
+    let anchors: Vec<String> = readme
+        .lines()
+        .filter_map(|line| line.strip_prefix("## "))
+        .map(anchor)
+        .collect();
+    for need in Need::ALL {
+        let Some(row) = rows
+            .iter()
+            .find(|row| row.first() == Some(&need.question()))
+        else {
+            failures.push(format!("guide: no row for `{}`", need.question()));
+            continue;
+        };
+        for cell in row {
+            let length = cell.chars().count();
+            if length > MAX_CELL {
+                failures.push(format!(
+                    "guide: a cell of `{}` has {length} characters (at most {MAX_CELL}): {cell}",
+                    need.question()
+                ));
+            }
+        }
+        let link = format!("(#{})", anchor(need.heading()));
+        if !row.iter().any(|cell| cell.contains(&link)) {
+            failures.push(format!("guide: `{}` does not link {link}", need.question()));
+        }
+        if !anchors.contains(&anchor(need.heading())) {
+            failures.push(format!("guide: no section `## {}`", need.heading()));
+        }
+    }
+    failures
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn anchors_follow_github() {
+        assert_eq!(
+            anchor("Fewest bits at a known size"),
+            "fewest-bits-at-a-known-size"
+        );
+        assert_eq!(
+            anchor("Churn (filters that delete)"),
+            "churn-filters-that-delete"
+        );
+        assert_eq!(anchor(" Low p "), "low-p");
+    }
+
+    fn readme(cell: &str, drop_section: Option<Need>) -> String {
+        let mut text =
+            format!("# r\n\n{GUIDE_HEADING}\n\n| If you need | Use | Measured |\n|---|---|---|\n");
+        for need in Need::ALL {
+            let _ = writeln!(
+                text,
+                "| {} | **X** | {cell} {} |",
+                need.question(),
+                evidence_link(need)
+            );
+        }
+        for need in Need::ALL.into_iter().filter(|n| Some(*n) != drop_section) {
+            let _ = writeln!(
+                text,
+                "\n## {}\n\n| filter | a |\n|---|---|\n| X | 1 |",
+                need.heading()
+            );
+        }
+        text
+    }
+
+    #[test]
+    fn the_check_passes_a_good_guide_and_names_what_breaks() {
+        assert_eq!(
+            check_guide(&readme("9.59 bits/item at p = 1e-2.", None)),
+            Vec::<String>::new()
+        );
+        let long = "x".repeat(MAX_CELL);
+        let failures = check_guide(&readme(&long, None));
+        assert_eq!(failures.len(), Need::ALL.len(), "{failures:?}");
+        assert!(failures[0].contains("characters (at most 300)"));
+        let failures = check_guide(&readme("ok", Some(Need::Deletes)));
+        assert_eq!(failures, ["guide: no section `## Deletes`"]);
+        let failures = check_guide("# r\n\nno guide\n");
+        assert_eq!(failures.len(), 1 + Need::ALL.len(), "{failures:?}");
+    }
 }

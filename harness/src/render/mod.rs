@@ -1,5 +1,5 @@
-//! Turning measurements into the report's files: CSV, SVG charts, and the
-//! README with its tables and decision guide.
+//! Turning measurements into the report's files: CSV, SVG figures (one
+//! style table for every filter), and the README with its decision guide.
 
 pub mod charts;
 pub mod csv;
@@ -9,4 +9,5 @@ pub mod markdown;
 pub mod plot;
 pub mod section;
 pub mod sections;
+pub mod style;
 pub mod table;

@@ -1,63 +1,413 @@
-//! SVG line charts (plotters' SVG backend needs no fonts): one function
-//! draws every chart of the report; logarithmic axes are drawn in log10
-//! space with labels converted back.
+//! SVG figures (plotters' SVG backend needs no fonts): small multiples of
+//! line and scatter panels, each with its legend beside its data area, and
+//! labelled grids. [`layout`] places everything before anything is drawn,
+//! so that the tests can check the geometry the drawing uses; logarithmic
+//! axes are drawn in log10 space with labels converted back.
 
 use std::path::Path;
 
+use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::error::Error;
+use crate::render::style::{Colour, Look, Marker, REFERENCE};
 
-/// Readable, distinct line colours (0xRRGGBB); a filter keeps its colour in
-/// every chart.
-const COLOURS: [u32; 12] = [
-    0x00_72b2, 0xd5_5e00, 0x00_9e73, 0xcc_79a7, 0x56_b4e9, 0xe6_9f00, 0x78_3ca0, 0x96_9600,
-    0xaa_2828, 0x28_28a0, 0x5a_5a5a, 0x00_5a3c,
-];
+/// The font every text uses (resvg and browsers map it to a sans font).
+const FONT: &str = "sans-serif";
+/// Font sizes, as plotters takes them (it writes size / 1.24 px).
+const TITLE_SIZE: f64 = 22.0;
+const PANEL_TITLE_SIZE: f64 = 16.0;
+const TEXT_SIZE: f64 = 15.0;
+const SMALL_SIZE: f64 = 13.0;
 
-/// The colour of series `index`.
-fn colour(index: usize) -> RGBColor {
-    let [_, red, green, blue] = COLOURS[index % COLOURS.len()].to_be_bytes();
-    RGBColor(red, green, blue)
+/// Figure title band, panel title band, axis bands, data area, gaps.
+const TITLE_H: i32 = 40;
+const PANEL_TITLE_H: i32 = 26;
+const Y_AXIS_W: i32 = 74;
+const X_AXIS_H: i32 = 46;
+const DATA_W: i32 = 400;
+const DATA_H: i32 = 260;
+/// The data area of a figure's only plot (a Pareto chart): room for labels.
+const LARGE_W: i32 = 860;
+const LARGE_H: i32 = 520;
+const LEGEND_GAP: i32 = 14;
+const LEGEND_ROW_H: i32 = 19;
+const LEGEND_SAMPLE_W: i32 = 34;
+const PANEL_GAP: i32 = 24;
+const MARGIN: i32 = 16;
+/// Grid panels: the row header and each cell.
+const GRID_HEADER_W: i32 = 96;
+const GRID_HEADER_H: i32 = 26;
+const GRID_CELL_W: i32 = 262;
+const GRID_CELL_H: i32 = 74;
+
+/// Estimated width in pixels of `text` at plotters font size `size`
+/// (DejaVu Sans, the widest common sans font, averages about 0.55 em per
+/// character of these labels).
+pub fn text_width(text: &str, size: f64) -> i32 {
+    (text.chars().count() as f64 * 0.56 * size / 1.24).ceil() as i32
 }
 
-/// How a series is drawn.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Style {
-    /// A measured filter: solid line with points, colour by its index.
-    Measured(usize),
-    /// A second line of the same filter (its batch API, its theory): dashed, in its colour.
-    Dashed(usize),
-    /// A reference curve (bound, target): dashed black.
-    Reference,
+/// How a series' line is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dash {
+    /// A solid line.
+    Solid,
+    /// A dashed line (and a dashed sample in the legend).
+    Dashed,
+    /// A dotted line (a second reference line beside a dashed one).
+    Dotted,
 }
 
-/// One line of a chart.
+/// One measured point, with its interval where it has one.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Point {
+    /// x, in data units.
+    pub x: f64,
+    /// y, in data units.
+    pub y: f64,
+    /// A confidence interval on y (drawn as an error bar).
+    pub interval: Option<(f64, f64)>,
+}
+
+impl Point {
+    /// A point without an interval.
+    pub fn at(x: f64, y: f64) -> Self {
+        Self {
+            x,
+            y,
+            interval: None,
+        }
+    }
+}
+
+/// One line of a panel, with a legend entry.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Series {
     /// The legend label.
     pub name: String,
-    /// (x, y) points in data units.
-    pub points: Vec<(f64, f64)>,
-    /// How to draw it.
-    pub style: Style,
+    /// The registry name of the filter it shows (`None` for references).
+    pub filter: Option<String>,
+    /// Its colour.
+    pub colour: Colour,
+    /// Its marker (`None` for a plain line).
+    pub marker: Option<Marker>,
+    /// Its line.
+    pub dash: Dash,
+    /// The points, joined in order.
+    pub points: Vec<Point>,
 }
 
-/// A chart: title, axes and series.
+impl Series {
+    /// A filter's series, in its look.
+    pub fn filter(name: String, filter: &str, look: Look, dash: Dash, points: Vec<Point>) -> Self {
+        Self {
+            name,
+            filter: Some(filter.to_owned()),
+            colour: look.colour,
+            marker: Some(look.marker),
+            dash,
+            points,
+        }
+    }
+
+    /// A reference line (a target, a bound): dashed black, no marker.
+    pub fn reference(name: impl Into<String>, points: Vec<Point>) -> Self {
+        Self {
+            name: name.into(),
+            filter: None,
+            colour: REFERENCE,
+            marker: None,
+            dash: Dash::Dashed,
+            points,
+        }
+    }
+
+    /// The same line drawn in `dash` (a second reference beside a first).
+    #[must_use]
+    pub fn dashed(mut self, dash: Dash) -> Self {
+        self.dash = dash;
+        self
+    }
+
+    /// Its colour, marker and dash: no two series of a panel share them.
+    pub fn style(&self) -> (Colour, Option<Marker>, Dash) {
+        (self.colour, self.marker, self.dash)
+    }
+}
+
+/// A point drawn with its label beside it instead of a legend entry.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Chart {
+pub struct Labelled {
+    /// The label.
+    pub name: String,
+    /// The registry name of the filter.
+    pub filter: String,
+    /// Its look.
+    pub look: Look,
+    /// x, in data units.
+    pub x: f64,
+    /// y, in data units.
+    pub y: f64,
+}
+
+/// An axis.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Axis {
+    /// What it measures.
+    pub label: String,
+    /// Logarithmic.
+    pub log: bool,
+}
+
+impl Axis {
+    /// An axis labelled `label`, logarithmic when `log`.
+    pub fn new(label: impl Into<String>, log: bool) -> Self {
+        Self {
+            label: label.into(),
+            log,
+        }
+    }
+}
+
+/// A panel with axes: lines and labelled points.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plot {
+    /// The panel's title.
+    pub title: String,
+    /// The x axis.
+    pub x: Axis,
+    /// The y axis.
+    pub y: Axis,
+    /// Lines with legend entries (at most eight).
+    pub series: Vec<Series>,
+    /// Points labelled in place.
+    pub labelled: Vec<Labelled>,
+}
+
+/// One line of text of a grid cell, with the filter it names.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CellPart {
+    /// What the part says ("fewest bits: 9.59").
+    pub heading: String,
+    /// The filter's label, or what stands in for one ("none meets p").
+    pub name: String,
+    /// The filter's registry name and look, when one is named.
+    pub filter: Option<(String, Look)>,
+}
+
+/// One cell of a grid.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GridCell {
+    /// Its column.
+    pub column: usize,
+    /// Its row.
+    pub row: usize,
+    /// What it says, top to bottom; each part gets its share of the cell,
+    /// tinted in its filter's colour.
+    pub parts: Vec<CellPart>,
+}
+
+/// A labelled grid: the skyline map.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Grid {
+    /// The panel's title.
+    pub title: String,
+    /// What the columns are.
+    pub column_title: String,
+    /// Column headers.
+    pub columns: Vec<String>,
+    /// Row headers.
+    pub rows: Vec<String>,
+    /// The cells.
+    pub cells: Vec<GridCell>,
+}
+
+/// A panel of a figure.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Panel {
+    /// Axes with lines and points.
+    Plot(Plot),
+    /// A labelled grid.
+    Grid(Grid),
+}
+
+impl Panel {
+    /// Its lines (none for a grid).
+    pub fn series(&self) -> &[Series] {
+        match self {
+            Self::Plot(plot) => &plot.series,
+            Self::Grid(_) => &[],
+        }
+    }
+}
+
+/// A figure: a title and panels, two a row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Figure {
     /// The caption.
     pub title: String,
-    /// The x axis description.
-    pub x_label: String,
-    /// The y axis description.
-    pub y_label: String,
-    /// Logarithmic x axis.
-    pub x_log: bool,
-    /// Logarithmic y axis.
-    pub y_log: bool,
-    /// The lines.
-    pub series: Vec<Series>,
+    /// The panels.
+    pub panels: Vec<Panel>,
+    /// Whether every plot panel shares the x and y ranges.
+    pub shared_axes: bool,
+}
+
+/// A rectangle in pixels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rect {
+    /// Left.
+    pub x: i32,
+    /// Top.
+    pub y: i32,
+    /// Width.
+    pub w: i32,
+    /// Height.
+    pub h: i32,
+}
+
+impl Rect {
+    /// Whether the two overlap (touching edges do not).
+    pub fn intersects(&self, other: &Self) -> bool {
+        self.x < other.x + other.w
+            && other.x < self.x + self.w
+            && self.y < other.y + other.h
+            && other.y < self.y + self.h
+    }
+
+    /// Whether `other` lies inside.
+    pub fn contains(&self, other: &Self) -> bool {
+        other.x >= self.x
+            && other.y >= self.y
+            && other.x + other.w <= self.x + self.w
+            && other.y + other.h <= self.y + self.h
+    }
+
+    fn overlap(&self, other: &Self) -> i64 {
+        let w = (self.x + self.w).min(other.x + other.w) - self.x.max(other.x);
+        let h = (self.y + self.h).min(other.y + other.h) - self.y.max(other.y);
+        i64::from(w.max(0)) * i64::from(h.max(0))
+    }
+}
+
+/// Where one panel goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PanelLayout {
+    /// The whole panel, title and axes included.
+    pub outer: Rect,
+    /// The data area (a grid's cells).
+    pub data: Rect,
+    /// The legend, beside the data area; `None` without series.
+    pub legend: Option<Rect>,
+}
+
+/// Where everything of a figure goes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// The figure's width.
+    pub width: i32,
+    /// Its height.
+    pub height: i32,
+    /// One per panel, in order.
+    pub panels: Vec<PanelLayout>,
+}
+
+/// The legend's size for `series`: a sample, then the longest label.
+fn legend_size(series: &[Series]) -> Option<(i32, i32)> {
+    let widest = series
+        .iter()
+        .map(|s| text_width(&s.name, TEXT_SIZE))
+        .max()?;
+    Some((
+        LEGEND_SAMPLE_W + 10 + widest + 12,
+        series.len() as i32 * LEGEND_ROW_H + 12,
+    ))
+}
+
+/// A panel's size and its data area and legend relative to its corner;
+/// `alone` when it is its figure's only panel (drawn large).
+fn panel_parts(panel: &Panel, alone: bool) -> (i32, i32, Rect, Option<Rect>) {
+    match panel {
+        Panel::Plot(plot) => {
+            let (w, h) = if alone {
+                (LARGE_W, LARGE_H)
+            } else {
+                (DATA_W, DATA_H)
+            };
+            let data = Rect {
+                x: Y_AXIS_W,
+                y: PANEL_TITLE_H,
+                w,
+                h,
+            };
+            let legend = legend_size(&plot.series).map(|(w, h)| Rect {
+                x: data.x + data.w + LEGEND_GAP,
+                y: data.y,
+                w,
+                h,
+            });
+            let width = legend
+                .map_or(data.x + data.w, |l| l.x + l.w)
+                .max(data.x + text_width(&plot.title, PANEL_TITLE_SIZE));
+            let height = (data.y + data.h + X_AXIS_H).max(legend.map_or(0, |l| l.y + l.h));
+            (width, height, data, legend)
+        }
+        Panel::Grid(grid) => {
+            let data = Rect {
+                x: GRID_HEADER_W,
+                y: PANEL_TITLE_H + GRID_HEADER_H,
+                w: grid.columns.len() as i32 * GRID_CELL_W,
+                h: grid.rows.len() as i32 * GRID_CELL_H,
+            };
+            let width = (data.x + data.w).max(text_width(&grid.title, PANEL_TITLE_SIZE));
+            (width, data.y + data.h + 8, data, None)
+        }
+    }
+}
+
+/// Places a figure's panels, two a row (one when it has one panel), each
+/// column as wide as its widest panel.
+pub fn layout(figure: &Figure) -> Layout {
+    let alone = figure.panels.len() == 1;
+    let parts: Vec<_> = figure
+        .panels
+        .iter()
+        .map(|p| panel_parts(p, alone))
+        .collect();
+    let columns = if parts.len() > 1 { 2 } else { 1 };
+    let mut column_widths = vec![0; columns];
+    for (index, &(w, ..)) in parts.iter().enumerate() {
+        column_widths[index % columns] = column_widths[index % columns].max(w);
+    }
+    let mut panels = Vec::with_capacity(parts.len());
+    let mut y = TITLE_H;
+    for row in parts.chunks(columns) {
+        let row_height = row.iter().map(|&(_, h, ..)| h).max().unwrap_or(0);
+        let mut x = MARGIN;
+        for (column, &(w, h, data, legend)) in row.iter().enumerate() {
+            let shift = |r: Rect| Rect {
+                x: r.x + x,
+                y: r.y + y,
+                ..r
+            };
+            panels.push(PanelLayout {
+                outer: Rect { x, y, w, h },
+                data: shift(data),
+                legend: legend.map(shift),
+            });
+            x += column_widths[column] + PANEL_GAP;
+        }
+        y += row_height + PANEL_GAP;
+    }
+    let width =
+        MARGIN + column_widths.iter().sum::<i32>() + PANEL_GAP * (columns as i32 - 1) + MARGIN;
+    let title = text_width(&figure.title, TITLE_SIZE) + 2 * MARGIN;
+    Layout {
+        width: width.max(title),
+        height: y - PANEL_GAP + MARGIN,
+        panels,
+    }
 }
 
 fn to_axis(value: f64, log: bool) -> Option<f64> {
@@ -65,14 +415,25 @@ fn to_axis(value: f64, log: bool) -> Option<f64> {
     mapped.is_finite().then_some(mapped)
 }
 
-fn axis_label(value: f64, log: bool) -> String {
+/// How a tick reads: plain numbers where short, powers of ten elsewhere.
+pub fn axis_label(value: f64, log: bool) -> String {
     if !log {
         let text = format!("{value:.2}");
         return text.trim_end_matches('0').trim_end_matches('.').to_owned();
     }
-    let power = 10f64.powf(value);
     let integral_exponent = (value - value.round()).abs() < 1e-9;
-    if (1.0..1e5).contains(&power) {
+    let power = if integral_exponent {
+        10f64.powi(value.round() as i32)
+    } else {
+        10f64.powf(value)
+    };
+    if (0.01..1.0).contains(&power) {
+        // Two significant digits as a decimal: 0.79, 0.5, 0.063.
+        let digits = (1 - power.log10().floor() as i32) as usize;
+        let text = format!("{power:.digits$}");
+        return text.trim_end_matches('0').trim_end_matches('.').to_owned();
+    }
+    if (1.0..1e4).contains(&power) {
         // Plain numbers with two significant digits: 2.5, 63, 250.
         if power >= 10.0 {
             let magnitude = 10f64.powi(power.log10().floor() as i32 - 1);
@@ -88,117 +449,571 @@ fn axis_label(value: f64, log: bool) -> String {
     }
 }
 
-/// The axis range covering `values`, with a margin.
-fn range(values: impl Iterator<Item = f64>, log: bool) -> std::ops::Range<f64> {
-    let (low, high) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
-        (lo.min(v), hi.max(v))
-    });
+/// The axis-space values of a plot along one axis (intervals included).
+fn axis_values(plot: &Plot, vertical: bool) -> Vec<f64> {
+    let axis = if vertical { &plot.y } else { &plot.x };
+    let mut values = Vec::new();
+    for point in plot.series.iter().flat_map(|s| &s.points) {
+        if vertical {
+            values.push(point.y);
+            if let Some((low, high)) = point.interval {
+                values.extend([low, high]);
+            }
+        } else {
+            values.push(point.x);
+        }
+    }
+    for point in &plot.labelled {
+        values.push(if vertical { point.y } else { point.x });
+    }
+    values
+        .into_iter()
+        .filter_map(|v| to_axis(v, axis.log))
+        .collect()
+}
+
+/// The axis range covering `values`, with a margin (wider for labelled
+/// scatter plots, whose labels need room).
+fn range(values: &[f64], log: bool, roomy: bool) -> std::ops::Range<f64> {
+    let (low, high) = values
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+            (lo.min(v), hi.max(v))
+        });
     if !low.is_finite() {
         return 0.0..1.0;
     }
+    if high - low < 1e-9 {
+        // One value: a range around it.
+        let half = if log { 0.5 } else { low.abs().max(1.0) * 0.5 };
+        return low - half..high + half;
+    }
     let span = (high - low).max(if log { 0.5 } else { high.abs().max(1.0) * 0.1 });
+    let pad = if roomy { 0.12 } else { 0.05 };
     let low = if !log && low >= 0.0 {
         0.0
     } else {
-        low - span * 0.05
+        low - span * pad
     };
-    low..high + span * 0.08
+    low..high + span * (pad + 0.03)
 }
 
-/// Draws `chart` to an SVG file at `path`.
+/// A figure's x and y ranges per plot panel (shared when it says so).
+fn ranges(figure: &Figure) -> Vec<(std::ops::Range<f64>, std::ops::Range<f64>)> {
+    let plots: Vec<Option<&Plot>> = figure
+        .panels
+        .iter()
+        .map(|p| match p {
+            Panel::Plot(plot) => Some(plot),
+            Panel::Grid(_) => None,
+        })
+        .collect();
+    let of = |plots: &[&Plot], vertical: bool| {
+        let values: Vec<f64> = plots
+            .iter()
+            .flat_map(|p| axis_values(p, vertical))
+            .collect();
+        let first = plots.first();
+        let log = first.is_some_and(|p| if vertical { p.y.log } else { p.x.log });
+        let roomy = plots.iter().any(|p| !p.labelled.is_empty());
+        range(&values, log, roomy)
+    };
+    let all: Vec<&Plot> = plots.iter().flatten().copied().collect();
+    let shared = (of(&all, false), of(&all, true));
+    plots
+        .iter()
+        .map(|plot| match plot {
+            Some(plot) if !figure.shared_axes => (of(&[plot], false), of(&[plot], true)),
+            _ => shared.clone(),
+        })
+        .collect()
+}
+
+fn rgb(colour: Colour) -> RGBColor {
+    let [_, red, green, blue] = colour.to_be_bytes();
+    RGBColor(red, green, blue)
+}
+
+/// Draws `figure` to an SVG file at `path`.
 ///
 /// # Errors
 ///
 /// When the file cannot be written.
-pub fn draw(chart: &Chart, path: &Path) -> Result<(), Error> {
+pub fn draw(figure: &Figure, path: &Path) -> Result<(), Error> {
     let failed =
         |err: &dyn std::fmt::Display| Error::failed(format!("drawing {}: {err}", path.display()));
-    let series: Vec<(&Series, Vec<(f64, f64)>)> = chart
-        .series
-        .iter()
-        .map(|s| {
-            let points = s
-                .points
-                .iter()
-                .filter_map(|&(x, y)| Some((to_axis(x, chart.x_log)?, to_axis(y, chart.y_log)?)))
-                .collect();
-            (s, points)
-        })
-        .collect();
-    let all = || series.iter().flat_map(|(_, points)| points.iter());
-    let x_range = range(all().map(|p| p.0), chart.x_log);
-    let y_range = range(all().map(|p| p.1), chart.y_log);
-
-    let root = SVGBackend::new(path, (960, 600)).into_drawing_area();
+    let layout = layout(figure);
+    let root =
+        SVGBackend::new(path, (layout.width as u32, layout.height as u32)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| failed(&e))?;
-    let mut context = ChartBuilder::on(&root)
-        .caption(&chart.title, ("sans-serif", 22))
-        .margin(16)
-        .x_label_area_size(44)
-        .y_label_area_size(70)
-        .build_cartesian_2d(x_range, y_range)
-        .map_err(|e| failed(&e))?;
-    let x_format = |v: &f64| axis_label(*v, chart.x_log);
-    let y_format = |v: &f64| axis_label(*v, chart.y_log);
-    context
-        .configure_mesh()
-        .x_desc(&chart.x_label)
-        .y_desc(&chart.y_label)
-        .x_label_formatter(&x_format)
-        .y_label_formatter(&y_format)
-        .light_line_style(WHITE.mix(0.0))
-        .draw()
-        .map_err(|e| failed(&e))?;
-    for (s, points) in &series {
-        if points.is_empty() {
-            continue;
+    text(&root, &figure.title, (MARGIN, 10), TITLE_SIZE, BLACK, false).map_err(|e| failed(&e))?;
+    let ranges = ranges(figure);
+    for ((panel, place), (x_range, y_range)) in figure.panels.iter().zip(&layout.panels).zip(ranges)
+    {
+        let drawn = match panel {
+            Panel::Plot(plot) => draw_plot(&root, plot, place, x_range, y_range),
+            Panel::Grid(grid) => draw_grid(&root, grid, place),
+        };
+        drawn.map_err(|e| failed(&e))?;
+    }
+    root.present().map_err(|e| failed(&e))?;
+    Ok(())
+}
+
+type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+type DrawResult<'a> =
+    Result<(), DrawingAreaErrorKind<<SVGBackend<'a> as DrawingBackend>::ErrorType>>;
+
+/// Text with its top-left corner (or, `centred`, its top centre) at `at`.
+fn text<'a>(
+    root: &Area<'a>,
+    words: &str,
+    at: (i32, i32),
+    size: f64,
+    colour: RGBColor,
+    centred: bool,
+) -> DrawResult<'a> {
+    let anchor = Pos::new(if centred { HPos::Center } else { HPos::Left }, VPos::Top);
+    let style = TextStyle::from((FONT, size).into_font())
+        .color(&colour)
+        .pos(anchor);
+    root.draw(&Text::new(words.to_owned(), at, style))
+}
+
+/// A marker centred at `at`, `size` pixels from centre to edge.
+fn marker<'a>(
+    root: &Area<'a>,
+    shape: Marker,
+    at: (i32, i32),
+    size: i32,
+    colour: RGBColor,
+) -> DrawResult<'a> {
+    let (x, y) = at;
+    let fill = colour.filled();
+    let line = colour.stroke_width(2);
+    match shape {
+        Marker::Circle => root.draw(&Circle::new(at, size, fill)),
+        Marker::Square => root.draw(&Rectangle::new(
+            [(x - size, y - size), (x + size, y + size)],
+            fill,
+        )),
+        Marker::TriangleUp => root.draw(&Polygon::new(
+            vec![
+                (x, y - size - 1),
+                (x + size + 1, y + size),
+                (x - size - 1, y + size),
+            ],
+            fill,
+        )),
+        Marker::TriangleDown => root.draw(&Polygon::new(
+            vec![
+                (x, y + size + 1),
+                (x + size + 1, y - size),
+                (x - size - 1, y - size),
+            ],
+            fill,
+        )),
+        Marker::Diamond => root.draw(&Polygon::new(
+            vec![
+                (x, y - size - 1),
+                (x + size + 1, y),
+                (x, y + size + 1),
+                (x - size - 1, y),
+            ],
+            fill,
+        )),
+        Marker::Cross => {
+            root.draw(&PathElement::new(
+                vec![(x - size, y - size), (x + size, y + size)],
+                line,
+            ))?;
+            root.draw(&PathElement::new(
+                vec![(x - size, y + size), (x + size, y - size)],
+                line,
+            ))
         }
-        match s.style {
-            Style::Measured(index) | Style::Dashed(index) => {
-                let colour = colour(index);
-                let dashed = matches!(s.style, Style::Dashed(_));
-                let line = colour.stroke_width(2);
-                let drawn = if dashed {
-                    context.draw_series(DashedLineSeries::new(points.clone(), 8, 4, line))
-                } else {
-                    context.draw_series(LineSeries::new(points.clone(), line))
-                };
-                drawn
-                    .map_err(|e| failed(&e))?
-                    .label(s.name.clone())
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], line));
-                context
-                    .draw_series(points.iter().map(|&p| Circle::new(p, 3, colour.filled())))
-                    .map_err(|e| failed(&e))?;
+        Marker::Plus => {
+            root.draw(&PathElement::new(
+                vec![(x - size - 1, y), (x + size + 1, y)],
+                line,
+            ))?;
+            root.draw(&PathElement::new(
+                vec![(x, y - size - 1), (x, y + size + 1)],
+                line,
+            ))
+        }
+    }
+}
+
+/// The pieces of a polyline drawn in `dash`: the whole line, or dashes of
+/// 8 pixels with gaps of 5 along it, or dots of 2 with gaps of 4.
+fn dashed(points: &[(i32, i32)], dash: Dash) -> Vec<Vec<(i32, i32)>> {
+    let (on, off) = match dash {
+        Dash::Solid => return vec![points.to_vec()],
+        _ if points.len() < 2 => return vec![points.to_vec()],
+        Dash::Dashed => (8.0_f64, 5.0_f64),
+        Dash::Dotted => (2.0_f64, 4.0_f64),
+    };
+    let mut pieces = Vec::new();
+    let mut current: Vec<(i32, i32)> = Vec::new();
+    let mut phase = 0.0; // distance into the current on+off period
+    for pair in points.windows(2) {
+        let (a, b) = (pair[0], pair[1]);
+        let (dx, dy) = (f64::from(b.0 - a.0), f64::from(b.1 - a.1));
+        let length = dx.hypot(dy);
+        let at = |t: f64| {
+            (
+                a.0 + (dx * t / length.max(1e-9)).round() as i32,
+                a.1 + (dy * t / length.max(1e-9)).round() as i32,
+            )
+        };
+        let mut travelled = 0.0;
+        while travelled < length {
+            let drawing = phase < on;
+            let left_in_phase = if drawing {
+                on - phase
+            } else {
+                on + off - phase
+            };
+            let step = left_in_phase.min(length - travelled);
+            if drawing {
+                if current.is_empty() {
+                    current.push(at(travelled));
+                }
+                current.push(at(travelled + step));
             }
-            Style::Reference => {
-                context
-                    .draw_series(DashedLineSeries::new(
-                        points.clone(),
-                        6,
-                        4,
-                        BLACK.stroke_width(1),
-                    ))
-                    .map_err(|e| failed(&e))?
-                    .label(s.name.clone())
-                    .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK));
+            travelled += step;
+            phase += step;
+            if phase >= on && drawing && phase - step < on {
+                pieces.push(std::mem::take(&mut current));
+            }
+            if phase >= on + off {
+                phase = 0.0;
             }
         }
     }
-    context
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.4))
-        .position(SeriesLabelPosition::UpperLeft)
-        .draw()
-        .map_err(|e| failed(&e))?;
-    root.present().map_err(|e| failed(&e))?;
+    if current.len() > 1 {
+        pieces.push(current);
+    }
+    pieces
+}
+
+/// A polyline in `dash`.
+fn line<'a>(
+    root: &Area<'a>,
+    points: &[(i32, i32)],
+    dash: Dash,
+    colour: RGBColor,
+    width: u32,
+) -> DrawResult<'a> {
+    for piece in dashed(points, dash) {
+        root.draw(&PathElement::new(piece, colour.stroke_width(width)))?;
+    }
+    Ok(())
+}
+
+fn draw_plot<'a>(
+    root: &Area<'a>,
+    plot: &Plot,
+    place: &PanelLayout,
+    x_range: std::ops::Range<f64>,
+    y_range: std::ops::Range<f64>,
+) -> DrawResult<'a> {
+    let data = place.data;
+    text(
+        root,
+        &plot.title,
+        (data.x, place.outer.y + 2),
+        PANEL_TITLE_SIZE,
+        BLACK,
+        false,
+    )?;
+    let area = root.clone().shrink(
+        (data.x - Y_AXIS_W, data.y),
+        (data.w + Y_AXIS_W, data.h + X_AXIS_H),
+    );
+    let (y_low, y_high) = (y_range.start, y_range.end);
+    let mut chart = ChartBuilder::on(&area)
+        .x_label_area_size(X_AXIS_H)
+        .y_label_area_size(Y_AXIS_W)
+        .build_cartesian_2d(x_range, y_range)?;
+    let (x_log, y_log) = (plot.x.log, plot.y.log);
+    let x_format = |v: &f64| axis_label(*v, x_log);
+    let y_format = |v: &f64| axis_label(*v, y_log);
+    chart
+        .configure_mesh()
+        .x_desc(&plot.x.label)
+        .y_desc(&plot.y.label)
+        .x_label_formatter(&x_format)
+        .y_label_formatter(&y_format)
+        .x_labels(8)
+        .y_labels(7)
+        .label_style((FONT, SMALL_SIZE))
+        .axis_desc_style((FONT, TEXT_SIZE))
+        .bold_line_style(BLACK.mix(0.08))
+        .light_line_style(WHITE.mix(0.0))
+        .draw()?;
+    let pixel = |x: f64, y: f64| -> Option<(i32, i32)> {
+        let (x, y) = (to_axis(x, x_log)?, to_axis(y, y_log)?);
+        Some(chart.backend_coord(&(x, y)))
+    };
+    for series in &plot.series {
+        let colour = rgb(series.colour);
+        let points: Vec<(i32, i32)> = series
+            .points
+            .iter()
+            .filter_map(|p| pixel(p.x, p.y))
+            .collect();
+        line(root, &points, series.dash, colour, 2)?;
+        for point in &series.points {
+            if let Some((low, high)) = point.interval {
+                let clamp = |v: f64| to_axis(v, y_log).unwrap_or(y_low).clamp(y_low, y_high);
+                let x = to_axis(point.x, x_log).unwrap_or(f64::NAN);
+                if x.is_finite() {
+                    let (top, bottom) = (
+                        chart.backend_coord(&(x, clamp(high))),
+                        chart.backend_coord(&(x, clamp(low))),
+                    );
+                    root.draw(&PathElement::new(vec![top, bottom], colour.stroke_width(1)))?;
+                    for end in [top, bottom] {
+                        root.draw(&PathElement::new(
+                            vec![(end.0 - 4, end.1), (end.0 + 4, end.1)],
+                            colour.stroke_width(1),
+                        ))?;
+                    }
+                }
+            }
+            if let (Some(shape), Some(at)) = (series.marker, pixel(point.x, point.y)) {
+                marker(root, shape, at, 3, colour)?;
+            }
+        }
+    }
+    draw_labelled(root, plot, place, &pixel)?;
+    if let Some(legend) = place.legend {
+        draw_legend(root, &plot.series, legend)?;
+    }
+    Ok(())
+}
+
+/// Where a label of `w` × `h` pixels may go around a marker at (x, y):
+/// beside, above, below and on the diagonals, at growing distances (the
+/// nearest first).
+fn label_places(x: i32, y: i32, w: i32, h: i32) -> Vec<(i32, i32, i32)> {
+    let mut places = Vec::new();
+    for step in 0..4 {
+        let d = 8 + step * 14;
+        for (px, py) in [
+            (x + d, y - h / 2),
+            (x - d - w, y - h / 2),
+            (x - w / 2, y - d - h),
+            (x - w / 2, y + d),
+            (x + d - 4, y - d - h + 4),
+            (x + d - 4, y + d - 4),
+            (x - d - w + 4, y - d - h + 4),
+            (x - d - w + 4, y + d - 4),
+        ] {
+            places.push((px, py, step));
+        }
+    }
+    places
+}
+
+/// Labelled points: the markers, then each label at the place around its
+/// marker that overlaps no other label or marker and stays in the data
+/// area, nearest first (else where it overlaps least), with a thin leader
+/// line when it had to move away.
+fn draw_labelled<'a>(
+    root: &Area<'a>,
+    plot: &Plot,
+    place: &PanelLayout,
+    pixel: &dyn Fn(f64, f64) -> Option<(i32, i32)>,
+) -> DrawResult<'a> {
+    let at: Vec<Option<(i32, i32)>> = plot.labelled.iter().map(|p| pixel(p.x, p.y)).collect();
+    let markers: Vec<Rect> = at
+        .iter()
+        .flatten()
+        .map(|&(x, y)| Rect {
+            x: x - 7,
+            y: y - 7,
+            w: 14,
+            h: 14,
+        })
+        .collect();
+    for (point, at) in plot.labelled.iter().zip(&at) {
+        if let Some(at) = *at {
+            marker(root, point.look.marker, at, 5, rgb(point.look.colour))?;
+        }
+    }
+    // Points in the crowded lower left first get the near places.
+    let mut order: Vec<usize> = (0..plot.labelled.len()).collect();
+    order.sort_by_key(|&i| at[i].map_or(i32::MAX, |(x, y)| x - y));
+    let mut taken: Vec<Rect> = Vec::new();
+    for index in order {
+        let (point, Some((x, y))) = (&plot.labelled[index], at[index]) else {
+            continue;
+        };
+        let (w, h) = (
+            text_width(&point.name, SMALL_SIZE),
+            (SMALL_SIZE / 1.24).ceil() as i32 + 2,
+        );
+        let cost = |&(cx, cy, step): &(i32, i32, i32)| {
+            let rect = Rect { x: cx, y: cy, w, h };
+            let overlap: i64 = taken.iter().chain(&markers).map(|r| r.overlap(&rect)).sum();
+            let outside = if place.data.contains(&rect) {
+                0
+            } else {
+                100_000
+            };
+            overlap * 100 + outside + i64::from(step) * 50
+        };
+        let places = label_places(x, y, w, h);
+        let (bx, by, step) =
+            places
+                .iter()
+                .min_by_key(|c| cost(c))
+                .copied()
+                .unwrap_or((x + 8, y, 0));
+        taken.push(Rect { x: bx, y: by, w, h });
+        if step > 0 {
+            // From the marker to the nearest point of the label's box.
+            let end = (x.clamp(bx, bx + w), y.clamp(by, by + h));
+            root.draw(&PathElement::new(
+                vec![(x, y), end],
+                RGBColor(150, 150, 150).stroke_width(1),
+            ))?;
+        }
+        text(root, &point.name, (bx, by), SMALL_SIZE, BLACK, false)?;
+    }
+    Ok(())
+}
+
+fn draw_legend<'a>(root: &Area<'a>, series: &[Series], legend: Rect) -> DrawResult<'a> {
+    root.draw(&Rectangle::new(
+        [
+            (legend.x, legend.y),
+            (legend.x + legend.w, legend.y + legend.h),
+        ],
+        BLACK.mix(0.3).stroke_width(1),
+    ))?;
+    for (row, series) in series.iter().enumerate() {
+        let y = legend.y + 6 + row as i32 * LEGEND_ROW_H + LEGEND_ROW_H / 2;
+        let (x0, x1) = (legend.x + 6, legend.x + 6 + LEGEND_SAMPLE_W);
+        let colour = rgb(series.colour);
+        line(root, &[(x0, y), (x1, y)], series.dash, colour, 2)?;
+        if let Some(shape) = series.marker {
+            marker(root, shape, (x0.midpoint(x1), y), 3, colour)?;
+        }
+        let height = (TEXT_SIZE / 1.24) as i32;
+        text(
+            root,
+            &series.name,
+            (x1 + 10, y - height / 2 - 1),
+            TEXT_SIZE,
+            BLACK,
+            false,
+        )?;
+    }
+    Ok(())
+}
+
+/// A colour mixed with white: `share` of the colour.
+fn tint(colour: Colour, share: f64) -> RGBColor {
+    let RGBColor(r, g, b) = rgb(colour);
+    let mix = |c: u8| (f64::from(c) * share + 255.0 * (1.0 - share)).round() as u8;
+    RGBColor(mix(r), mix(g), mix(b))
+}
+
+fn draw_grid<'a>(root: &Area<'a>, grid: &Grid, place: &PanelLayout) -> DrawResult<'a> {
+    let data = place.data;
+    text(
+        root,
+        &grid.title,
+        (place.outer.x, place.outer.y + 2),
+        PANEL_TITLE_SIZE,
+        BLACK,
+        false,
+    )?;
+    for (column, header) in grid.columns.iter().enumerate() {
+        let x = data.x + column as i32 * GRID_CELL_W + GRID_CELL_W / 2;
+        text(
+            root,
+            header,
+            (x, data.y - GRID_HEADER_H + 4),
+            TEXT_SIZE,
+            BLACK,
+            true,
+        )?;
+    }
+    text(
+        root,
+        &grid.column_title,
+        (place.outer.x, data.y - GRID_HEADER_H + 4),
+        TEXT_SIZE,
+        BLACK,
+        false,
+    )?;
+    for (row, header) in grid.rows.iter().enumerate() {
+        let y = data.y + row as i32 * GRID_CELL_H + GRID_CELL_H / 2 - 8;
+        text(
+            root,
+            header,
+            (place.outer.x + 4, y),
+            TEXT_SIZE,
+            BLACK,
+            false,
+        )?;
+    }
+    for cell in &grid.cells {
+        let (x, y) = (
+            data.x + cell.column as i32 * GRID_CELL_W,
+            data.y + cell.row as i32 * GRID_CELL_H,
+        );
+        let parts = cell.parts.len().max(1) as i32;
+        let part_h = GRID_CELL_H / parts;
+        for (index, part) in cell.parts.iter().enumerate() {
+            let top = y + index as i32 * part_h;
+            if let Some((_, look)) = &part.filter {
+                root.draw(&Rectangle::new(
+                    [(x, top), (x + GRID_CELL_W, top + part_h)],
+                    tint(look.colour, 0.22).filled(),
+                ))?;
+                marker(
+                    root,
+                    look.marker,
+                    (x + 12, top + part_h / 2 + 7),
+                    4,
+                    rgb(look.colour),
+                )?;
+            }
+            text(
+                root,
+                &part.heading,
+                (x + 6, top + 3),
+                SMALL_SIZE,
+                RGBColor(60, 60, 60),
+                false,
+            )?;
+            text(
+                root,
+                &part.name,
+                (x + 22, top + part_h / 2),
+                SMALL_SIZE,
+                BLACK,
+                false,
+            )?;
+        }
+        root.draw(&Rectangle::new(
+            [(x, y), (x + GRID_CELL_W, y + GRID_CELL_H)],
+            BLACK.mix(0.35).stroke_width(1),
+        ))?;
+    }
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::render::style::PALETTE;
 
     #[test]
     fn log_labels_read_as_powers() {
@@ -208,44 +1023,125 @@ mod tests {
         assert_eq!(axis_label(63.1f64.log10(), true), "63");
         assert_eq!(axis_label(2.5f64.log10(), true), "2.5");
         assert_eq!(axis_label(8.0, true), "1e8");
+        assert_eq!(axis_label(4.0, true), "1e4");
+        assert_eq!(axis_label(32_000f64.log10(), true), "3.2e4");
         assert_eq!(axis_label(0.003_2f64.log10(), true), "3.2e-3");
         assert_eq!(axis_label(0.5, false), "0.5");
+        assert_eq!(axis_label(0.79f64.log10(), true), "0.79");
+        assert_eq!(axis_label(0.063f64.log10(), true), "0.063");
+        assert_eq!(axis_label(-1.0, true), "0.1");
+        assert_eq!(axis_label(-2.0, true), "0.01");
+        assert_eq!(axis_label(0.0, true), "1");
         assert_eq!(axis_label(150.0, false), "150");
         assert_eq!(axis_label(2.25, false), "2.25");
+    }
+
+    #[test]
+    fn dashes_alternate_along_the_line() {
+        let pieces = dashed(&[(0, 0), (40, 0)], Dash::Dashed);
+        assert_eq!(pieces.len(), 4, "{pieces:?}");
+        assert_eq!(pieces[0], [(0, 0), (8, 0)]);
+        assert_eq!(pieces[1][0], (13, 0));
+        assert_eq!(
+            dashed(&[(0, 0), (40, 0)], Dash::Solid),
+            [vec![(0, 0), (40, 0)]]
+        );
+    }
+
+    fn sample() -> Figure {
+        let look = Look {
+            colour: PALETTE[0],
+            marker: Marker::Square,
+        };
+        let series = |name: &str, dash| {
+            Series::filter(
+                name.to_owned(),
+                "a",
+                look,
+                dash,
+                vec![
+                    Point {
+                        x: 1e-3,
+                        y: 2.0,
+                        interval: Some((1.5, 2.5)),
+                    },
+                    Point::at(1e-2, 3.0),
+                    Point::at(0.0, 1.0),
+                ],
+            )
+        };
+        let plot = Plot {
+            title: "panel".into(),
+            x: Axis::new("x", true),
+            y: Axis::new("y", true),
+            series: vec![
+                series("a", Dash::Solid),
+                series("a (batched)", Dash::Dashed),
+                Series::reference("bound", vec![Point::at(1e-3, 1.0), Point::at(1e-2, 1.5)]),
+            ],
+            labelled: vec![Labelled {
+                name: "a label".into(),
+                filter: "a".into(),
+                look,
+                x: 2e-3,
+                y: 2.2,
+            }],
+        };
+        let grid = Grid {
+            title: "grid".into(),
+            column_title: "n".into(),
+            columns: vec!["10^4".into(), "10^5".into()],
+            rows: vec!["p = 1e-2".into()],
+            cells: vec![GridCell {
+                column: 1,
+                row: 0,
+                parts: vec![CellPart {
+                    heading: "fewest bits: 9.6".into(),
+                    name: "a".into(),
+                    filter: Some(("a".into(), look)),
+                }],
+            }],
+        };
+        Figure {
+            title: "t".into(),
+            panels: vec![
+                Panel::Plot(plot.clone()),
+                Panel::Plot(plot),
+                Panel::Grid(grid),
+            ],
+            shared_axes: true,
+        }
+    }
+
+    #[test]
+    fn legends_sit_beside_the_data_and_panels_apart() {
+        let figure = sample();
+        let layout = layout(&figure);
+        assert_eq!(layout.panels.len(), 3);
+        for (index, panel) in layout.panels.iter().enumerate() {
+            assert!(panel.outer.contains(&panel.data));
+            if let Some(legend) = panel.legend {
+                assert!(!legend.intersects(&panel.data));
+                assert!(panel.outer.contains(&legend));
+            }
+            for other in &layout.panels[index + 1..] {
+                assert!(!panel.outer.intersects(&other.outer));
+            }
+            assert!(panel.outer.x + panel.outer.w <= layout.width);
+            assert!(panel.outer.y + panel.outer.h <= layout.height);
+        }
+        assert!(layout.panels[2].legend.is_none());
     }
 
     #[test]
     fn draws_an_svg() {
         let dir = std::env::temp_dir().join(format!("filterlab-plot-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("chart.svg");
-        let chart = Chart {
-            title: "t".into(),
-            x_label: "x".into(),
-            y_label: "y".into(),
-            x_log: true,
-            y_log: true,
-            series: vec![
-                Series {
-                    name: "a".into(),
-                    points: vec![(1e-3, 2.0), (1e-2, 3.0), (0.0, 1.0)],
-                    style: Style::Measured(0),
-                },
-                Series {
-                    name: "a (batched)".into(),
-                    points: vec![(1e-3, 1.5), (1e-2, 2.5)],
-                    style: Style::Dashed(0),
-                },
-                Series {
-                    name: "bound".into(),
-                    points: vec![(1e-3, 1.0), (1e-2, 1.5)],
-                    style: Style::Reference,
-                },
-            ],
-        };
-        draw(&chart, &path).unwrap();
+        let path = dir.join("figure.svg");
+        draw(&sample(), &path).unwrap();
         let svg = std::fs::read_to_string(&path).unwrap();
         assert!(svg.starts_with("<svg") && svg.contains("bound") && svg.contains("a (batched)"));
+        assert!(svg.contains("a label") && svg.contains("fewest bits: 9.6"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -57,7 +57,7 @@ pub fn rows_per_filter<'r, R>(
             if mine.is_empty() {
                 return None;
             }
-            let mut row = vec![entry.name.to_owned()];
+            let mut row = vec![entry.display_name()];
             row.extend(cells(&mine)?);
             Some(row)
         })

@@ -2,6 +2,7 @@
 //! `recommend` prints the sizing; `compare` prints both speeds; `report`
 //! writes a complete report.
 
+use std::fmt::Write as _;
 use std::fs;
 
 use filterlab_harness::output::REPORT_FILES;
@@ -142,8 +143,8 @@ fn recommend_names_filterlab_filters_that_delete_or_grow() {
         &stdout,
         &[
             "1. CuckooFilter:",
-            "CountingBloomFilter:",
-            "BlockedCountingBloomFilter:",
+            "CountingBloomFilter",
+            "BlockedCountingBloomFilter",
         ],
     );
     assert!(!stdout.contains("No filterlab filter supports"), "{stdout}");
@@ -160,20 +161,165 @@ fn recommend_names_filterlab_filters_that_delete_or_grow() {
     );
     let command = "recommend --items 1e6 --fpp 0.01 --deletes --concurrent --report /nonexistent";
     let (stdout, _) = run(command, 0);
-    assert_contains(&stdout, &["No single filterlab filter offers all of"]);
-    assert!(line_after(&stdout, "No single").is_empty(), "{stdout}");
+    assert_contains(
+        &stdout,
+        &[
+            "No filterlab filter offers all of: deletes, concurrent inserts",
+            "deletes alone: CountingBloomFilter",
+            "Measured figures: none; looked for a report in /nonexistent and found none",
+        ],
+    );
 }
 
 #[test]
-fn compare_shows_one_key_and_batched_speed() {
-    let command = "compare --items 2000 --fpp 0.01 --filters BloomFilter,fastbloom --quiet";
+fn compare_shows_one_key_and_batched_speed_in_columns() {
+    let command = "compare --items 2000 --fpp 0.01 --filters BloomFilter,fastbloom,scalable_cuckoo_filter --quiet";
     let (stdout, _) = run(command, 0);
     assert!(
         line_after(&stdout, "BloomFilter ").starts_with("(batched)"),
         "{stdout}"
     );
-    assert!(line_after(&stdout, "fastbloom ").is_empty(), "{stdout}");
-    assert_contains(&stdout, &["exact theory inside interval"]);
+    assert!(
+        line_after(&stdout, "fastbloom 0.17 ").starts_with("scalable_cuckoo_filter 0.5"),
+        "{stdout}"
+    );
+    assert_contains(
+        &stdout,
+        &["exact theory inside interval", "Keys: generated"],
+    );
+    // Every column starts where its header does, whatever the name's length.
+    let lines: Vec<&str> = stdout.lines().collect();
+    let header = lines.iter().position(|l| l.starts_with("filter ")).unwrap();
+    let column = |line: &str, word: &str| line.find(word);
+    let verdict = column(lines[header], "verdict").unwrap();
+    for line in &lines[header + 1..] {
+        if line.trim().is_empty() {
+            break;
+        }
+        if !line.trim_start().starts_with("(batched)") {
+            let at = line
+                .find(" exact theory")
+                .or_else(|| line.find(" approximate"))
+                .unwrap();
+            assert_eq!(at + 1, verdict, "{stdout}");
+        }
+    }
+}
+
+#[test]
+fn compare_measures_your_own_keys_against_held_out_ones() {
+    let dir = scratch("keys");
+    fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("urls.txt");
+    let mut urls = String::new();
+    for i in 0..4000 {
+        let _ = writeln!(
+            urls,
+            "https://shop.example.com/product/{}/reviews?page={}",
+            i / 7,
+            i % 7
+        );
+    }
+    fs::write(&file, urls).unwrap();
+    let command = format!(
+        "compare --keys {} --fpp 0.01 --filters BloomFilter,CuckooFilter --quiet",
+        file.display()
+    );
+    let (stdout, _) = run(&command, 0);
+    assert_contains(
+        &stdout,
+        &[
+            "2·10^3 items at target FPP 1e-2",
+            "lines mapped to u64 keys by XXH3",
+            "2·10^3 inserted, 2·10^3 held out",
+            "held-out keys each filter answered present",
+            "BloomFilter ",
+            "CuckooFilter ",
+        ],
+    );
+    let (_, stderr) = run(
+        &format!("compare --keys {} --fpp 0.01 --items 5", file.display()),
+        2,
+    );
+    assert_contains(&stderr, &["--items"]);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn list_is_in_columns_with_report_names() {
+    let (stdout, _) = run("list", 0);
+    let lines: Vec<&str> = stdout.lines().collect();
+    let second = lines[0].find("in the report").unwrap();
+    for line in &lines[1..] {
+        let name_end = line.find(' ').unwrap();
+        assert!(name_end < second, "{line}");
+        assert_ne!(line.as_bytes()[second], b' ', "{stdout}");
+        assert_eq!(line.as_bytes()[second - 1], b' ', "{stdout}");
+    }
+    assert_contains(
+        &stdout,
+        &[
+            "bloomfilter 3.0",
+            "qfilter 0.3 resizeable",
+            "BloomFilter (pow2)",
+        ],
+    );
+}
+
+#[test]
+fn a_run_with_less_data_never_overwrites_a_richer_report() {
+    let dir = scratch("richer");
+    let reports = dir.join("reports");
+    fs::create_dir_all(&reports).unwrap();
+    fs::write(
+        reports.join("run.csv"),
+        "preset,seed,filters,complete,command\nfull,24301,21,true,filterlab report --full\n",
+    )
+    .unwrap();
+    fs::write(
+        reports.join("README.md"),
+        "# filterlab report\n\nthe committed one\n",
+    )
+    .unwrap();
+    let filterlab = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_filterlab"))
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .unwrap()
+    };
+    // Named explicitly: refused before anything runs.
+    let output = filterlab(&["report", "--tiny", "--quiet", "--out", "reports"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_contains(
+        &stderr,
+        &[
+            "reports holds a --full report",
+            "has less data",
+            "--out DIR",
+        ],
+    );
+    // The default directory: the run goes elsewhere and says so first.
+    let output = filterlab(&["report", "--tiny", "--quiet", "--experiments", "accuracy"]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_contains(&stderr, &["writing to target/filterlab-report instead"]);
+    assert!(dir.join("target/filterlab-report/README.md").exists());
+    let readme = fs::read_to_string(reports.join("README.md")).unwrap();
+    assert_eq!(readme, "# filterlab report\n\nthe committed one\n");
+    // A run with as much data may replace it.
+    let output = filterlab(&[
+        "report",
+        "--tiny",
+        "--quiet",
+        "--experiments",
+        "accuracy",
+        "--out",
+        "target/filterlab-report",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -216,6 +362,13 @@ fn report_writes_a_complete_report() {
         let expected = file != "redis.csv" || !redis_skipped;
         assert_eq!(out.join(file).exists(), expected, "{file}");
     }
+    // A Pareto chart per target of the tiny run.
+    assert!(out.join("pareto_p1e-1.svg").exists() && out.join("pareto_p1e-2.svg").exists());
+    let record = fs::read_to_string(out.join("run.csv")).unwrap();
+    assert!(
+        record.starts_with("preset,seed,filters,complete,command\ntiny,24301,"),
+        "{record}"
+    );
     assert_contains(
         &readme,
         &[
@@ -228,10 +381,12 @@ fn report_writes_a_complete_report() {
             "![",
             // filterlab filters one key at a time and batched; peers one key at a time.
             "| BloomFilter (batched) |",
-            "| fastbloom |",
+            "| fastbloom 0.17 |",
+            "## Summary charts",
+            "![Skyline map",
         ],
     );
-    assert!(!readme.contains("| fastbloom (batched) |"));
+    assert!(!readme.contains("| fastbloom 0.17 (batched) |"));
     let accuracy = fs::read_to_string(out.join("accuracy.csv")).unwrap();
     assert!(accuracy.starts_with(
         "filter,origin,n,target_fpp,bits_per_item,theoretical_fpp,theory,fill_fpp,empirical_fpp,ci_low,ci_high,confidence,queries,false_positives,instances,false_negatives,refused,verdict,gated_on\n"

@@ -3,6 +3,7 @@
 //! Redis experiment with and without a server, and the bench gate.
 
 mod bench;
+mod charts;
 mod cli;
 mod extra_filter;
 mod redis;

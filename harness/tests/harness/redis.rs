@@ -10,6 +10,7 @@ use std::process::Command;
 use filterlab_harness::config::{Experiment, Preset, RunConfig};
 use filterlab_harness::experiments::redis::{self, Shape};
 use filterlab_harness::experiments::speed::Operation;
+use filterlab_harness::progress::Tracker;
 use filterlab_harness::registry;
 use filterlab_redis::testing::{Server, URL_VARIABLE};
 
@@ -23,7 +24,7 @@ fn shared_filter_answers_as_the_local_one_in_the_batches_it_should() {
     }
     let private = std::env::var(URL_VARIABLE).map_or(true, |url| url.is_empty());
     let config = RunConfig::preset(Preset::Tiny, 3, 1);
-    let results = redis::run(&registry::registry(), &config, true);
+    let results = redis::run(&registry::registry(), &config, &Tracker::hidden());
     assert!(results.server.is_some(), "{:?}", results.notes);
     assert_eq!(results.rows.len(), 9, "{:?}", results.notes);
     assert!(redis::gate(&results.rows).is_empty());

@@ -2,6 +2,7 @@
 
 use filterlab_harness::config::{Preset, RunConfig};
 use filterlab_harness::experiments::accuracy;
+use filterlab_harness::progress::Tracker;
 use filterlab_harness::registry;
 
 fn rows(seed: u64, threads: usize) -> Vec<accuracy::AccuracyRow> {
@@ -11,7 +12,7 @@ fn rows(seed: u64, threads: usize) -> Vec<accuracy::AccuracyRow> {
         .filter(|e| e.reproducible)
         .collect();
     let config = RunConfig::preset(Preset::Tiny, seed, threads);
-    accuracy::run(&entries, &config, true).unwrap()
+    accuracy::run(&entries, &config, &Tracker::hidden()).unwrap()
 }
 
 #[test]

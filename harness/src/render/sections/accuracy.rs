@@ -6,7 +6,8 @@ use std::fmt::Write as _;
 
 use crate::experiments::accuracy::{self, AccuracyRow};
 use crate::experiments::measurements::Measurements;
-use crate::registry::GateOn;
+use crate::registry::{Entry, GateOn};
+use crate::render::evidence::label;
 use crate::render::table::{header, table};
 use crate::text::{format_count, sci};
 
@@ -18,11 +19,11 @@ pub fn accuracy_section(measured: &Measurements) -> String {
     let failures = accuracy::gate(rows);
     let confidence = rows.first().map_or(0.0, |r| r.confidence);
     if failures.is_empty() {
-        let on_state: Vec<&str> = measured
+        let on_state: Vec<String> = measured
             .entries
             .iter()
             .filter(|e| e.is_filterlab() && e.gate == GateOn::State)
-            .map(|e| e.name)
+            .map(Entry::display_name)
             .collect();
         let state = if on_state.is_empty() {
             String::new()
@@ -53,7 +54,7 @@ pub fn accuracy_section(measured: &Measurements) -> String {
     let _ = writeln!(
         out,
         "<details><summary>Every accuracy row</summary>\n\n{}\n</details>\n",
-        full_accuracy_table(rows)
+        full_accuracy_table(&measured.entries, rows)
     );
     out
 }
@@ -69,7 +70,7 @@ fn measured_fpp_table(measured: &Measurements) -> String {
         .entries
         .iter()
         .map(|entry| {
-            let mut cells = vec![entry.name.to_owned()];
+            let mut cells = vec![entry.display_name()];
             for &p in fpps {
                 let cell = rows
                     .iter()
@@ -125,7 +126,7 @@ fn agreement_table(measured: &Measurements) -> String {
                 }
             };
             Some(vec![
-                entry.name.to_owned(),
+                entry.display_name(),
                 mine.len().to_string(),
                 first.theory.to_string(),
                 count(&AccuracyRow::theory_inside),
@@ -193,12 +194,12 @@ fn reading_notes(measured: &Measurements, confidence: f64) -> String {
 fn theory_notes(measured: &Measurements) -> String {
     let mut out = String::new();
     for entry in &measured.entries {
-        let _ = writeln!(out, "  - {}: {}", entry.name, entry.theory_note);
+        let _ = writeln!(out, "  - {}: {}", entry.display_name(), entry.theory_note);
     }
     out
 }
 
-fn full_accuracy_table(rows: &[AccuracyRow]) -> String {
+fn full_accuracy_table(entries: &[Entry], rows: &[AccuracyRow]) -> String {
     let header = header(&[
         "filter",
         "n",
@@ -217,7 +218,7 @@ fn full_accuracy_table(rows: &[AccuracyRow]) -> String {
         .iter()
         .map(|r| {
             vec![
-                r.filter.clone(),
+                label(entries, &r.filter),
                 format_count(r.n),
                 format!("{:e}", r.target_fpp),
                 format!("{:.2}", r.bits_per_item),
@@ -270,7 +271,7 @@ fn missed_targets(measured: &Measurements) -> String {
             .collect();
         lines.push(format!(
             "- **{}** misses its target in {} of {} rows; at n = {}: {}. ({})",
-            entry.name,
+            entry.display_name(),
             missed.len(),
             mine.len(),
             format_count(missed.iter().map(|m| m.n).max().unwrap_or(0)),

@@ -6,6 +6,8 @@ use std::fmt::Write as _;
 
 use crate::experiments::churn::{ChurnResults, ChurnRow};
 use crate::experiments::measurements::Measurements;
+use crate::registry::Entry;
+use crate::render::evidence::label;
 use crate::render::section::{Section, rows_per_filter};
 use crate::render::table::{header, table};
 use crate::text::{format_count, sci};
@@ -81,12 +83,12 @@ pub fn churn_section(measured: &Measurements, churn: &ChurnResults) -> String {
         ]),
         &body,
     );
-    section.push_str(&removals_table(churn));
+    section.push_str(&removals_table(&measured.entries, churn));
     section.finish(&churn.notes)
 }
 
 /// What removing never-inserted positive keys did to each filter.
-fn removals_table(churn: &ChurnResults) -> String {
+fn removals_table(entries: &[Entry], churn: &ChurnResults) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -98,7 +100,7 @@ fn removals_table(churn: &ChurnResults) -> String {
         .iter()
         .map(|r| {
             vec![
-                r.filter.clone(),
+                label(entries, &r.filter),
                 format!(
                     "{} of {} scanned",
                     format_count(r.removed),

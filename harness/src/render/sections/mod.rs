@@ -3,7 +3,7 @@
 pub mod accuracy;
 pub mod capacity;
 pub mod churn;
+pub mod counts;
 pub mod growth;
 pub mod redis;
-pub mod space;
 pub mod speed;

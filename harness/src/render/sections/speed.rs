@@ -6,7 +6,9 @@ use filterlab_peers::Mode;
 
 use crate::experiments::measurements::Measurements;
 use crate::experiments::speed::{Operation, SpeedResults, SpeedRow};
+use crate::render::guide::anchor;
 use crate::render::section::Section;
+use crate::render::sections::counts::COUNTS_HEADING;
 use crate::text::format_count;
 
 /// The operations of each table, and its title.
@@ -38,8 +40,11 @@ pub fn speed_section(measured: &Measurements, speed: &SpeedResults) -> String {
          then probed with the memory of the keys ahead prefetched), in the rows marked \
          \"(batched)\"; the peers offer no batch API. Removal is one key at a time. The \
          machine is shared, so differences under about 1.5× between runs are noise; the min \
-         and max of the repetitions are in speed.csv (column `mode`).",
-        measured.config.speed_fpp
+         and max of the repetitions are in speed.csv (column `mode`). The same operations \
+         counted in instructions and simulated cache misses, free of that noise: \
+         [{COUNTS_HEADING}](#{}).",
+        measured.config.speed_fpp,
+        anchor(COUNTS_HEADING)
     ));
     let mut sizes: Vec<u64> = speed.rows.iter().map(|r| r.n).collect();
     sizes.sort_unstable();
@@ -63,8 +68,8 @@ pub fn speed_section(measured: &Measurements, speed: &SpeedResults) -> String {
                     continue;
                 }
                 let mut cells = vec![match mode {
-                    Mode::OneKey => entry.name.to_owned(),
-                    Mode::Batched => format!("{} (batched)", entry.name),
+                    Mode::OneKey => entry.display_name(),
+                    Mode::Batched => format!("{} (batched)", entry.display_name()),
                 }];
                 cells.extend(sizes.iter().map(|&n| {
                     mine.iter()

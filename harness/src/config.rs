@@ -257,7 +257,8 @@ impl RunConfig {
             churn_bogus_scan: 50_000_000,
             growth_initial: 1_000,
             growth_final: 1_000_000,
-            growth_fpps: vec![1e-2, 1e-4],
+            // 1e-2 and 1e-3 are issue 23's targets for the growing cuckoo filter.
+            growth_fpps: vec![1e-2, 1e-3, 1e-4],
             growth_max_queries: 4_000_000,
             redis_items: 1_000_000,
             redis_fpp: 0.01,

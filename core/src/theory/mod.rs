@@ -39,7 +39,7 @@ pub use counting::{
 };
 pub use cuckoo::{
     cuckoo_compound_fpp, cuckoo_fingerprint_bits, cuckoo_fpp, cuckoo_fpp_given_occupancy,
-    cuckoo_usable_fingerprints,
+    cuckoo_grown_fpp, cuckoo_usable_fingerprints,
 };
 pub use scalable::{
     scalable_bloom_fpp, scalable_bloom_fpp_bound, scalable_bloom_loads, scalable_layer_fpp,

@@ -9,9 +9,11 @@ use filterlab_core::theory::{cuckoo_fpp, hash_bits_needed};
 use filterlab_core::{Error, ErrorKind};
 
 use crate::config::{
-    CuckooConfig, DEFAULT_MAX_KICKS, DEFAULT_MAX_TABLES, Growth, LOAD_TARGET, check_capacity,
-    check_fingerprint_bits, check_growth, check_max_kicks, check_memory_limit, slots_in,
+    CuckooConfig, DEFAULT_MAX_KICKS, DEFAULT_MAX_TABLES, DEFAULT_TIGHTENING, Growth, LOAD_TARGET,
+    check_capacity, check_fingerprint_bits, check_growth, check_max_kicks, check_memory_limit,
+    slots_in,
 };
+use crate::growth::load_meeting;
 use crate::sizing::{CuckooSizing, FingerprintChoice};
 use crate::table::{MAX_FINGERPRINT_BITS, MIN_FINGERPRINT_BITS, SLOTS, table_bytes};
 
@@ -27,6 +29,7 @@ pub struct CuckooBuilder {
     max_kicks: u32,
     expansion: Option<u32>,
     max_tables: u32,
+    tightening: f64,
 }
 
 impl CuckooBuilder {
@@ -37,6 +40,7 @@ impl CuckooBuilder {
             max_kicks: DEFAULT_MAX_KICKS,
             expansion: None,
             max_tables: DEFAULT_MAX_TABLES,
+            tightening: DEFAULT_TIGHTENING,
         }
     }
 
@@ -50,8 +54,14 @@ impl CuckooBuilder {
         /// (default 500, at most 65535).
         max_kicks(kicks: u32) => max_kicks = kicks;
         /// Grow instead of refusing when full: each new sub-table has
-        /// `expansion` times the buckets of the one before (1..=32768).
+        /// `expansion` times the buckets of the one before (1..=32768),
+        /// and fingerprints long enough for its share of the FPP.
         expansion(expansion: u32) => expansion = Some(expansion);
+        /// The tightening ratio r in (0, 1) of a growing filter (default
+        /// 0.85): sub-table t takes the share P·(1 − r)·r^t of the target
+        /// FPP P, so a smaller r gives the first tables more of it and
+        /// lengthens later fingerprints faster (by log2(1/r) bits each).
+        tightening(ratio: f64) => tightening = ratio;
         /// The most sub-tables a growing filter may have, the first
         /// included (default 32, at most 256).
         max_tables(tables: u32) => max_tables = tables;
@@ -67,6 +77,7 @@ impl CuckooBuilder {
                 let growth = Growth {
                     expansion,
                     max_tables: self.max_tables,
+                    tightening: self.tightening,
                 };
                 check_growth(growth).map(|()| growth)
             })
@@ -92,7 +103,9 @@ impl CuckooBuilder {
         let (items, fpp, bits, buckets, choice) = match self.base.target {
             Target::Fpp(fpp) => {
                 let items = self.base.items_for_fpp(fpp)?;
-                let (bits, buckets, choice) = smallest_table(items, fpp, explicit)?;
+                // A growing filter's first table takes its share P·(1 − r).
+                let first = growth.map_or(fpp, |growth| fpp * (1.0 - growth.tightening));
+                let (bits, buckets, choice) = smallest_table(items, first, explicit)?;
                 (items, Some(fpp), bits, buckets, choice)
             }
             Target::Size(buckets) => {
@@ -158,14 +171,6 @@ impl CuckooBuilder {
     }
 }
 
-/// The load at which f-bit fingerprints give an a-priori FPP of `fpp`,
-/// at most [`LOAD_TARGET`].
-fn load_meeting(fpp: f64, bits: u32) -> f64 {
-    let miss = -1.0 / (2f64.powi(bits as i32) - 1.0);
-    let load = (-fpp).ln_1p() / (2.0 * f64::from(SLOTS) * miss.ln_1p());
-    load.min(LOAD_TARGET)
-}
-
 /// For `items` at `fpp`: the fingerprint width (the caller's, or the one
 /// giving the fewest bits) and the fewest buckets whose a-priori FPP at
 /// that load meets the target.
@@ -179,7 +184,7 @@ fn smallest_table(
     });
     let mut best: Option<(u32, u64, f64)> = None;
     for bits in widths {
-        let load = load_meeting(fpp, bits);
+        let load = load_meeting(fpp, bits, LOAD_TARGET);
         let slots_needed = (items as f64 / load).ceil();
         let mut buckets = (slots_needed / f64::from(SLOTS)).ceil();
         if buckets.is_nan() || buckets >= 2f64.powi(62) {

@@ -1,22 +1,25 @@
-//! `CuckooFilter`: the tables, inserts with bounded kicks rolled back when
-//! they fail, removal, growth by sub-tables, and the `Filter` traits.
+//! `CuckooFilter`: the sub-tables, where each key's copies go, removal,
+//! growth with tightening fingerprints, and the `Filter` traits.
 
 use std::fmt;
 
 use filterlab_core::sizing::{SizedFor, Target};
-use filterlab_core::theory::{cuckoo_compound_fpp, cuckoo_fpp, cuckoo_fpp_given_occupancy};
+use filterlab_core::theory::{cuckoo_compound_fpp, cuckoo_fpp_given_occupancy, cuckoo_grown_fpp};
 use filterlab_core::{
-    Error, ErrorKind, Filter, Key, KeyHasher, RemovableFilter, insert_in_batches, mix64, prefetch,
+    Error, ErrorKind, Filter, Key, KeyHasher, RemovableFilter, insert_in_batches,
 };
 
 use crate::builder::CuckooBuilder;
-use crate::config::{CuckooConfig, Growth, LOAD_TARGET};
+use crate::config::{CuckooConfig, Growth};
+use crate::growth::{Schedule, Shape};
+use crate::overflow::{CLASS_BYTES, Class, Overflow};
 use crate::sizing::CuckooSizing;
-use crate::table::{Lanes, Place, SLOTS, Table, Word, table_bytes};
+use crate::table::{Lanes, Place, SLOTS, Table, Word, table_bytes, with_lanes};
 
 /// A cuckoo filter: each key stores an f-bit fingerprint in one of two
 /// buckets of four slots; it deletes, counts, optionally grows by
-/// sub-tables, and never loses an item when full.
+/// sub-tables with longer fingerprints (keeping the FPP it was sized
+/// for), and never loses an item when full.
 ///
 /// Built by [`with_fpp`](Self::with_fpp) (sized for a load and a target
 /// FPP) or [`with_buckets`](Self::with_buckets) (explicit size). A multiset
@@ -43,32 +46,15 @@ use crate::table::{Lanes, Place, SLOTS, Table, Word, table_bytes};
 pub struct CuckooFilter {
     /// Oldest first; the last is the one new keys go to.
     tables: Vec<Table>,
+    /// Copies a growing filter's tables had no slot for.
+    overflow: Overflow,
     /// As given, so that `config()` and the format hand it back unchanged.
     config: CuckooConfig,
-    /// The fingerprint width of `config`, in the form the tables use.
-    lanes: Lanes,
-    /// The same in a `u64`, when a bucket fits one (f ≤ 16): the hot paths
-    /// (lookups, inserts, removals) then use it.
-    narrow: Option<Lanes<u64>>,
     max_memory: u64,
-    /// Accepted inserts minus removals: the occupied slots.
+    /// Accepted inserts minus removals: the occupied slots plus the
+    /// overflow's copies.
     len: u64,
     sized_for: SizedFor,
-}
-
-/// Binds `$lanes` to the filter's `u64` lanes when its buckets fit a `u64`,
-/// else to its `u128` ones, and evaluates `$body`: the hot paths are each
-/// one generic function, instantiated for both words.
-macro_rules! with_lanes {
-    ($filter:expr, |$lanes:ident| $body:expr) => {
-        match $filter.narrow {
-            Some($lanes) => $body,
-            None => {
-                let $lanes = $filter.lanes;
-                $body
-            }
-        }
-    };
 }
 
 /// Keys ahead of the one being processed whose buckets a batched operation
@@ -79,25 +65,14 @@ const PREFETCH_AHEAD: usize = 8;
 /// instructions.
 const PREFETCH_MIN_BYTES: usize = 1 << 20;
 
-/// 2^64 / φ: steps the kick stream.
-const GOLDEN_GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
-
-/// The random choices of one key's kicks: which bucket to start from, and
-/// the slot to evict at each step, as a function of the key's hash and the
-/// step, so that a failed walk can be retraced backwards without storing it
-/// and the same operations always give the same filter.
-#[derive(Clone, Copy)]
-struct Kicks(u64);
-
-impl Kicks {
-    fn start_from_second(self) -> bool {
-        mix64(self.0) & 1 == 1
-    }
-
-    fn slot(self, step: u32) -> u32 {
-        let state = self.0 ^ u64::from(step + 1).wrapping_mul(GOLDEN_GAMMA);
-        (mix64(state) >> 62) as u32
-    }
+/// What one sub-table did with a key an insert offered it.
+enum Offer {
+    /// The table holds the key's fingerprint; `true` when it took the copy.
+    Copy(bool),
+    /// The key is new to the filter and this, the newest table, took it.
+    Stored,
+    /// The key does not match here, and this table takes no new key.
+    Pass,
 }
 
 impl CuckooFilter {
@@ -127,13 +102,13 @@ impl CuckooFilter {
         sized_for: SizedFor,
         max_memory: u64,
         tables: Vec<Table>,
-        len: u64,
+        overflow: Overflow,
     ) -> Self {
+        let len = tables.iter().map(Table::occupied).sum::<u64>() + overflow.total();
         Self {
             tables,
+            overflow,
             config: *config,
-            lanes: Lanes::new(config.fingerprint_bits),
-            narrow: Lanes::narrow(config.fingerprint_bits),
             max_memory,
             len,
             sized_for,
@@ -167,27 +142,29 @@ impl CuckooFilter {
         if self.contains_hash(hash) {
             return Ok(false);
         }
-        with_lanes!(self, |lanes| self.add_new(lanes, hash))?;
+        self.check_counter()?;
+        self.add_new(hash)?;
         self.len += 1;
         Ok(true)
     }
 
-    /// Adds a key no table matches.
-    fn add_new<W: Word>(&mut self, lanes: Lanes<W>, hash: u64) -> Result<(), Error> {
-        let (place, slots, _) = self.probe(lanes, self.tables.len() - 1, hash);
-        self.add_absent(lanes, hash, place, slots)
-    }
-
     /// How many copies of `key` the filter may hold: the slots of its two
-    /// buckets holding its fingerprint, summed over the sub-tables. An upper
-    /// bound on the copies inserted and not removed (other keys may share
-    /// the fingerprint), like RedisBloom's CF.COUNT.
+    /// buckets holding its fingerprint, and the copies that did not fit
+    /// there, summed over the sub-tables. An upper bound on the copies
+    /// inserted and not removed (other keys may share the fingerprint),
+    /// like RedisBloom's CF.COUNT.
     pub fn count<K: Key + ?Sized>(&self, key: &K) -> usize {
         let hash = self.config.hasher.hash(key);
-        self.tables
+        let copies: u64 = self
+            .tables
             .iter()
-            .map(|table| table.count(self.lanes, table.place(self.lanes, hash)) as usize)
-            .sum()
+            .enumerate()
+            .map(|(index, table)| {
+                let place = table.wide_place(hash);
+                table.count(place) + self.overflow.get(Class::of(index, place))
+            })
+            .sum();
+        usize::try_from(copies).unwrap_or(usize::MAX)
     }
 
     /// Inserts every key, hashing them in batches and prefetching the
@@ -207,15 +184,12 @@ impl CuckooFilter {
 
     /// The fraction of slots occupied, over all sub-tables.
     pub fn load_factor(&self) -> f64 {
-        self.len as f64 / self.slots() as f64
+        self.occupied() as f64 / self.slots() as f64
     }
 
     /// Slots in all sub-tables.
     pub fn slots(&self) -> u64 {
-        self.tables
-            .iter()
-            .map(|table| table.buckets() * u64::from(SLOTS))
-            .sum()
+        self.tables.iter().map(Table::slots).sum()
     }
 
     /// Buckets of the first table.
@@ -223,9 +197,30 @@ impl CuckooFilter {
         self.config.buckets
     }
 
-    /// Bits per fingerprint.
+    /// Bits per fingerprint of the first table (each sub-table a growing
+    /// filter adds has at least as many: see
+    /// [`table_fingerprint_bits`](Self::table_fingerprint_bits)).
     pub fn fingerprint_bits(&self) -> u32 {
-        self.lanes.bits()
+        self.config.fingerprint_bits
+    }
+
+    /// Bits per fingerprint of each sub-table, oldest first.
+    pub fn table_fingerprint_bits(&self) -> Vec<u32> {
+        self.tables.iter().map(Table::bits).collect()
+    }
+
+    /// Fingerprints each sub-table takes before a key new to the filter
+    /// goes to the next one, oldest first (the last one's is where a
+    /// growing filter adds a sub-table).
+    pub fn table_capacities(&self) -> Vec<u64> {
+        self.tables.iter().map(Table::capacity).collect()
+    }
+
+    /// Copies that a growing filter holds beside its sub-tables, because
+    /// their sub-table had no slot for them (see the crate docs); always 0
+    /// for a filter that does not grow.
+    pub fn overflow_copies(&self) -> u64 {
+        self.overflow.total()
     }
 
     /// Slots per bucket (4).
@@ -254,7 +249,8 @@ impl CuckooFilter {
         self.sized_for.items
     }
 
-    /// The FPP target the filter was sized for, if any.
+    /// The FPP target the filter was sized for, if any (for a growing
+    /// filter, the compound target of all its sub-tables).
     pub fn target_fpp(&self) -> Option<f64> {
         self.sized_for.fpp
     }
@@ -277,136 +273,124 @@ impl CuckooFilter {
         &self.tables
     }
 
+    pub(crate) fn overflow(&self) -> &Overflow {
+        &self.overflow
+    }
+
     /// `histogram[k]`: buckets holding k fingerprints, per sub-table.
     pub fn occupancy(&self) -> Vec<[u64; SLOTS as usize + 1]> {
-        self.tables
-            .iter()
-            .map(|table| table.occupancy(self.lanes))
-            .collect()
+        self.tables.iter().map(Table::occupancy).collect()
     }
 
-    /// Reads the key's two buckets in table `index`: its place, the two
-    /// buckets' slots, and whether its fingerprint is in either.
+    /// Nonzero slots over all sub-tables.
+    fn occupied(&self) -> u64 {
+        self.tables.iter().map(Table::occupied).sum()
+    }
+
+    /// The first table's shape.
+    fn first_shape(&self) -> Shape {
+        Shape {
+            bits: self.config.fingerprint_bits,
+            buckets: self.config.buckets,
+            capacity: self.sized_for.items,
+        }
+    }
+
+    /// The growth schedule, for a filter that grows.
+    pub(crate) fn schedule(&self) -> Option<Schedule> {
+        let growth = self.config.growth?;
+        Some(Schedule::new(
+            growth,
+            self.first_shape(),
+            self.sized_for.fpp,
+        ))
+    }
+
+    /// What table `index` does with the key: takes a copy when it holds
+    /// its fingerprint; else, when it is the newest (and, in a growing
+    /// filter, below its capacity: past it the FPP would pass the
+    /// table's share), stores it as a key new to the filter.
     #[inline]
-    fn probe<W: Word>(&self, lanes: Lanes<W>, index: usize, hash: u64) -> (Place, [W; 2], bool) {
-        let table = &self.tables[index];
-        let place = table.place(lanes, hash);
-        let slots = table.pair(lanes, place);
-        (place, slots, lanes.holds_either(slots, place.fingerprint))
-    }
-
-    /// Stores the key's fingerprint in table `index`, whose two buckets
-    /// were just read as `slots`: in a free slot of either; else after a
-    /// breadth-first search two moves deep ([`Table::make_room`]: the 8 and
-    /// then 32 buckets are read independently, so their cache misses
-    /// overlap); else by a random walk of at most `max_kicks` evictions.
-    /// When that fails, the walk is retraced so the table is exactly as
-    /// before, and `false` returned.
-    fn store<W: Word>(
-        &mut self,
-        lanes: Lanes<W>,
-        index: usize,
-        hash: u64,
-        place: Place,
-        slots: [W; 2],
-    ) -> bool {
+    fn offer<W: Word>(&mut self, lanes: Lanes<W>, index: usize, hash: u64) -> Offer {
         let max_kicks = self.config.max_kicks;
+        let newest = index + 1 == self.tables.len();
+        let grows = self.config.growth.is_some();
         let table = &mut self.tables[index];
-        if let Some((bucket, slot)) = lanes.free_slot(place, slots) {
-            table.swap(lanes, bucket, slot, place.fingerprint);
-            return true;
-        }
-        if table.make_room(lanes, place, slots) {
-            return true;
-        }
-        let kicks = Kicks(hash);
-        let mut bucket = if kicks.start_from_second() {
-            place.second
+        // Each table's two buckets are read once: to test for the key, and
+        // to store it when this is the table it goes to.
+        let (place, slots, found) = table.probe(lanes, hash);
+        if found {
+            Offer::Copy(table.store(lanes, hash, (place, slots), max_kicks))
+        } else if newest
+            && (!grows || table.occupied() < table.capacity())
+            && table.store(lanes, hash, (place, slots), max_kicks)
+        {
+            Offer::Stored
         } else {
-            place.first
-        };
-        let mut hand = place.fingerprint;
-        for step in 0..max_kicks {
-            hand = table.swap(lanes, bucket, kicks.slot(step), hand);
-            bucket = table.alternate(bucket, hand);
-            if table.put(lanes, bucket, hand) {
-                return true;
-            }
+            Offer::Pass
         }
-        // Undo the swaps last to first: each fingerprint in hand goes back
-        // to the slot it was evicted from, in the bucket it came from.
-        for step in (0..max_kicks).rev() {
-            bucket = table.alternate(bucket, hand);
-            hand = table.swap(lanes, bucket, kicks.slot(step), hand);
-        }
-        debug_assert_eq!(hand, place.fingerprint);
-        false
     }
 
-    /// Inserts a key no table matches, whose buckets in the newest table
-    /// were read as `slots`: there, or in a new sub-table.
-    fn add_absent<W: Word>(
-        &mut self,
-        lanes: Lanes<W>,
-        hash: u64,
-        place: Place,
-        slots: [W; 2],
-    ) -> Result<(), Error> {
-        let newest = self.tables.len() - 1;
-        if self.store(lanes, newest, hash, place, slots) {
-            return Ok(());
+    /// Refuses an insert when the item counter cannot count it (only a
+    /// file can bring it there: 2^64 − 1 copies in the overflow).
+    fn check_counter(&self) -> Result<(), Error> {
+        if self.len == u64::MAX {
+            return Err(Error::new(
+                ErrorKind::Full,
+                "the item counter is at 2^64 - 1",
+            ));
         }
-        self.grow()?;
-        // A new table is empty: the key's first bucket has a free slot.
-        let (place, slots, _) = self.probe(lanes, newest + 1, hash);
-        let stored = self.store(lanes, newest + 1, hash, place, slots);
-        debug_assert!(stored);
         Ok(())
     }
 
-    /// [`Filter::insert_hash`] with buckets read as `W` words.
-    #[inline]
-    fn insert_with<W: Word>(&mut self, lanes: Lanes<W>, hash: u64) -> Result<bool, Error> {
+    /// Adds a key no table matches: to the newest table when it is below
+    /// its capacity and has a slot within the kicks, else to a new
+    /// sub-table.
+    fn add_new(&mut self, hash: u64) -> Result<(), Error> {
         let newest = self.tables.len() - 1;
-        // Each table's two buckets are read once: to test for the key, and
-        // to store it when this is the table it goes to.
-        for index in 0..=newest {
-            let (place, slots, found) = self.probe(lanes, index, hash);
-            if found {
-                if !self.store(lanes, index, hash, place, slots) {
-                    return Err(Error::new(
-                        ErrorKind::Full,
-                        format!(
-                            "the key is present in sub-table {index}, which has no slot for another copy within {} kicks",
-                            self.config.max_kicks
-                        ),
-                    ));
-                }
-                self.len += 1;
-                return Ok(false);
-            }
-            if index == newest {
-                self.add_absent(lanes, hash, place, slots)?;
-            }
+        let offered = with_lanes!(self.tables[newest], |lanes| self.offer(lanes, newest, hash));
+        if matches!(offered, Offer::Stored) {
+            return Ok(());
         }
-        self.len += 1;
-        Ok(true)
+        self.store_in_new_table(hash)
     }
 
-    /// [`Filter::contains_hash`] with buckets read as `W` words.
-    #[inline]
-    fn contains_with<W: Word>(&self, lanes: Lanes<W>, hash: u64) -> bool {
-        // A filter that has not grown answers with its buckets' test alone:
-        // no branch on what they hold (a run of lookups never stalls on a
-        // mispredicted answer) and nothing else between the loads and the
-        // answer. Each operation there waits out the loads' cache misses;
-        // with fewer of them more lookups overlap (measured with the
-        // `cuckoo_speed` example: the old newest-then-older form, inlined,
-        // kept a flag and a branch there and made the caller's loop spill).
-        match self.tables.as_slice() {
-            [table] => table.holds(lanes, table.place(lanes, hash)),
-            tables => Self::held_in_any(tables, lanes, hash),
+    /// Grows and stores a key new to the filter in the new sub-table.
+    fn store_in_new_table(&mut self, hash: u64) -> Result<(), Error> {
+        self.grow()?;
+        let index = self.tables.len() - 1;
+        // A new table is empty, below its capacity (at least 1): the key's
+        // first bucket has a free slot.
+        let offered = with_lanes!(self.tables[index], |lanes| self.offer(lanes, index, hash));
+        debug_assert!(matches!(offered, Offer::Stored));
+        Ok(())
+    }
+
+    /// Keeps a copy of a key present in table `index`, which has no slot
+    /// for it: beside the tables when the filter grows.
+    fn overflow_copy(&mut self, index: usize, hash: u64) -> Result<(), Error> {
+        if self.config.growth.is_none() {
+            return Err(Error::new(
+                ErrorKind::Full,
+                format!(
+                    "the key is present, and its buckets have no slot for another copy within {} kicks; the filter does not grow",
+                    self.config.max_kicks
+                ),
+            ));
         }
+        let over = (self.memory_usage() as u64).saturating_add(CLASS_BYTES) > self.max_memory;
+        let class = Class::of(index, self.tables[index].wide_place(hash));
+        if over && self.overflow.get(class) == 0 {
+            return Err(Error::new(
+                ErrorKind::Full,
+                format!(
+                    "the key is present in sub-table {index}, which has no slot for another copy, and keeping it beside would take the filter over its memory limit of {} bytes",
+                    self.max_memory
+                ),
+            ));
+        }
+        self.overflow.add(class);
+        Ok(())
     }
 
     /// Whether any of `tables` holds the key, newest (largest, where most
@@ -414,160 +398,104 @@ impl CuckooFilter {
     /// one-key lookups, its loop took registers from the single-table
     /// path and made it spill.
     #[inline(never)]
-    fn held_in_any<W: Word>(tables: &[Table], lanes: Lanes<W>, hash: u64) -> bool {
-        tables
-            .iter()
-            .rev()
-            .any(|table| table.holds(lanes, table.place(lanes, hash)))
+    fn held_in_any(tables: &[Table], hash: u64) -> bool {
+        tables.iter().rev().any(|table| table.contains(hash))
     }
 
-    /// [`Filter::contains_hashes`] with buckets read as `W` words: both
-    /// buckets of the keys ahead prefetched, table by table (newest first,
-    /// skipping keys already found).
-    fn contains_batch<W: Word>(&self, lanes: Lanes<W>, hashes: &[u64], found: &mut [bool]) {
-        let count = hashes.len().min(found.len());
-        let (hashes, found) = (&hashes[..count], &mut found[..count]);
-        found.fill(false);
-        let prefetching = self.prefetching();
-        for table in self.tables.iter().rev() {
-            let place_ahead = |hash: u64| {
-                let place = table.place(lanes, hash);
-                if prefetching {
-                    prefetch(table.bucket_byte(lanes, place.first));
-                    prefetch(table.bucket_byte(lanes, place.second));
-                }
-                place
-            };
-            // Key i's place, computed once when its buckets are prefetched,
-            // waits in slot i % PREFETCH_AHEAD until key i is looked up.
-            let mut ahead = [Place::default(); PREFETCH_AHEAD];
-            for (slot, &hash) in ahead.iter_mut().zip(hashes) {
+    /// [`Filter::contains_hashes`] for one table, with buckets read as `W`
+    /// words: both buckets of the keys ahead prefetched, skipping keys
+    /// already found.
+    fn contains_batch<W: Word>(
+        table: &Table,
+        lanes: Lanes<W>,
+        prefetching: bool,
+        hashes: &[u64],
+        found: &mut [bool],
+    ) {
+        let place_ahead = |hash: u64| {
+            let place = table.place(lanes, hash);
+            if prefetching {
+                filterlab_core::prefetch(table.bucket_byte(lanes, place.first));
+                filterlab_core::prefetch(table.bucket_byte(lanes, place.second));
+            }
+            place
+        };
+        // Key i's place, computed once when its buckets are prefetched,
+        // waits in slot i % PREFETCH_AHEAD until key i is looked up.
+        let mut ahead = [Place::default(); PREFETCH_AHEAD];
+        for (slot, &hash) in ahead.iter_mut().zip(hashes) {
+            *slot = place_ahead(hash);
+        }
+        for (i, answer) in found.iter_mut().enumerate() {
+            let slot = &mut ahead[i % PREFETCH_AHEAD];
+            let place = *slot;
+            if let Some(&hash) = hashes.get(i + PREFETCH_AHEAD) {
                 *slot = place_ahead(hash);
             }
-            for (i, answer) in found.iter_mut().enumerate() {
-                let slot = &mut ahead[i % PREFETCH_AHEAD];
-                let place = *slot;
-                if let Some(&hash) = hashes.get(i + PREFETCH_AHEAD) {
-                    *slot = place_ahead(hash);
-                }
-                if !*answer {
-                    *answer = table.holds(lanes, place);
-                }
+            if !*answer {
+                *answer = table.holds(lanes, place);
             }
         }
     }
 
-    /// [`RemovableFilter::remove_hash`] with buckets read as `W` words.
-    fn remove_with<W: Word>(&mut self, lanes: Lanes<W>, hash: u64) -> bool {
-        for index in 0..self.tables.len() {
-            let (place, slots, found) = self.probe(lanes, index, hash);
-            if found {
-                let table = &mut self.tables[index];
-                for (bucket, slots) in [(place.first, slots[0]), (place.second, slots[1])] {
-                    if let Some(slot) = lanes.find(slots, place.fingerprint) {
-                        table.swap(lanes, bucket, slot, 0);
-                        break;
-                    }
-                }
-                self.len -= 1;
-                return true;
-            }
+    /// Removes one copy of the key from table `index`, which matches it:
+    /// from the overflow first, so that the table keeps a fingerprint of
+    /// the class while any copy of it is left.
+    fn remove_from<W: Word>(&mut self, lanes: Lanes<W>, index: usize, hash: u64) -> bool {
+        let table = &mut self.tables[index];
+        let (place, slots, found) = table.probe(lanes, hash);
+        if !found {
+            return false;
         }
-        false
+        self.overflow.take(Class::of(index, place)) || table.remove(lanes, place, slots)
     }
 
-    /// Buckets of the next sub-table: the first table's times expansion^i.
-    fn next_buckets(&self, growth: Growth) -> Option<u64> {
-        let last = self.tables.last()?.buckets();
-        last.checked_mul(u64::from(growth.expansion))
+    /// The next sub-table's shape, or why the filter cannot add one.
+    fn next_shape(&self) -> Result<Shape, Error> {
+        let full = |detail: String| Error::new(ErrorKind::Full, detail);
+        let (Some(growth), Some(schedule)) = (self.config.growth, self.schedule()) else {
+            return Err(full(format!(
+                "no free slot within {} kicks at load {:.4}; the filter does not grow",
+                self.config.max_kicks,
+                self.load_factor()
+            )));
+        };
+        if self.tables.len() >= growth.max_tables as usize {
+            return Err(full(format!(
+                "all {} sub-tables hold their capacity",
+                growth.max_tables
+            )));
+        }
+        let index = self.tables.len() as u32;
+        let previous = self.tables.last().map_or(0, Table::bits);
+        let shape = schedule.shape(index, previous).ok_or_else(|| {
+            full(format!(
+                "sub-table {index} would need more than 32-bit fingerprints or more than 2^64 buckets"
+            ))
+        })?;
+        let fits = table_bytes(shape.buckets, shape.bits)
+            .and_then(|bytes| bytes.checked_add(self.memory_usage() as u64))
+            .is_some_and(|total| total <= self.max_memory);
+        if !fits {
+            return Err(full(format!(
+                "the next sub-table would take the filter over its memory limit of {} bytes",
+                self.max_memory
+            )));
+        }
+        Ok(shape)
     }
 
     /// Adds a sub-table, or says why it cannot.
     fn grow(&mut self) -> Result<(), Error> {
-        let Some(growth) = self.config.growth else {
-            return Err(Error::new(
-                ErrorKind::Full,
-                format!(
-                    "no free slot within {} kicks at load {:.4}; the filter does not grow",
-                    self.config.max_kicks,
-                    self.load_factor()
-                ),
-            ));
-        };
-        if self.tables.len() >= growth.max_tables as usize {
-            return Err(Error::new(
-                ErrorKind::Full,
-                format!("all {} sub-tables are full", growth.max_tables),
-            ));
-        }
-        let memory = self.next_buckets(growth).and_then(|buckets| {
-            let bytes = table_bytes(buckets, self.lanes.bits())?;
-            let total = bytes.checked_add(self.memory_usage() as u64)?;
-            (total <= self.max_memory).then_some(buckets)
-        });
-        let table = memory
-            .ok_or_else(|| {
-                Error::new(
-                    ErrorKind::Full,
-                    format!(
-                        "the next sub-table would take the filter over its memory limit of {} bytes",
-                        self.max_memory
-                    ),
-                )
-            })
-            .and_then(|buckets| {
-                Table::new(buckets, self.lanes)
-                    .map_err(|err| Error::new(ErrorKind::Full, err.detail().to_owned()))
-            })?;
+        let shape = self.next_shape()?;
+        let table = Table::new(shape.buckets, shape.bits, shape.capacity)
+            .map_err(|err| Error::new(ErrorKind::Full, err.detail().to_owned()))?;
         self.tables.push(table);
         Ok(())
     }
 
-    /// Prefetches the key's two buckets in every table.
-    #[inline]
-    fn prefetch(&self, hash: u64) {
-        for table in &self.tables {
-            let place = table.place(self.lanes, hash);
-            prefetch(table.bucket_byte(self.lanes, place.first));
-            prefetch(table.bucket_byte(self.lanes, place.second));
-        }
-    }
-
     fn prefetching(&self) -> bool {
         self.memory_usage() >= PREFETCH_MIN_BYTES
-    }
-
-    /// The a-priori FPP of each table after `items` inserts, the tables
-    /// filled in order, each to its share of [`LOAD_TARGET`] (the last one
-    /// present or allowed takes the rest).
-    fn table_loads(&self, items: u64) -> Vec<f64> {
-        let max_tables = self
-            .config
-            .growth
-            .map_or(1, |growth| growth.max_tables as usize);
-        let mut loads = Vec::new();
-        let mut left = items as f64;
-        let mut buckets = self.config.buckets as f64;
-        let expansion = self
-            .config
-            .growth
-            .map_or(1.0, |growth| f64::from(growth.expansion));
-        while loads.len() < max_tables {
-            let slots = buckets * f64::from(SLOTS);
-            let last = loads.len() + 1 == max_tables;
-            let take = if last {
-                left
-            } else {
-                left.min(slots * LOAD_TARGET)
-            };
-            loads.push(take / slots);
-            left -= take;
-            if left <= 0.0 {
-                break;
-            }
-            buckets *= expansion;
-        }
-        loads
     }
 }
 
@@ -581,14 +509,18 @@ impl CuckooBuilder {
     pub fn build(&self) -> Result<CuckooFilter, Error> {
         let sizing = self.sizing()?;
         let config = self.config_of(&sizing);
-        let table = Table::new(sizing.buckets, Lanes::new(sizing.fingerprint_bits))?;
+        let table = Table::new(
+            sizing.buckets,
+            sizing.fingerprint_bits,
+            sizing.expected_items,
+        )?;
         let sized_for = SizedFor::new(sizing.expected_items, sizing.target_fpp);
         Ok(CuckooFilter::from_parts(
             &config,
             sized_for,
             self.base.max_memory,
             vec![table],
-            0,
+            Overflow::default(),
         ))
     }
 }
@@ -601,28 +533,61 @@ impl Filter for CuckooFilter {
     /// Adds a pre-hashed key; `Ok(true)` when no table matched it.
     ///
     /// A key that matches (inserted before, or a false positive) gets its
-    /// new copy in the first table, oldest first, that matches it; any other
-    /// key goes into the newest table. Removal takes copies from the first
-    /// matching table too, and these two rules keep every key's copies
-    /// where its removal will look for them (see the crate docs), so that
-    /// removing inserted keys never removes another key's last copy, even
-    /// across sub-tables.
+    /// new copy in the first table, oldest first, that matches it (or, in
+    /// a growing filter whose table has no slot left for it, beside the
+    /// tables, counted against that table); any other key goes into the
+    /// newest table, or into a new sub-table when the newest holds its
+    /// capacity or has no slot within `max_kicks` evictions. Removal takes
+    /// copies from the first matching table too, and these rules keep
+    /// every key's copies where its removal will look for them (see the
+    /// crate docs), so that removing inserted keys never removes another
+    /// key's last copy, even across sub-tables.
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Full`] when no free slot is found within `max_kicks`
-    /// evictions (the kicks are then undone) and no sub-table can be added
-    /// (the filter does not grow, or its sub-table or memory cap is
-    /// reached), or when a present key's table cannot take another copy
-    /// (more than 2·4 copies of a key in its two buckets, or its table
-    /// full). The filter is exactly as before: nothing is ever dropped.
+    /// [`ErrorKind::Full`] for a filter that does not grow, when no free
+    /// slot is found within `max_kicks` evictions (the kicks are then
+    /// undone) for a new key or a copy (more than 2·4 copies of a key in
+    /// its two buckets, or its table full); for a growing filter only at
+    /// its caps: a new key when the newest sub-table holds its capacity
+    /// and no sub-table can be added (the sub-table or memory cap), a copy
+    /// when keeping it would pass the memory cap. The filter is exactly as
+    /// before: nothing is ever dropped.
     fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
-        with_lanes!(self, |lanes| self.insert_with(lanes, hash))
+        self.check_counter()?;
+        let newest = self.tables.len() - 1;
+        for index in 0..=newest {
+            let offered = with_lanes!(self.tables[index], |lanes| self.offer(lanes, index, hash));
+            match offered {
+                Offer::Copy(stored) => {
+                    if !stored {
+                        self.overflow_copy(index, hash)?;
+                    }
+                    self.len += 1;
+                    return Ok(false);
+                }
+                Offer::Stored => break,
+                Offer::Pass if index == newest => self.store_in_new_table(hash)?,
+                Offer::Pass => {}
+            }
+        }
+        self.len += 1;
+        Ok(true)
     }
 
     #[inline]
     fn contains_hash(&self, hash: u64) -> bool {
-        with_lanes!(self, |lanes| self.contains_with(lanes, hash))
+        // A filter that has not grown answers with its buckets' test alone:
+        // no branch on what they hold (a run of lookups never stalls on a
+        // mispredicted answer) and nothing else between the loads and the
+        // answer. Each operation there waits out the loads' cache misses;
+        // with fewer of them more lookups overlap (measured with the
+        // `cuckoo_speed` example: the old newest-then-older form, inlined,
+        // kept a flag and a branch there and made the caller's loop spill).
+        match self.tables.as_slice() {
+            [table] => table.contains(hash),
+            tables => Self::held_in_any(tables, hash),
+        }
     }
 
     /// Inserts with the buckets of the keys ahead prefetched.
@@ -631,7 +596,9 @@ impl Filter for CuckooFilter {
         let mut new = 0;
         for (i, &hash) in hashes.iter().enumerate() {
             if let Some(&ahead) = hashes.get(i + PREFETCH_AHEAD).filter(|_| prefetching) {
-                self.prefetch(ahead);
+                for table in &self.tables {
+                    table.prefetch(ahead);
+                }
             }
             new += usize::from(self.insert_hash(hash)?);
         }
@@ -641,10 +608,22 @@ impl Filter for CuckooFilter {
     /// Looks up with both buckets of the keys ahead prefetched, table by
     /// table (newest first, skipping keys already found).
     fn contains_hashes(&self, hashes: &[u64], found: &mut [bool]) {
-        with_lanes!(self, |lanes| self.contains_batch(lanes, hashes, found));
+        let count = hashes.len().min(found.len());
+        let (hashes, found) = (&hashes[..count], &mut found[..count]);
+        found.fill(false);
+        let prefetching = self.prefetching();
+        for table in self.tables.iter().rev() {
+            with_lanes!(table, |lanes| Self::contains_batch(
+                table,
+                lanes,
+                prefetching,
+                hashes,
+                found
+            ));
+        }
     }
 
-    /// Accepted inserts, copies included, minus removals: the slots in use.
+    /// Accepted inserts, copies included, minus removals.
     fn len(&self) -> usize {
         usize::try_from(self.len).unwrap_or(usize::MAX)
     }
@@ -653,11 +632,15 @@ impl Filter for CuckooFilter {
     fn clear(&mut self) {
         self.tables.truncate(1);
         self.tables[0].clear();
+        self.overflow.clear();
         self.len = 0;
     }
 
+    /// The tables' bytes, and the overflow's (an estimate of its B-tree's
+    /// allocations, 40 bytes a class).
     fn memory_usage(&self) -> usize {
-        self.tables.iter().map(Table::memory).sum()
+        let tables: usize = self.tables.iter().map(Table::memory).sum();
+        tables.saturating_add(usize::try_from(self.overflow.memory()).unwrap_or(usize::MAX))
     }
 
     /// The items the filter was sized for; `None` for a growing filter.
@@ -668,24 +651,36 @@ impl Filter for CuckooFilter {
         }
     }
 
-    /// The FPP given each table's bucket occupancy
+    /// The FPP given each table's bucket occupancy and fingerprint width
     /// ([`cuckoo_fpp_given_occupancy`]), compounded over the sub-tables:
     /// 1 − Π(1 − pᵢ).
     fn expected_fpp(&self) -> f64 {
-        cuckoo_compound_fpp(self.tables.iter().map(|table| {
-            cuckoo_fpp_given_occupancy(self.lanes.bits(), &table.occupancy(self.lanes))
-        }))
+        cuckoo_compound_fpp(
+            self.tables
+                .iter()
+                .map(|table| cuckoo_fpp_given_occupancy(table.bits(), &table.occupancy())),
+        )
     }
 
-    /// The a-priori FPP ([`cuckoo_fpp`]) at the load `items` inserts give:
-    /// for a growing filter, the sub-tables filled in order to 95% each,
-    /// compounded as 1 − Π(1 − pᵢ) (at most Σ pᵢ).
+    /// The a-priori FPP ([`cuckoo_grown_fpp`]) after `items` inserts: the
+    /// sub-tables there are and those the filter would add, each at its
+    /// fingerprint width, filled in order to their capacities, compounded
+    /// as 1 − Π(1 − pᵢ). For a growing filter sized for P this is at most
+    /// P at every `items` below its caps.
     fn theoretical_fpp(&self, items: u64) -> Option<f64> {
-        let bits = self.lanes.bits();
-        Some(cuckoo_compound_fpp(
-            self.table_loads(items)
-                .into_iter()
-                .map(|load| cuckoo_fpp(bits, SLOTS, load)),
+        let present = self.tables.iter().map(|table| Shape {
+            bits: table.bits(),
+            buckets: table.buckets(),
+            capacity: table.capacity(),
+        });
+        let last_bits = self.tables.last().map_or(0, Table::bits);
+        let added = self
+            .schedule()
+            .into_iter()
+            .flat_map(|schedule| schedule.shapes_from(self.tables.len() as u32, last_bits));
+        Some(cuckoo_grown_fpp(
+            items,
+            present.chain(added).map(Shape::theory),
         ))
     }
 }
@@ -698,7 +693,17 @@ impl RemovableFilter for CuckooFilter {
     /// inserted): removing a key that merely tests positive removes another
     /// key's fingerprint, which can then be reported absent.
     fn remove_hash(&mut self, hash: u64) -> Result<bool, Error> {
-        Ok(with_lanes!(self, |lanes| self.remove_with(lanes, hash)))
+        for index in 0..self.tables.len() {
+            if !self.tables[index].contains(hash) {
+                continue;
+            }
+            let removed = with_lanes!(self.tables[index], |lanes| self
+                .remove_from(lanes, index, hash));
+            debug_assert!(removed);
+            self.len -= 1;
+            return Ok(true);
+        }
+        Ok(false)
     }
 }
 
@@ -709,6 +714,7 @@ impl PartialEq for CuckooFilter {
             && self.sized_for == other.sized_for
             && self.max_memory == other.max_memory
             && self.tables == other.tables
+            && self.overflow == other.overflow
     }
 }
 
@@ -719,10 +725,11 @@ impl fmt::Debug for CuckooFilter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CuckooFilter")
             .field("buckets", &self.config.buckets)
-            .field("fingerprint_bits", &self.lanes.bits())
+            .field("fingerprint_bits", &self.table_fingerprint_bits())
             .field("max_kicks", &self.config.max_kicks)
             .field("growth", &self.config.growth)
             .field("tables", &self.tables.len())
+            .field("overflow_copies", &self.overflow.total())
             .field("hasher", &self.config.hasher)
             .field("len", &self.len)
             .field("sized_for", &self.sized_for)

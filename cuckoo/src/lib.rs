@@ -4,14 +4,16 @@
 mod builder;
 mod config;
 mod filter;
+mod growth;
+mod overflow;
 mod persist;
 mod sizing;
 mod table;
 
 pub use builder::CuckooBuilder;
 pub use config::{
-    CuckooConfig, DEFAULT_MAX_KICKS, DEFAULT_MAX_TABLES, Growth, LOAD_TARGET, MAX_EXPANSION,
-    MAX_KICKS, MAX_MEMORY_LIMIT, MAX_TABLES,
+    CuckooConfig, DEFAULT_MAX_KICKS, DEFAULT_MAX_TABLES, DEFAULT_TIGHTENING, Growth, LOAD_TARGET,
+    MAX_EXPANSION, MAX_KICKS, MAX_MEMORY_LIMIT, MAX_TABLES,
 };
 pub use filter::CuckooFilter;
 pub use filterlab_core::sizing::human_bytes;

@@ -4,8 +4,10 @@
 use std::fmt;
 
 use filterlab_core::sizing::{HashBits, SizedFor, memory_summary};
+use filterlab_core::theory::cuckoo_grown_fpp;
 
 use crate::config::Growth;
+use crate::growth::{Schedule, Shape};
 
 /// Why a sizing chose its fingerprint width.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,7 +57,9 @@ pub struct CuckooSizing {
     pub load: f64,
     /// Bytes of the first table (bit-packed buckets and 16 bytes of padding).
     pub bytes: u64,
-    /// The a-priori FPP at capacity, 1 − (1 − q)^(2·4·load), q = 1/(2^f − 1).
+    /// The a-priori FPP at capacity, 1 − (1 − q)^(2·4·load), q = 1/(2^f − 1)
+    /// (of the first table: a growing filter's first table is sized for
+    /// P·(1 − r), its share of the target P).
     pub fpp_at_capacity: f64,
     /// The FPP of a completely full table, 1 − (1 − q)^8: the bound at any load.
     pub fpp_full: f64,
@@ -73,6 +77,43 @@ impl CuckooSizing {
     /// Bits per expected item, padding included.
     pub fn bits_per_item(&self) -> f64 {
         self.bytes as f64 * 8.0 / self.expected_items as f64
+    }
+
+    /// The a-priori FPP after `items` inserts: of the one table when the
+    /// filter does not grow (its load capped at 1); of the sub-tables a
+    /// growing filter has by then, each filled to its capacity in turn,
+    /// compounded (what `theoretical_fpp(items)` of the filter says before
+    /// it holds anything). At most the target, for a growing filter sized
+    /// for one, below its caps.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use filterlab_cuckoo::CuckooFilter;
+    ///
+    /// let sizing = CuckooFilter::with_fpp(0.01).expected_items(1000).expansion(2).sizing()?;
+    /// assert!(sizing.fpp_after(1000) <= 0.0015);
+    /// assert!(sizing.fpp_after(1_000_000) <= 0.01);
+    /// # Ok::<(), filterlab_cuckoo::Error>(())
+    /// ```
+    pub fn fpp_after(&self, items: u64) -> f64 {
+        let first = self.first_shape();
+        let added = self.growth.into_iter().flat_map(|growth| {
+            Schedule::new(growth, first, self.target_fpp).shapes_from(1, first.bits)
+        });
+        cuckoo_grown_fpp(
+            items,
+            std::iter::once(first).chain(added).map(Shape::theory),
+        )
+    }
+
+    /// The first table's shape.
+    fn first_shape(&self) -> Shape {
+        Shape {
+            bits: self.fingerprint_bits,
+            buckets: self.buckets,
+            capacity: self.expected_items,
+        }
     }
 
     /// Whether a 64-bit key hash is too short for the target at this size.
@@ -111,10 +152,17 @@ impl fmt::Display for CuckooSizing {
             self.fpp_at_capacity, self.fpp_full
         )?;
         if let Some(growth) = self.growth {
+            let schedule = Schedule::new(growth, self.first_shape(), self.target_fpp);
             writeln!(
                 f,
-                "  growth              sub-tables ×{} each, up to {} tables; the FPP adds up over them",
-                growth.expansion, growth.max_tables
+                "  growth              sub-tables ×{} each, up to {}; sub-table t's FPP share \
+                 {:.3e}·{}^t, fingerprints {:.2} bits longer each: at most {:.3e} compounded",
+                growth.expansion,
+                growth.max_tables,
+                schedule.budget(0),
+                growth.tightening,
+                (1.0 / growth.tightening).log2(),
+                schedule.bound()
             )?;
         }
         self.hash_bits().fmt(f)

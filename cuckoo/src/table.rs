@@ -22,7 +22,7 @@
 
 use std::ops::{BitAnd, BitOr, BitXor, Not, Shl, Shr};
 
-use filterlab_core::{Error, ErrorKind, mix64, reduce};
+use filterlab_core::{Error, ErrorKind, mix64, prefetch, reduce};
 
 /// Slots per bucket.
 pub(crate) const SLOTS: u32 = 4;
@@ -221,16 +221,24 @@ impl<W: Word> Lanes<W> {
     #[inline]
     pub(crate) fn fingerprint(self, hash: u64) -> u64 {
         let low = hash & self.fingerprint_mask;
-        if low == 0 { self.redraw(hash) } else { low }
+        if low == 0 {
+            redraw(hash, self.bits, self.fingerprint_mask)
+        } else {
+            low
+        }
     }
+}
 
-    /// The fingerprint of a hash whose low f bits are zero.
-    #[cold]
-    #[inline(never)]
-    fn redraw(self, hash: u64) -> u64 {
-        let redraw = (hash >> self.bits) & self.fingerprint_mask;
-        redraw + u64::from(redraw == 0)
-    }
+/// The fingerprint of a hash whose low `bits` bits are zero. Its
+/// arguments are scalars, not the `Lanes`: a struct passed to a call that
+/// is not inlined goes through memory, and the lookup loop then stored
+/// the lanes to the stack on every key (11 more instructions a lookup,
+/// callgrind).
+#[cold]
+#[inline(never)]
+fn redraw(hash: u64, bits: u32, mask: u64) -> u64 {
+    let redraw = (hash >> bits) & mask;
+    redraw + u64::from(redraw == 0)
 }
 
 /// A key's place in one table: its fingerprint and two buckets.
@@ -267,44 +275,135 @@ pub(crate) fn table_bytes(buckets: u64, bits: u32) -> Option<u64> {
     data_bytes(buckets, bits).and_then(|bytes| bytes.checked_add(PADDING as u64))
 }
 
-/// B buckets of four f-bit slots, bit-packed.
+/// Binds `$lanes` to `$table`'s `u64` lanes when its buckets fit a `u64`,
+/// else to its `u128` ones, and evaluates `$body`: the hot paths are each
+/// one generic function, instantiated for both words, and a filter whose
+/// sub-tables have different widths picks the word table by table.
+macro_rules! with_lanes {
+    ($table:expr, |$lanes:ident| $body:expr) => {
+        match $table.narrow() {
+            Some($lanes) => $body,
+            None => {
+                let $lanes = $table.lanes();
+                $body
+            }
+        }
+    };
+}
+
+pub(crate) use with_lanes;
+
+/// 2^64 / φ: steps the kick stream.
+const GOLDEN_GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// The random choices of one key's kicks: which bucket to start from, and
+/// the slot to evict at each step, as a function of the key's hash and the
+/// step, so that a failed walk can be retraced backwards without storing it
+/// and the same operations always give the same filter.
+#[derive(Clone, Copy)]
+struct Kicks(u64);
+
+impl Kicks {
+    fn start_from_second(self) -> bool {
+        mix64(self.0) & 1 == 1
+    }
+
+    fn slot(self, step: u32) -> u32 {
+        let state = self.0 ^ u64::from(step + 1).wrapping_mul(GOLDEN_GAMMA);
+        (mix64(state) >> 62) as u32
+    }
+}
+
+/// B buckets of four f-bit slots, bit-packed, and what the filter needs to
+/// know of them: the fingerprints they hold and how many new keys they
+/// take before the filter adds the next sub-table.
 #[derive(Clone, PartialEq, Eq)]
 pub(crate) struct Table {
     buckets: u64,
+    /// The fingerprint width's layout in a `u128`, which fits every width.
+    lanes: Lanes,
+    /// The same in a `u64`, when a bucket fits one (f ≤ 16): the hot paths
+    /// then use it.
+    narrow: Option<Lanes<u64>>,
+    /// Fingerprints the table holds before a key new to the filter goes to
+    /// a newer sub-table.
+    capacity: u64,
+    /// Nonzero slots.
+    occupied: u64,
     /// The packed buckets followed by [`PADDING`] zero bytes.
     bytes: Vec<u8>,
 }
 
 impl Table {
-    /// An empty table; an error instead of an abort when the allocator
+    /// An empty table of `bits`-bit fingerprints that takes `capacity`
+    /// fingerprints; an error instead of an abort when the allocator
     /// refuses (the zeroed memory is then provided lazily by the OS).
-    pub(crate) fn new(buckets: u64, lanes: Lanes) -> Result<Self, Error> {
+    pub(crate) fn new(buckets: u64, bits: u32, capacity: u64) -> Result<Self, Error> {
         let too_large = || {
             Error::new(
                 ErrorKind::TooLarge,
                 format!("cannot allocate a table of {buckets} buckets"),
             )
         };
-        let bytes = table_bytes(buckets, lanes.bits())
+        let bytes = table_bytes(buckets, bits)
             .and_then(|bytes| usize::try_from(bytes).ok())
             .ok_or_else(too_large)?;
         let mut probe: Vec<u8> = Vec::new();
         probe.try_reserve_exact(bytes).map_err(|_| too_large())?;
         drop(probe);
-        Ok(Self {
-            buckets,
-            bytes: vec![0; bytes],
-        })
+        Ok(Self::from_bytes(buckets, bits, capacity, vec![0; bytes]))
     }
 
     /// A table from its packed bucket data (without padding), which must
     /// have the length [`data_bytes`] gives.
-    pub(crate) fn from_data(buckets: u64, mut data: Vec<u8>) -> Self {
+    pub(crate) fn from_data(buckets: u64, bits: u32, capacity: u64, mut data: Vec<u8>) -> Self {
         data.resize(data.len() + PADDING, 0);
+        let mut table = Self::from_bytes(buckets, bits, capacity, data);
+        table.occupied = table
+            .occupancy()
+            .iter()
+            .zip(0u64..)
+            .map(|(&count, held)| count * held)
+            .sum();
+        table
+    }
+
+    fn from_bytes(buckets: u64, bits: u32, capacity: u64, bytes: Vec<u8>) -> Self {
         Self {
             buckets,
-            bytes: data,
+            lanes: Lanes::new(bits),
+            narrow: Lanes::narrow(bits),
+            capacity,
+            occupied: 0,
+            bytes,
         }
+    }
+
+    /// The `u128` layout of the table's fingerprints.
+    #[inline]
+    pub(crate) fn lanes(&self) -> Lanes {
+        self.lanes
+    }
+
+    /// The `u64` layout of the table's fingerprints, when a bucket fits.
+    #[inline]
+    pub(crate) fn narrow(&self) -> Option<Lanes<u64>> {
+        self.narrow
+    }
+
+    /// Bits per fingerprint.
+    pub(crate) fn bits(&self) -> u32 {
+        self.lanes.bits()
+    }
+
+    /// Fingerprints the table takes before the filter adds a sub-table.
+    pub(crate) fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// Nonzero slots.
+    pub(crate) fn occupied(&self) -> u64 {
+        self.occupied
     }
 
     /// The other bucket of `fingerprint` in `bucket` ([`alternate`]).
@@ -323,6 +422,11 @@ impl Table {
         self.buckets
     }
 
+    /// Slots: four per bucket.
+    pub(crate) fn slots(&self) -> u64 {
+        self.buckets * u64::from(SLOTS)
+    }
+
     /// Bytes of memory the table takes.
     pub(crate) fn memory(&self) -> usize {
         self.bytes.len()
@@ -331,6 +435,7 @@ impl Table {
     /// Empties every slot.
     pub(crate) fn clear(&mut self) {
         self.bytes.fill(0);
+        self.occupied = 0;
     }
 
     /// Where `hash`'s key lives in this table.
@@ -343,6 +448,21 @@ impl Table {
             first,
             second: self.alternate(first, fingerprint),
         }
+    }
+
+    /// The key's place and its two buckets' slots, and whether its
+    /// fingerprint is in either.
+    #[inline]
+    pub(crate) fn probe<W: Word>(&self, lanes: Lanes<W>, hash: u64) -> (Place, [W; 2], bool) {
+        let place = self.place(lanes, hash);
+        let slots = self.pair(lanes, place);
+        (place, slots, lanes.holds_either(slots, place.fingerprint))
+    }
+
+    /// Whether the key's fingerprint is in either of its buckets.
+    #[inline]
+    pub(crate) fn contains(&self, hash: u64) -> bool {
+        with_lanes!(self, |lanes| self.holds(lanes, self.place(lanes, hash)))
     }
 
     /// The byte at which `bucket`'s word starts, and the shift of the
@@ -379,15 +499,18 @@ impl Table {
         self.bytes.get(at).unwrap_or(&self.bytes[0])
     }
 
+    /// Prefetches the key's two buckets.
+    #[inline]
+    pub(crate) fn prefetch(&self, hash: u64) {
+        let lanes = self.lanes;
+        let place = self.place(lanes, hash);
+        prefetch(self.bucket_byte(lanes, place.first));
+        prefetch(self.bucket_byte(lanes, place.second));
+    }
+
     /// Writes `fingerprint` into `slot` of `bucket`; returns what it held.
     #[inline]
-    pub(crate) fn swap<W: Word>(
-        &mut self,
-        lanes: Lanes<W>,
-        bucket: u64,
-        slot: u32,
-        fingerprint: u64,
-    ) -> u64 {
+    fn swap<W: Word>(&mut self, lanes: Lanes<W>, bucket: u64, slot: u32, fingerprint: u64) -> u64 {
         let (at, shift) = Self::window(lanes, bucket);
         let window = W::read(&self.bytes, at);
         let lane = shift + slot * lanes.bits();
@@ -406,7 +529,7 @@ impl Table {
 
     /// Puts `fingerprint` into a free slot of `bucket`, if it has one.
     #[inline]
-    pub(crate) fn put<W: Word>(&mut self, lanes: Lanes<W>, bucket: u64, fingerprint: u64) -> bool {
+    fn put<W: Word>(&mut self, lanes: Lanes<W>, bucket: u64, fingerprint: u64) -> bool {
         match lanes.find(self.bucket(lanes, bucket), 0) {
             Some(slot) => {
                 self.swap(lanes, bucket, slot, fingerprint);
@@ -414,6 +537,77 @@ impl Table {
             }
             None => false,
         }
+    }
+
+    /// Stores the key's fingerprint, whose two buckets were just read as
+    /// `slots`: in a free slot of either; else after a breadth-first
+    /// search two moves deep ([`make_room`](Self::make_room): the 8 and
+    /// then 32 buckets are read independently, so their cache misses
+    /// overlap); else by a random walk of at most `max_kicks` evictions.
+    /// When that fails, the walk is retraced so the table is exactly as
+    /// before, and `false` returned.
+    pub(crate) fn store<W: Word>(
+        &mut self,
+        lanes: Lanes<W>,
+        hash: u64,
+        (place, slots): (Place, [W; 2]),
+        max_kicks: u32,
+    ) -> bool {
+        let stored = self.place_fingerprint(lanes, hash, place, slots, max_kicks);
+        self.occupied += u64::from(stored);
+        stored
+    }
+
+    fn place_fingerprint<W: Word>(
+        &mut self,
+        lanes: Lanes<W>,
+        hash: u64,
+        place: Place,
+        slots: [W; 2],
+        max_kicks: u32,
+    ) -> bool {
+        if let Some((bucket, slot)) = lanes.free_slot(place, slots) {
+            self.swap(lanes, bucket, slot, place.fingerprint);
+            return true;
+        }
+        if self.make_room(lanes, place, slots) {
+            return true;
+        }
+        let kicks = Kicks(hash);
+        let mut bucket = if kicks.start_from_second() {
+            place.second
+        } else {
+            place.first
+        };
+        let mut hand = place.fingerprint;
+        for step in 0..max_kicks {
+            hand = self.swap(lanes, bucket, kicks.slot(step), hand);
+            bucket = self.alternate(bucket, hand);
+            if self.put(lanes, bucket, hand) {
+                return true;
+            }
+        }
+        // Undo the swaps last to first: each fingerprint in hand goes back
+        // to the slot it was evicted from, in the bucket it came from.
+        for step in (0..max_kicks).rev() {
+            bucket = self.alternate(bucket, hand);
+            hand = self.swap(lanes, bucket, kicks.slot(step), hand);
+        }
+        debug_assert_eq!(hand, place.fingerprint);
+        false
+    }
+
+    /// Empties one slot holding the key's fingerprint (read as `slots`),
+    /// the first bucket's before the second's; `false` when neither holds it.
+    pub(crate) fn remove<W: Word>(&mut self, lanes: Lanes<W>, place: Place, slots: [W; 2]) -> bool {
+        for (bucket, slots) in [(place.first, slots[0]), (place.second, slots[1])] {
+            if let Some(slot) = lanes.find(slots, place.fingerprint) {
+                self.swap(lanes, bucket, slot, 0);
+                self.occupied -= 1;
+                return true;
+            }
+        }
+        false
     }
 
     /// Where each resident of `parents` would move: child 4p + s is the
@@ -439,12 +633,7 @@ impl Table {
     /// residents could move to, then the 32 of theirs (two rounds of
     /// overlapping cache misses instead of a walk of dependent ones).
     /// Nothing is written unless a path is found; `false` then.
-    pub(crate) fn make_room<W: Word>(
-        &mut self,
-        lanes: Lanes<W>,
-        place: Place,
-        slots: [W; 2],
-    ) -> bool {
+    fn make_room<W: Word>(&mut self, lanes: Lanes<W>, place: Place, slots: [W; 2]) -> bool {
         let has_room = |&(_, slots): &(u64, W)| lanes.find(slots, 0).is_some();
         let roots = [(place.first, slots[0]), (place.second, slots[1])];
         let children: [_; 2 * SLOTS as usize] = self.children(lanes, &roots);
@@ -480,19 +669,28 @@ impl Table {
         true
     }
 
-    /// Slots holding the key's fingerprint in its two buckets (once when
-    /// the two are the same bucket).
-    pub(crate) fn count(&self, lanes: Lanes, place: Place) -> u32 {
+    /// The key's place in the `u128` layout, which every width has: for
+    /// the operations off the hot paths.
+    pub(crate) fn wide_place(&self, hash: u64) -> Place {
+        self.place(self.lanes, hash)
+    }
+
+    /// Slots holding the fingerprint of `place` in its two buckets (once
+    /// when the two are the same bucket).
+    pub(crate) fn count(&self, place: Place) -> u64 {
+        let lanes = self.lanes;
         let first = lanes.count(self.bucket(lanes, place.first), place.fingerprint);
-        if place.second == place.first {
-            first
+        let second = if place.second == place.first {
+            0
         } else {
-            first + lanes.count(self.bucket(lanes, place.second), place.fingerprint)
-        }
+            lanes.count(self.bucket(lanes, place.second), place.fingerprint)
+        };
+        u64::from(first + second)
     }
 
     /// `histogram[k]`: buckets holding exactly k fingerprints.
-    pub(crate) fn occupancy(&self, lanes: Lanes) -> [u64; SLOTS as usize + 1] {
+    pub(crate) fn occupancy(&self) -> [u64; SLOTS as usize + 1] {
+        let lanes = self.lanes;
         let mut histogram = [0u64; SLOTS as usize + 1];
         for bucket in 0..self.buckets {
             let slots = self.bucket(lanes, bucket);
@@ -504,8 +702,8 @@ impl Table {
 
     /// Whether any bit outside the buckets is set: the tail of the last
     /// byte when 4f·B is not a multiple of 8 (checked when reading a file).
-    pub(crate) fn has_stray_bits(&self, lanes: Lanes) -> bool {
-        let half_bytes = self.buckets * u64::from(lanes.bits());
+    pub(crate) fn has_stray_bits(&self) -> bool {
+        let half_bytes = self.buckets * u64::from(self.bits());
         half_bytes % 2 == 1 && self.data().last().is_some_and(|last| last >> 4 != 0)
     }
 }
@@ -568,7 +766,7 @@ mod tests {
         let bits = lanes.bits();
         let wide = Lanes::<u128>::new(bits);
         let buckets = 7;
-        let mut table = Table::new(buckets, wide).unwrap();
+        let mut table = Table::new(buckets, bits, 1).unwrap();
         let value = |b: u64, s: u32| 1 + (b * 4 + u64::from(s)) % ((1 << bits) - 1);
         for bucket in 0..buckets {
             for slot in 0..SLOTS {
@@ -582,8 +780,8 @@ mod tests {
                 assert_eq!(wide.slot(wide_slots, slot), value(bucket, slot), "f={bits}");
             }
         }
-        assert!(!table.has_stray_bits(wide));
-        assert_eq!(table.occupancy(wide), [0, 0, 0, 0, buckets], "f={bits}");
+        assert!(!table.has_stray_bits());
+        assert_eq!(table.occupancy(), [0, 0, 0, 0, buckets], "f={bits}");
     }
 
     #[test]

@@ -405,10 +405,15 @@ fn cuckoo_files(golden: Golden<'_>) -> Vec<Seed> {
     let capped = grown(4, 10, 2, 32).max_memory(120);
     let mut copies = CuckooFilter::from_bytes(&cuckoo(buckets(16, 12), 0..10)).unwrap();
     while copies.insert("copy").is_ok() {}
+    let mut overflow = CuckooFilter::from_bytes(&cuckoo(grown(16, 12, 2, 4), 0..10)).unwrap();
+    for _ in 0..12 {
+        overflow.insert("copy").unwrap();
+    }
     let mut removed = CuckooFilter::from_bytes(&cuckoo(fpp(0.01, 60).seed(4), 0..60)).unwrap();
     (0..30u64).for_each(|key| assert!(removed.remove(&key).unwrap()));
     let files = vec![
         ("golden-v1", 0x07, golden("cuckoo", "cuckoo-v1.bin")),
+        ("golden-v2", 0x17, golden("cuckoo", "cuckoo-v2.bin")),
         ("fpp1e-3-n50", 0x00, cuckoo(fpp(0.001, 50).seed(1), 0..50)),
         (
             "fpp1e-1-n20-f4",
@@ -435,6 +440,17 @@ fn cuckoo_files(golden: Golden<'_>) -> Vec<Seed> {
         ("grow3-at-cap", 0x33, cuckoo(grown(2, 16, 3, 2), 0..100)),
         ("grow2-memory-cap", 0x44, cuckoo(capped, 0..100)),
         ("grow2-first-full", 0x55, cuckoo(grown(4, 8, 2, 4), 0..16)),
+        (
+            "grow2-f4-tighten0.5-mixed-widths",
+            0x29,
+            cuckoo(grown(4, 4, 2, 8).tightening(0.5), 0..400),
+        ),
+        ("grow2-16buckets-f12-overflow", 0x3a, overflow.to_bytes()),
+        (
+            "fpp1e-2-n100-grow2-mixed-widths",
+            0x4b,
+            cuckoo(fpp(0.01, 100).expansion(2).seed(9), 0..3000),
+        ),
     ];
     seeds("cuckoo-", files)
 }

@@ -6,8 +6,8 @@ use std::fmt::Debug;
 
 use filterlab_core::Filter;
 use filterlab_cuckoo::{
-    CuckooBuilder, CuckooFilter, CuckooSizing, DEFAULT_MAX_TABLES, FingerprintChoice, Growth,
-    LOAD_TARGET,
+    CuckooBuilder, CuckooFilter, CuckooSizing, DEFAULT_MAX_TABLES, DEFAULT_TIGHTENING,
+    FingerprintChoice, Growth, LOAD_TARGET,
 };
 
 use crate::build::{
@@ -25,6 +25,8 @@ fuzz_input! {
         pub max_kicks: Option<u32>,
         /// `expansion(e)` (the filter grows) and `max_tables(t)`, if called.
         pub growth: (Option<u32>, Option<u32>),
+        /// `tightening(r)`, if called (an explicit size is a fraction of 2^64).
+        pub tightening: Option<Size>,
     }
 }
 
@@ -95,8 +97,41 @@ impl Claims for CuckooClaims<'_> {
         let growth = expansion.map(|expansion| Growth {
             expansion,
             max_tables: max_tables.unwrap_or(DEFAULT_MAX_TABLES),
+            tightening: asked.tightening.map_or(DEFAULT_TIGHTENING, Size::ratio),
         });
         assert_eq!(sizing.growth, growth, "{input:?}");
+        // The planned FPP: the first table's at its capacity, growing
+        // with the items, within [0, 1]; a growing filter's first table
+        // takes P·(1 − r) of a target P.
+        let at = |items: u64| sizing.fpp_after(items);
+        let n = sizing.expected_items;
+        // Equal up to rounding: compounding one FPP goes through ln and exp.
+        let first = sizing.fpp_at_capacity;
+        assert!(
+            (at(n) - first).abs() <= 1e-12 * first,
+            "{} vs {first}: {input:?}",
+            at(n)
+        );
+        let planned = [
+            at(0),
+            at(n),
+            at(n.saturating_mul(2)),
+            at(n.saturating_mul(1000)),
+        ];
+        assert!(
+            planned.windows(2).all(|w| w[0] <= w[1]) && planned[3] <= 1.0,
+            "planned FPPs {planned:?}: {input:?}"
+        );
+        if let (Some(growth), Some(target), None) =
+            (sizing.growth, sizing.target_fpp, asked.fingerprint_bits)
+        {
+            let share = target * (1.0 - growth.tightening);
+            assert!(
+                sizing.fpp_at_capacity <= share * (1.0 + 1e-12),
+                "first table {} above its share {share}: {input:?}",
+                sizing.fpp_at_capacity
+            );
+        }
         let _ = sizing.to_string();
     }
 }
@@ -115,6 +150,11 @@ fn builder(input: &CuckooInput) -> CuckooBuilder {
     let builder = maybe(builder, asked.max_kicks, CuckooBuilder::max_kicks);
     let builder = maybe(builder, asked.growth.0, CuckooBuilder::expansion);
     let builder = maybe(builder, asked.growth.1, CuckooBuilder::max_tables);
+    let builder = maybe(
+        builder,
+        asked.tightening.map(Size::ratio),
+        CuckooBuilder::tightening,
+    );
     with_common(builder, &input.common)
 }
 
@@ -203,5 +243,18 @@ pub fn seeds() -> Vec<(String, CuckooInput)> {
             input.family.growth = (Some(2), Some(4));
         }),
         seed("fpp-negative", -1.0, 1_000, |_| {}),
+        seed("fpp1e-3-n1000-grow2-tighten0.5", 0.001, 1_000, |input| {
+            input.family.growth = (Some(2), None);
+            input.family.tightening = Some(Size::Fpp(0.5));
+        }),
+        seed("fpp1e-2-n1e4-grow2-tighten-nan", 0.01, 10_000, |input| {
+            input.family.growth = (Some(2), None);
+            input.family.tightening = Some(Size::Fpp(f64::NAN));
+        }),
+        seed("buckets8-f4-grow2-tighten-tiny", 0.0, 0, |input| {
+            buckets(input, 8, 4);
+            input.family.growth = (Some(2), Some(256));
+            input.family.tightening = Some(Size::Explicit(1));
+        }),
     ]
 }

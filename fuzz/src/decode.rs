@@ -139,11 +139,16 @@ fn read_every_way<F: Exercise>(control: Control, bytes: &[u8]) -> bool {
     true
 }
 
-/// One encoding per filter: writing a filter back gives the bytes read,
-/// which read back equal, also when the caller expects its configuration.
+/// One encoding per filter: writing a filter back gives the bytes read
+/// (or, for a file of an older layout, bytes of the current one), which
+/// read back equal, also when the caller expects its configuration.
 fn round_trip<F: Exercise>(filter: &F, read: &[u8]) {
     let bytes = filter.to_bytes();
-    assert_eq!(bytes, read, "re-encoding changed the bytes");
+    if F::current_layout(read) {
+        assert_eq!(bytes, read, "re-encoding changed the bytes");
+    } else {
+        assert!(F::current_layout(&bytes), "written in an older layout");
+    }
     let back = F::from_bytes(&bytes).expect("a filter reads its own bytes");
     assert!(&back == filter, "read back unequal");
     let config = filter.config();

@@ -2,13 +2,12 @@
 //! itself) and creating it on the server, once, whoever asks first.
 
 use filterlab_bloom::{BloomBuilder, BloomFilter, BloomSizing};
-use redis::Client;
 
+use crate::endpoint::Endpoint;
 use crate::error::Error;
 use crate::filter::RedisBloomFilter;
 use crate::layout::{DEFAULT_PART_BITS, Layout, check_name};
 use crate::link::Link;
-use crate::scripts::INIT_SCRIPT;
 
 /// Configures a shared filter: a [`filterlab_bloom::BloomBuilder`] for the
 /// sizing, so the filter has exactly the bits, hashes and seed of the local
@@ -51,13 +50,13 @@ impl RedisBloomFilter {
     ///
     /// As [`RedisBloomBuilder::try_init`].
     pub fn try_init(
-        client: &Client,
+        endpoint: &(impl Into<Endpoint> + Clone),
         name: &str,
         expected_items: u64,
         fpp: f64,
     ) -> Result<(Self, bool), Error> {
         Self::builder(BloomFilter::with_fpp(fpp).expected_items(expected_items))
-            .try_init(client, name)
+            .try_init(endpoint, name)
     }
 }
 
@@ -82,7 +81,7 @@ impl RedisBloomBuilder {
     }
 
     /// The stored configuration this builder makes.
-    fn layout(&self) -> Result<Layout, Error> {
+    pub(crate) fn layout(&self) -> Result<Layout, Error> {
         let sizing = self.sizing()?;
         Layout::new(
             self.bloom.config()?,
@@ -106,11 +105,15 @@ impl RedisBloomBuilder {
     /// [`ErrorKind::Damaged`](crate::ErrorKind::Damaged) when the existing
     /// filter's bits are missing; [`ErrorKind::WrongType`](crate::ErrorKind::WrongType);
     /// the sizing's errors; [`ErrorKind::Connection`](crate::ErrorKind::Connection).
-    pub fn try_init(&self, client: &Client, name: &str) -> Result<(RedisBloomFilter, bool), Error> {
+    pub fn try_init(
+        &self,
+        endpoint: &(impl Into<Endpoint> + Clone),
+        name: &str,
+    ) -> Result<(RedisBloomFilter, bool), Error> {
         check_name(name)?;
         let layout = self.layout()?;
-        let mut filter = RedisBloomFilter::with_layout(Link::new(client), name, layout);
-        let mut call = filter.call(&INIT_SCRIPT);
+        let mut filter = RedisBloomFilter::with_layout(Link::new(endpoint), name, layout);
+        let mut call = filter.call(&filter.target.scripts.init);
         call.arg(&layout.sizing_values()[..]);
         let created: u64 = filter.run(&call)?;
         Ok((filter, created == 1))

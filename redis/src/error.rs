@@ -11,6 +11,7 @@ pub(crate) const CODE_DRIFT: &str = "FLDRIFT";
 pub(crate) const CODE_NO_FILTER: &str = "FLNOFILTER";
 pub(crate) const CODE_DAMAGED: &str = "FLDAMAGED";
 pub(crate) const CODE_EXISTS: &str = "FLEXISTS";
+pub(crate) const CODE_INCOMPLETE: &str = "FLINCOMPLETE";
 
 /// What went wrong, as a stable category a caller can match on.
 ///
@@ -41,9 +42,11 @@ pub enum ErrorKind {
     /// too large, an unsupported stored version, a damaged binary format.
     Filter(filterlab_core::ErrorKind),
     /// The server could not be reached, the connection broke or timed out,
-    /// or the server is not ready (still loading its data). Nothing was
+    /// the server is not ready (still loading its data), or a cluster
+    /// cannot serve the keys' slot yet (CLUSTERDOWN or TRYAGAIN after the
+    /// cluster client's retries, as during a failover). Nothing was
     /// answered; a write may or may not have been applied. The handle
-    /// reconnects on its next call.
+    /// reconnects (to a cluster, with a fresh slot map) on its next call.
     Connection,
     /// No filter of that name exists (its configuration key is absent:
     /// never created, deleted, or expired).
@@ -62,6 +65,20 @@ pub enum ErrorKind {
     /// The name (or a key of its layout) is already taken: the target of an
     /// import or a rename, or bits without a configuration.
     AlreadyExists,
+    /// A sharded filter is being created or deleted, or a creation or
+    /// deletion stopped half-way (its process died): it is not used until
+    /// the creation ends (another `try_init` takes over an abandoned one)
+    /// or the deletion is finished (delete it again).
+    Incomplete,
+    /// The server refused a write for lack of memory (OOM: `maxmemory`
+    /// reached under the `noeviction` policy). Nothing was written; a
+    /// filter too large for one node can be sharded over a cluster
+    /// ([`RedisShardedBloomFilter`](crate::RedisShardedBloomFilter)).
+    OutOfMemory,
+    /// Durable mode: the write was applied on the master, but fewer
+    /// replicas than asked for acknowledged it in time (WAIT), so a failover
+    /// may still lose it. Inserting again is harmless.
+    NotReplicated,
     /// A script failed on the server for a reason of its own (a Lua error),
     /// or a reply had an unexpected shape.
     Script,
@@ -80,6 +97,9 @@ impl fmt::Display for ErrorKind {
             Self::Damaged => "filter keys damaged",
             Self::WrongType => "key holds the wrong kind of value",
             Self::AlreadyExists => "already exists",
+            Self::Incomplete => "filter incomplete (being created or deleted)",
+            Self::OutOfMemory => "Redis out of memory",
+            Self::NotReplicated => "write not acknowledged by enough replicas",
             Self::Script => "script error",
             Self::Server => "Redis server error",
         };
@@ -190,7 +210,14 @@ fn classify(err: &RedisError) -> ErrorKind {
         return ErrorKind::Connection;
     }
     match err.kind() {
-        redis::ErrorKind::Server(redis::ServerErrorKind::BusyLoading) => ErrorKind::Connection,
+        redis::ErrorKind::Server(
+            redis::ServerErrorKind::BusyLoading
+            | redis::ServerErrorKind::MasterDown
+            | redis::ServerErrorKind::ReadOnly
+            | redis::ServerErrorKind::TryAgain
+            | redis::ServerErrorKind::ClusterDown,
+        )
+        | redis::ErrorKind::ClusterConnectionNotFound => ErrorKind::Connection,
         redis::ErrorKind::Server(redis::ServerErrorKind::NoScript)
         | redis::ErrorKind::Parse
         | redis::ErrorKind::UnexpectedReturnType => ErrorKind::Script,
@@ -199,7 +226,9 @@ fn classify(err: &RedisError) -> ErrorKind {
             Some(CODE_NO_FILTER) => ErrorKind::NotFound,
             Some(CODE_DAMAGED) => ErrorKind::Damaged,
             Some(CODE_EXISTS) => ErrorKind::AlreadyExists,
+            Some(CODE_INCOMPLETE) => ErrorKind::Incomplete,
             Some("WRONGTYPE") => ErrorKind::WrongType,
+            Some("OOM") => ErrorKind::OutOfMemory,
             // Lua errors: "ERR user_script:12: attempt to ..." (Redis 7) or
             // "ERR Error running script ..." (before).
             Some("ERR")
@@ -240,7 +269,8 @@ mod tests {
             ErrorKind::AlreadyExists
         );
         assert_eq!(server_error("WRONGTYPE", "x").kind(), ErrorKind::WrongType);
-        assert_eq!(server_error("OOM", "x").kind(), ErrorKind::Server);
+        assert_eq!(server_error("OOM", "x").kind(), ErrorKind::OutOfMemory);
+        assert_eq!(server_error("NOPERM", "x").kind(), ErrorKind::Server);
     }
 
     #[test]

@@ -3,21 +3,20 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::LazyLock;
 use std::time::Duration;
 
 use filterlab_bloom::BloomConfig;
 use filterlab_core::theory::{bloom_estimate_items, bloom_fpp_given_fill};
-use filterlab_core::{ErrorKind as CoreKind, Key, KeyHasher, Probes};
-use redis::{Client, FromRedisValue, Script};
+use filterlab_core::{Key, KeyHasher};
+use redis::{FromRedisValue, Script};
 
+use crate::endpoint::Endpoint;
 use crate::error::{Error, ErrorKind};
 use crate::info::{Fill, Info};
-use crate::layout::{Layout, check_name, config_key, keys, redis_offset};
+use crate::layout::{Layout, check_name, config_key, keys};
 use crate::link::Link;
-use crate::scripts::{
-    CONTAINS_SCRIPT, Call, DELETE_SCRIPT, EXPIRE_SCRIPT, INSERT_SCRIPT, READ_SCRIPT, RENAME_SCRIPT,
-};
+use crate::scripts::Call;
+use crate::target::{State, Target, answers, check_bits_per_call, key_methods};
 
 /// Bit positions (k per key) sent in one script call by default: 65,536,
 /// about 9,000 keys at k = 7, a few milliseconds of server time.
@@ -52,11 +51,7 @@ pub const DEFAULT_BITS_PER_CALL: usize = 1 << 16;
 pub struct RedisBloomFilter {
     pub(crate) link: Link,
     pub(crate) name: String,
-    pub(crate) layout: Layout,
-    /// The configuration key, then the parts.
-    pub(crate) keys: Vec<String>,
-    /// The values every script compares with the stored configuration.
-    checked: [String; 7],
+    pub(crate) target: Target,
     bits_per_call: usize,
 }
 
@@ -66,14 +61,13 @@ impl RedisBloomFilter {
         Self {
             link,
             name: name.to_owned(),
-            keys: keys(name, layout.parts()),
-            checked: layout.checked_values(),
-            layout,
+            target: Target::plain(name, layout),
             bits_per_call: DEFAULT_BITS_PER_CALL,
         }
     }
 
-    /// Opens the existing filter `name`: reads its configuration and caches it.
+    /// Opens the existing filter `name` on a server, or in a cluster (every
+    /// key of a filter is in one slot): reads its configuration and caches it.
     ///
     /// # Errors
     ///
@@ -83,9 +77,9 @@ impl RedisBloomFilter {
     /// `Filter(UnsupportedVersion)` for a layout of another version,
     /// `Filter(InvalidParameter)` for a name that is empty or has a brace,
     /// [`ErrorKind::Connection`].
-    pub fn open(client: &Client, name: &str) -> Result<Self, Error> {
+    pub fn open(endpoint: &(impl Into<Endpoint> + Clone), name: &str) -> Result<Self, Error> {
         check_name(name)?;
-        let mut link = Link::new(client);
+        let mut link = Link::new(endpoint);
         let fields: HashMap<String, String> =
             link.run(|con| redis::cmd("HGETALL").arg(config_key(name)).query(con))?;
         let (layout, _) = Layout::from_fields(name, &fields)?;
@@ -93,10 +87,8 @@ impl RedisBloomFilter {
     }
 
     /// A call of `script` with this filter's keys and configuration.
-    pub(crate) fn call(&self, script: &'static LazyLock<Script>) -> Call {
-        let mut call = Call::new(script, &self.keys);
-        call.arg(&self.checked[..]);
-        call
+    pub(crate) fn call(&self, script: &'static Script) -> Call {
+        self.target.call(script)
     }
 
     /// Runs a call on the connection.
@@ -104,23 +96,16 @@ impl RedisBloomFilter {
         self.link.run(|con| call.invoke(con))
     }
 
-    /// Adds `key`; returns `true` when it was new (one of its bits was
-    /// clear), which also counts it in [`len`](Self::len) (BF.ADD).
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::ConfigDrift`], [`ErrorKind::NotFound`],
-    /// [`ErrorKind::Damaged`], [`ErrorKind::WrongType`] (nothing was
-    /// changed); [`ErrorKind::Connection`] (the key may or may not have been
-    /// added).
-    pub fn insert<K: Key + ?Sized>(&mut self, key: &K) -> Result<bool, Error> {
-        let hash = self.layout.bloom.hasher.hash(key);
-        Ok(self.insert_hashes(std::iter::once(hash))? == 1)
-    }
+    key_methods!(
+        "[`ErrorKind::ConfigDrift`], [`ErrorKind::NotFound`], [`ErrorKind::Damaged`], \
+         [`ErrorKind::WrongType`] (nothing was changed); [`ErrorKind::Connection`] (the key \
+         may or may not have been added)."
+    );
 
-    /// Adds every key, in one script call per
-    /// [`bits_per_call`](Self::bits_per_call) bit positions (one round trip
-    /// for batches up to that size); returns how many were new.
+    /// Adds keys given by their hashes under [`hasher`](Self::hasher), in
+    /// one script call per [`bits_per_call`](Self::bits_per_call) bit
+    /// positions (one round trip for batches up to that size); whether each
+    /// was new, in order.
     ///
     /// Each call is atomic; a batch of several calls is not: when one fails,
     /// the keys of the calls before it stay inserted.
@@ -128,62 +113,21 @@ impl RedisBloomFilter {
     /// # Errors
     ///
     /// As [`insert`](Self::insert).
-    pub fn insert_many<I>(&mut self, keys: I) -> Result<usize, Error>
-    where
-        I: IntoIterator,
-        I::Item: Key,
-    {
-        let hasher = self.layout.bloom.hasher;
-        self.insert_hashes(keys.into_iter().map(|key| hasher.hash(&key)))
-    }
-
-    /// Adds keys given by their hashes under [`hasher`](Self::hasher); see
-    /// [`insert_many`](Self::insert_many).
-    ///
-    /// # Errors
-    ///
-    /// As [`insert`](Self::insert).
-    pub fn insert_hashes(&mut self, hashes: impl IntoIterator<Item = u64>) -> Result<usize, Error> {
-        let mut new = 0;
-        self.batched(&INSERT_SCRIPT, hashes, |count: usize, keys| {
-            if count > keys {
-                return Err(unexpected_reply(&format!("{count} new keys of {keys}")));
-            }
-            new += count;
+    pub fn insert_hashes_each(
+        &mut self,
+        hashes: impl IntoIterator<Item = u64>,
+    ) -> Result<Vec<bool>, Error> {
+        let mut new = Vec::new();
+        self.batched(hashes, false, |reply, keys| {
+            new.extend(answers(&reply, keys)?);
             Ok(())
         })?;
         Ok(new)
     }
 
-    /// Whether `key` may be present: never `false` for an inserted key.
-    ///
-    /// # Errors
-    ///
-    /// As [`insert`](Self::insert): on any doubt an error, never an answer.
-    pub fn contains<K: Key + ?Sized>(&mut self, key: &K) -> Result<bool, Error> {
-        let hash = self.layout.bloom.hasher.hash(key);
-        let found = self.contains_hashes(std::iter::once(hash))?;
-        Ok(found.first() == Some(&true))
-    }
-
-    /// Looks up every key, in one script call per
-    /// [`bits_per_call`](Self::bits_per_call) bit positions; one answer per
-    /// key, in order.
-    ///
-    /// # Errors
-    ///
-    /// As [`contains`](Self::contains).
-    pub fn contains_many<I>(&mut self, keys: I) -> Result<Vec<bool>, Error>
-    where
-        I: IntoIterator,
-        I::Item: Key,
-    {
-        let hasher = self.layout.bloom.hasher;
-        self.contains_hashes(keys.into_iter().map(|key| hasher.hash(&key)))
-    }
-
-    /// Looks up keys given by their hashes under [`hasher`](Self::hasher);
-    /// see [`contains_many`](Self::contains_many).
+    /// Looks up keys given by their hashes under [`hasher`](Self::hasher),
+    /// in one script call per [`bits_per_call`](Self::bits_per_call) bit
+    /// positions; one answer per key, in order.
     ///
     /// # Errors
     ///
@@ -193,65 +137,43 @@ impl RedisBloomFilter {
         hashes: impl IntoIterator<Item = u64>,
     ) -> Result<Vec<bool>, Error> {
         let mut found = Vec::new();
-        self.batched(&CONTAINS_SCRIPT, hashes, |answers: Vec<u8>, keys| {
-            // Anything but one '0' or '1' per key is refused: never a guess.
-            if answers.len() != keys || answers.iter().any(|answer| !b"01".contains(answer)) {
-                return Err(unexpected_reply(&format!(
-                    "{} answers for {keys} keys",
-                    answers.len()
-                )));
-            }
-            found.extend(answers.iter().map(|&answer| answer == b'1'));
+        self.batched(hashes, true, |reply, keys| {
+            found.extend(answers(&reply, keys)?);
             Ok(())
         })?;
         Ok(found)
     }
 
-    /// Runs `script` on the keys' bit offsets, as many keys per call as
-    /// `bits_per_call` allows (at least one), and hands each reply to
-    /// `reply` with the number of keys the call carried.
-    fn batched<T: FromRedisValue>(
+    /// Runs the insert (or, when `contains`, the contains) script on the
+    /// keys, as many per call as `bits_per_call` allows, and hands each
+    /// reply to `reply` with the number of keys the call carried.
+    fn batched(
         &mut self,
-        script: &'static LazyLock<Script>,
         hashes: impl IntoIterator<Item = u64>,
-        mut reply: impl FnMut(T, usize) -> Result<(), Error>,
+        contains: bool,
+        mut reply: impl FnMut(redis::Value, usize) -> Result<(), Error>,
     ) -> Result<(), Error> {
-        let BloomConfig {
-            num_bits,
-            num_hashes,
-            ..
-        } = self.layout.bloom;
-        let keys_per_call = (self.bits_per_call / num_hashes as usize).max(1);
+        let keys_per_call =
+            (self.bits_per_call / self.target.layout.bloom.num_hashes as usize).max(1);
         let mut hashes = hashes.into_iter().peekable();
+        let mut chunk = Vec::new();
         while hashes.peek().is_some() {
-            let mut call = self.call(script);
-            let mut keys = 0;
-            for hash in hashes.by_ref().take(keys_per_call) {
-                for index in Probes::new(hash, num_bits).take(num_hashes as usize) {
-                    call.arg(redis_offset(index));
-                }
-                keys += 1;
+            chunk.clear();
+            chunk.extend(hashes.by_ref().take(keys_per_call));
+            for (call, keys) in self
+                .target
+                .probe_calls(&chunk, contains, self.bits_per_call)
+            {
+                reply(self.run(&call)?, keys)?;
             }
-            reply(self.run(&call)?, keys)?;
         }
         Ok(())
     }
 
     /// The counter, the bits set when `count_bits` (BITCOUNT over every
     /// part), and the time to live.
-    fn read(&mut self, count_bits: bool) -> Result<(u64, Option<u64>, Option<Duration>), Error> {
-        let mut call = self.call(&READ_SCRIPT);
-        call.arg(if count_bits { "bits" } else { "" });
-        let (items, set_bits, ttl): (Option<u64>, i64, i64) = self.run(&call)?;
-        let items = items.ok_or_else(|| {
-            Error::new(
-                ErrorKind::Damaged,
-                format!("{}: no item counter", self.keys[0]),
-            )
-        })?;
-        let set_bits = u64::try_from(set_bits).ok();
-        let ttl = u64::try_from(ttl).ok().map(Duration::from_millis);
-        Ok((items, set_bits, ttl))
+    fn read(&mut self, count_bits: bool) -> Result<State, Error> {
+        self.target.read(&mut self.link, count_bits)
     }
 
     /// The exact number of inserts that returned `true` (BF.CARD), counted
@@ -261,7 +183,7 @@ impl RedisBloomFilter {
     ///
     /// As [`contains`](Self::contains).
     pub fn len(&mut self) -> Result<u64, Error> {
-        Ok(self.read(false)?.0)
+        Ok(self.read(false)?.items)
     }
 
     /// Whether no insert has counted yet.
@@ -281,7 +203,7 @@ impl RedisBloomFilter {
     /// As [`len`](Self::len).
     pub fn set_bits(&mut self) -> Result<u64, Error> {
         self.read(true)?
-            .1
+            .set_bits
             .ok_or_else(|| Error::new(ErrorKind::Script, "the read script counted no bits"))
     }
 
@@ -298,7 +220,7 @@ impl RedisBloomFilter {
             num_bits,
             num_hashes,
             ..
-        } = self.layout.bloom;
+        } = self.target.layout.bloom;
         Ok(bloom_estimate_items(set_bits, num_bits, num_hashes))
     }
 
@@ -310,8 +232,12 @@ impl RedisBloomFilter {
     ///
     /// As [`len`](Self::len).
     pub fn info(&mut self, count_bits: bool) -> Result<Info, Error> {
-        let (items, set_bits, ttl) = self.read(count_bits)?;
-        let layout = self.layout;
+        let State {
+            items,
+            set_bits,
+            ttl,
+        } = self.read(count_bits)?;
+        let layout = self.target.layout;
         let bloom = layout.bloom;
         Ok(Info {
             capacity: layout.capacity,
@@ -340,7 +266,7 @@ impl RedisBloomFilter {
     /// another configuration (nothing is deleted), [`ErrorKind::WrongType`],
     /// [`ErrorKind::Connection`].
     pub fn delete(&mut self) -> Result<bool, Error> {
-        let deleted: u64 = self.run(&self.call(&DELETE_SCRIPT))?;
+        let deleted: u64 = self.run(&self.call(&self.target.scripts.delete))?;
         Ok(deleted > 0)
     }
 
@@ -360,15 +286,15 @@ impl RedisBloomFilter {
         if new_name == self.name {
             return Ok(());
         }
-        let new_keys = keys(new_name, self.layout.parts());
+        let new_keys = keys(new_name, self.target.layout.parts());
         let mut call = Call::new(
-            &RENAME_SCRIPT,
-            &[self.keys.clone(), new_keys.clone()].concat(),
+            &self.target.scripts.rename,
+            &[self.target.keys.clone(), new_keys].concat(),
         );
-        call.arg(&self.checked[..]);
+        call.arg(&self.target.checked[..]);
         let _: u64 = self.run(&call)?;
+        self.target = Target::plain(new_name, self.target.layout);
         new_name.clone_into(&mut self.name);
-        self.keys = new_keys;
         Ok(())
     }
 
@@ -394,7 +320,7 @@ impl RedisBloomFilter {
     }
 
     fn expire_with(&mut self, argument: &str) -> Result<(), Error> {
-        let mut call = self.call(&EXPIRE_SCRIPT);
+        let mut call = self.call(&self.target.scripts.expire);
         call.arg(argument);
         let _: u64 = self.run(&call)?;
         Ok(())
@@ -408,42 +334,42 @@ impl RedisBloomFilter {
     /// The configuration cached by this handle (bits, hashes, hasher): the
     /// one a local [`filterlab_bloom::BloomFilter`] needs to answer alike.
     pub fn config(&self) -> BloomConfig {
-        self.layout.bloom
+        self.target.layout.bloom
     }
 
     /// The key hasher (XXH3-64 with the filter's seed).
     pub fn hasher(&self) -> &KeyHasher {
-        &self.layout.bloom.hasher
+        &self.target.layout.bloom.hasher
     }
 
     /// Bits in the array.
     pub fn num_bits(&self) -> u64 {
-        self.layout.bloom.num_bits
+        self.target.layout.bloom.num_bits
     }
 
     /// Probes per key.
     pub fn num_hashes(&self) -> u32 {
-        self.layout.bloom.num_hashes
+        self.target.layout.bloom.num_hashes
     }
 
     /// The items the filter was sized for.
     pub fn capacity(&self) -> u64 {
-        self.layout.capacity
+        self.target.layout.capacity
     }
 
     /// The FPP the filter was sized for, if any.
     pub fn target_fpp(&self) -> Option<f64> {
-        self.layout.target_fpp
+        self.target.layout.target_fpp
     }
 
     /// The number of string keys the bit array is split into.
     pub fn parts(&self) -> u64 {
-        self.layout.parts()
+        self.target.layout.parts()
     }
 
     /// Bits per string key (the last one may hold fewer).
     pub fn part_bits(&self) -> u64 {
-        self.layout.part_bits
+        self.target.layout.part_bits
     }
 
     /// Bit positions sent per script call by the batched operations.
@@ -460,13 +386,7 @@ impl RedisBloomFilter {
     ///
     /// `Filter(InvalidParameter)` for zero.
     pub fn set_bits_per_call(&mut self, bits: usize) -> Result<(), Error> {
-        if bits == 0 {
-            return Err(Error::filter(
-                CoreKind::InvalidParameter,
-                "bits_per_call must be at least 1",
-            ));
-        }
-        self.bits_per_call = bits;
+        self.bits_per_call = check_bits_per_call(bits)?;
         Ok(())
     }
 
@@ -483,15 +403,10 @@ impl RedisBloomFilter {
     }
 }
 
-/// A reply of the wrong shape (a server that is not Redis, or a bug).
-fn unexpected_reply(what: &str) -> Error {
-    Error::new(ErrorKind::Script, format!("unexpected reply: {what}"))
-}
-
 impl Clone for RedisBloomFilter {
     /// A handle on the same filter with its own connection, opened on first use.
     fn clone(&self) -> Self {
-        let mut clone = Self::with_layout(self.link.clone(), &self.name, self.layout);
+        let mut clone = Self::with_layout(self.link.clone(), &self.name, self.target.layout);
         clone.bits_per_call = self.bits_per_call;
         clone
     }
@@ -501,12 +416,12 @@ impl fmt::Debug for RedisBloomFilter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RedisBloomFilter")
             .field("name", &self.name)
-            .field("num_bits", &self.layout.bloom.num_bits)
-            .field("num_hashes", &self.layout.bloom.num_hashes)
-            .field("hasher", &self.layout.bloom.hasher)
-            .field("parts", &self.layout.parts())
-            .field("capacity", &self.layout.capacity)
-            .field("target_fpp", &self.layout.target_fpp)
+            .field("num_bits", &self.target.layout.bloom.num_bits)
+            .field("num_hashes", &self.target.layout.bloom.num_hashes)
+            .field("hasher", &self.target.layout.bloom.hasher)
+            .field("parts", &self.target.layout.parts())
+            .field("capacity", &self.target.layout.capacity)
+            .field("target_fpp", &self.target.layout.target_fpp)
             .finish_non_exhaustive()
     }
 }

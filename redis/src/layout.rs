@@ -38,6 +38,16 @@ pub(crate) const CHECKED_FIELDS: [&str; 7] = [
     "parts",
 ];
 
+/// The layout version of a shard of a sharded filter, stored in its field
+/// `version`: shard layouts count from 1001, so that a plain handle never
+/// takes a shard for a filter of its own (it refuses the version).
+pub const SHARD_LAYOUT_VERSION: u32 = 1001;
+
+/// The fields every script on a shard compares, in order: a plain
+/// filter's, then the shard count, the shard's index and the creation's
+/// epoch (a shard re-created under the filter is another epoch).
+pub(crate) const SHARD_FIELDS: [&str; 10] = join(CHECKED_FIELDS, ["shards", "shard", "epoch"]);
+
 /// The fields written at creation beside the checked ones (ARGV[8..9] of
 /// the scripts that create a filter): what the filter was sized for. They
 /// change no bit a key maps to.
@@ -152,23 +162,8 @@ impl Layout {
                 ),
             ));
         }
-        let field = |field: &str| -> Result<u64, Error> {
-            let value = fields.get(field).ok_or_else(|| {
-                Error::new(
-                    ErrorKind::Damaged,
-                    format!("{}: no field {field}", config_key(name)),
-                )
-            })?;
-            value.parse().map_err(|_| {
-                Error::new(
-                    ErrorKind::Damaged,
-                    format!(
-                        "{}: field {field} is {value:?}, not a number",
-                        config_key(name)
-                    ),
-                )
-            })
-        };
+        let key = config_key(name);
+        let field = |field: &str| number_field(fields, &key, field);
         let version = field("version")?;
         if version != u64::from(LAYOUT_VERSION) {
             return Err(Error::filter(
@@ -208,6 +203,43 @@ impl Layout {
         }
         Ok((layout, field(ITEMS_FIELD)?))
     }
+}
+
+/// Field `field` of the hash `key` (HGETALL's reply), a number; missing or
+/// not a number is damage.
+pub(crate) fn number_field(
+    fields: &HashMap<String, String>,
+    key: &str,
+    field: &str,
+) -> Result<u64, Error> {
+    let value = fields
+        .get(field)
+        .ok_or_else(|| Error::new(ErrorKind::Damaged, format!("{key}: no field {field}")))?;
+    value.parse().map_err(|_| {
+        Error::new(
+            ErrorKind::Damaged,
+            format!("{key}: field {field} is {value:?}, not a number"),
+        )
+    })
+}
+
+/// `first` then `then`: field lists that extend a plain filter's.
+pub(crate) const fn join<const A: usize, const B: usize, const C: usize>(
+    first: [&'static str; A],
+    then: [&'static str; B],
+) -> [&'static str; C] {
+    assert!(A + B == C, "the joined list has the length of both");
+    let mut joined = [""; C];
+    let mut i = 0;
+    while i < A {
+        joined[i] = first[i];
+        i += 1;
+    }
+    while i < C {
+        joined[i] = then[i - A];
+        i += 1;
+    }
+    joined
 }
 
 /// The key of a filter's configuration hash.

@@ -23,10 +23,17 @@
 use std::io::{self, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::process::Child;
 use std::thread::sleep;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
+
+pub use crate::reference::BitfieldReference;
+
+mod cluster;
+mod process;
+pub use cluster::{Cluster, ClusterNode};
+pub use process::unique;
+use process::{calls_in, spawn_with};
 
 /// The variable naming a server to use instead of a private one.
 pub const URL_VARIABLE: &str = "FILTERLAB_REDIS_URL";
@@ -221,6 +228,25 @@ impl Server {
             .to_owned())
     }
 
+    /// CPU seconds the server process has used (`used_cpu_sys` plus
+    /// `used_cpu_user` of INFO cpu): its cost of a step, which a busy
+    /// machine disturbs less than the wall-clock time.
+    ///
+    /// # Errors
+    ///
+    /// When the server does not answer INFO.
+    pub fn cpu_seconds(&self) -> redis::RedisResult<f64> {
+        let info = self.info("cpu")?;
+        Ok(["used_cpu_sys:", "used_cpu_user:"]
+            .iter()
+            .filter_map(|field| {
+                info.lines()
+                    .find_map(|line| line.strip_prefix(field))
+                    .and_then(|value| value.trim().parse::<f64>().ok())
+            })
+            .sum())
+    }
+
     /// One section of INFO.
     fn info(&self, section: &str) -> redis::RedisResult<String> {
         let mut connection = self.client().get_connection()?;
@@ -235,14 +261,7 @@ impl Server {
     ///
     /// When the server does not answer INFO.
     pub fn command_calls(&self, command: &str) -> redis::RedisResult<u64> {
-        let info = self.info("commandstats")?;
-        let prefix = format!("cmdstat_{command}:calls=");
-        Ok(info
-            .lines()
-            .find_map(|line| line.strip_prefix(&prefix))
-            .and_then(|rest| rest.split(',').next())
-            .and_then(|calls| calls.parse().ok())
-            .unwrap_or(0))
+        Ok(calls_in(&self.info("commandstats")?, command))
     }
 }
 
@@ -320,31 +339,10 @@ fn user_url() -> Option<String> {
 
 /// Starts `redis-server` on 127.0.0.1:`port` with its files in `dir`.
 fn spawn(dir: &Path, port: u16, persistent: bool) -> io::Result<Child> {
-    let mut command = Command::new("redis-server");
-    command
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-        .arg("--dir")
-        .arg(dir)
-        .args(["--save", "", "--daemonize", "no", "--logfile", "redis.log"]);
-    if persistent {
-        command.args(["--appendonly", "yes", "--appendfsync", "always"]);
+    let persistence: &[&str] = if persistent {
+        &["--appendonly", "yes", "--appendfsync", "always"]
     } else {
-        command.args(["--appendonly", "no"]);
-    }
-    command
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|err| io::Error::new(err.kind(), format!("cannot run redis-server: {err}")))
-}
-
-/// A name no other test, thread or process uses at the same time.
-pub fn unique(prefix: &str) -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.subsec_nanos());
-    let count = COUNTER.fetch_add(1, Ordering::Relaxed);
-    format!("{prefix}-{}-{count}-{nanos}", std::process::id())
+        &["--appendonly", "no"]
+    };
+    spawn_with(dir, port, persistence)
 }

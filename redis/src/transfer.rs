@@ -13,13 +13,14 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use filterlab_bloom::BloomFilter;
 use filterlab_core::format::Header;
 use filterlab_core::{ErrorKind as CoreKind, Filter, FilterKind, Persist, mix64};
-use redis::Client;
 
+use crate::endpoint::Endpoint;
 use crate::error::{Error, ErrorKind};
 use crate::filter::RedisBloomFilter;
 use crate::layout::{DEFAULT_PART_BITS, Layout, check_name};
 use crate::link::Link;
-use crate::scripts::{Call, IMPORT_SCRIPT, RANGE_SCRIPT};
+use crate::scripts::{Call, UPLOAD_SCRIPT};
+use crate::target::Target;
 
 /// Bytes per GETRANGE or SETRANGE call of an export or import: 1 MiB, the
 /// memory either holds beside the local filter.
@@ -44,29 +45,7 @@ impl RedisBloomFilter {
     /// As [`contains`](Self::contains); `Filter(TooLarge)` when the local
     /// array cannot be allocated.
     pub fn export(&mut self) -> Result<BloomFilter, Error> {
-        let items = self.len()?;
-        let layout = self.layout;
-        let header = Header {
-            kind: FilterKind::Bloom,
-            hasher: layout.bloom.hasher,
-            items,
-            params: vec![
-                layout.bloom.num_bits,
-                u64::from(layout.bloom.num_hashes),
-                layout.capacity,
-                layout.target_fpp.map_or(0, f64::to_bits),
-            ],
-            payload_len: layout.total_bytes(),
-        };
-        let mut reader = ExportReader {
-            filter: self,
-            chunk: Vec::new(),
-            at: 0,
-            next: 0,
-            error: None,
-        };
-        let read = BloomFilter::read_payload_from(header, &mut reader);
-        read.map_err(|err| reader.error.take().unwrap_or_else(|| err.into()))
+        export(&mut self.link, &self.target)
     }
 
     /// Creates the filter `name` in Redis from a local filter: the same bits,
@@ -81,8 +60,12 @@ impl RedisBloomFilter {
     ///
     /// [`ErrorKind::AlreadyExists`] when a key of the name exists,
     /// `Filter(InvalidParameter)` for a bad name, [`ErrorKind::Connection`].
-    pub fn import(client: &Client, name: &str, filter: &BloomFilter) -> Result<Self, Error> {
-        Self::import_in_parts(client, name, filter, DEFAULT_PART_BITS)
+    pub fn import(
+        endpoint: &(impl Into<Endpoint> + Clone),
+        name: &str,
+        filter: &BloomFilter,
+    ) -> Result<Self, Error> {
+        Self::import_in_parts(endpoint, name, filter, DEFAULT_PART_BITS)
     }
 
     /// [`import`](Self::import) into string keys of `part_bits` bits each
@@ -93,7 +76,7 @@ impl RedisBloomFilter {
     /// As [`import`](Self::import); `Filter(InvalidParameter)` for a bad
     /// `part_bits`, `Filter(TooLarge)` beyond [`MAX_PARTS`](crate::MAX_PARTS).
     pub fn import_in_parts(
-        client: &Client,
+        endpoint: &(impl Into<Endpoint> + Clone),
         name: &str,
         filter: &BloomFilter,
         part_bits: u64,
@@ -101,36 +84,80 @@ impl RedisBloomFilter {
         check_name(name)?;
         let capacity = filter.capacity().map_or(0, |capacity| capacity as u64);
         let layout = Layout::new(filter.config(), part_bits, capacity, filter.target_fpp())?;
-        let mut target = Self::with_layout(Link::new(client), name, layout);
-        let token = upload_token();
-        let uploads: Vec<String> = (0..layout.parts())
-            .map(|part| format!("{{{name}}}:import:{token:016x}:{part}"))
-            .collect();
-        let result = upload(&mut target, &uploads, filter).and_then(|()| {
-            let mut call = Call::new(
-                &IMPORT_SCRIPT,
-                &[target.keys.clone(), uploads.clone()].concat(),
-            );
-            call.arg(&layout.checked_values()[..])
-                .arg(&layout.sizing_values()[..])
-                .arg(filter.len() as u64);
-            target.run::<u64>(&call)
-        });
-        if let Err(err) = result {
-            // Best effort: the uploads expire anyway.
-            let _ = target
-                .link
-                .run(|con| redis::cmd("DEL").arg(&uploads).query::<u64>(con));
-            return Err(err);
-        }
+        let mut target = Self::with_layout(Link::new(endpoint), name, layout);
+        import(&mut target.link, &target.target, filter)?;
         Ok(target)
     }
+}
+
+/// Copies `target` into a local [`BloomFilter`]: the counter first (so it
+/// never exceeds the bits copied), then the bits in chunks of
+/// [`TRANSFER_CHUNK_BYTES`], each read with the configuration check.
+pub(crate) fn export(link: &mut Link, target: &Target) -> Result<BloomFilter, Error> {
+    let items = target.read(link, false)?.items;
+    let header = bloom_header(target.layout, items);
+    let mut reader = ExportReader {
+        link,
+        target,
+        chunk: Vec::new(),
+        at: 0,
+        next: 0,
+        error: None,
+    };
+    let read = BloomFilter::read_payload_from(header, &mut reader);
+    read.map_err(|err| reader.error.take().unwrap_or_else(|| err.into()))
+}
+
+/// The header of filterlab-bloom's format (kind 1) for a filter of
+/// `layout` holding `items`: what the payload in Redis is the rest of.
+pub(crate) fn bloom_header(layout: Layout, items: u64) -> Header {
+    Header {
+        kind: FilterKind::Bloom,
+        hasher: layout.bloom.hasher,
+        items,
+        params: vec![
+            layout.bloom.num_bits,
+            u64::from(layout.bloom.num_hashes),
+            layout.capacity,
+            layout.target_fpp.map_or(0, f64::to_bits),
+        ],
+        payload_len: layout.total_bytes(),
+    }
+}
+
+/// Creates `target` from `filter` (same configuration): uploads the bits to
+/// temporary keys of the target's hash tag, then publishes them with the
+/// configuration and counter in one script of the target's family. On
+/// failure the uploads are deleted (they expire anyway).
+pub(crate) fn import(link: &mut Link, target: &Target, filter: &BloomFilter) -> Result<(), Error> {
+    let layout = target.layout;
+    let token = upload_token();
+    let uploads: Vec<String> = (0..layout.parts())
+        .map(|part| format!("{{{}}}:import:{token:016x}:{part}", target.tag))
+        .collect();
+    let result = upload(link, layout, &uploads, filter).and_then(|()| {
+        let mut call = Call::new(
+            &target.scripts.import,
+            &[target.keys.clone(), uploads.clone()].concat(),
+        );
+        call.arg(&target.checked[..])
+            .arg(&layout.sizing_values()[..])
+            .arg(filter.len() as u64);
+        link.run(|con| call.invoke::<u64>(con))
+    });
+    if let Err(err) = result {
+        // Best effort: the uploads expire anyway.
+        let _ = link.run(|con| redis::cmd("DEL").arg(&uploads).query::<u64>(con));
+        return Err(err);
+    }
+    Ok(())
 }
 
 /// The payload of a filter in Redis as a reader: chunks fetched from the
 /// server on demand.
 struct ExportReader<'a> {
-    filter: &'a mut RedisBloomFilter,
+    link: &'a mut Link,
+    target: &'a Target,
     /// The chunk being read, and how much of it is read.
     chunk: Vec<u8>,
     at: usize,
@@ -143,16 +170,16 @@ struct ExportReader<'a> {
 impl ExportReader<'_> {
     /// Fetches the next chunk; false at the end of the payload.
     fn refill(&mut self) -> Result<bool, Error> {
-        let layout = self.filter.layout;
+        let layout = self.target.layout;
         if self.next == layout.total_bytes() {
             return Ok(false);
         }
         let part = self.next / layout.part_bytes();
         let start = self.next - part * layout.part_bytes();
         let end = (start + TRANSFER_CHUNK_BYTES).min(layout.part_len(part));
-        let mut call = self.filter.call(&RANGE_SCRIPT);
+        let mut call = self.target.call(&self.target.scripts.range);
         call.arg(part).arg(start).arg(end - 1);
-        let bytes: Vec<u8> = self.filter.run(&call)?;
+        let bytes: Vec<u8> = self.link.run(|con| call.invoke(con))?;
         if bytes.len() as u64 != end - start {
             return Err(Error::new(
                 ErrorKind::Damaged,
@@ -189,17 +216,18 @@ impl Read for ExportReader<'_> {
 
 /// Streams `filter`'s kind-1 bytes into the upload keys.
 fn upload(
-    target: &mut RedisBloomFilter,
+    link: &mut Link,
+    layout: Layout,
     uploads: &[String],
     filter: &BloomFilter,
 ) -> Result<(), Error> {
-    let layout = target.layout;
     // Each upload allocated in full (zeroed), with its time to live.
     for (part, key) in (0..).zip(uploads) {
-        write_upload(&mut target.link, key, layout.part_len(part) - 1, &[0])?;
+        write_upload(link, key, layout.part_len(part) - 1, &[0])?;
     }
     let mut writer = ImportWriter {
-        target,
+        link,
+        layout,
         uploads,
         chunk: Vec::new(),
         chunk_start: 0,
@@ -223,7 +251,8 @@ fn upload(
 
 /// Receives a kind-1 payload and sends it to the uploads chunk by chunk.
 struct ImportWriter<'a> {
-    target: &'a mut RedisBloomFilter,
+    link: &'a mut Link,
+    layout: Layout,
     uploads: &'a [String],
     /// Payload bytes not sent yet, starting at payload offset `chunk_start`.
     chunk: Vec<u8>,
@@ -236,7 +265,7 @@ impl ImportWriter<'_> {
     /// Buffers payload bytes, sending each chunk when it is full or reaches
     /// the end of its part.
     fn push_payload(&mut self, mut bytes: &[u8]) -> Result<(), Error> {
-        let layout = self.target.layout;
+        let layout = self.layout;
         while !bytes.is_empty() {
             let part = self.chunk_start / layout.part_bytes();
             let part_end = part * layout.part_bytes() + layout.part_len(part);
@@ -257,8 +286,8 @@ impl ImportWriter<'_> {
     fn send_chunk(&mut self, part: u64) -> Result<(), Error> {
         if self.chunk.iter().any(|&byte| byte != 0) {
             let key = &self.uploads[part as usize];
-            let offset = self.chunk_start - part * self.target.layout.part_bytes();
-            write_upload(&mut self.target.link, key, offset, &self.chunk)?;
+            let offset = self.chunk_start - part * self.layout.part_bytes();
+            write_upload(self.link, key, offset, &self.chunk)?;
         }
         self.chunk_start += self.chunk.len() as u64;
         self.chunk.clear();
@@ -288,22 +317,11 @@ fn keep(slot: &mut Option<Error>, err: Error) -> io::Error {
 }
 
 /// Writes `bytes` at `offset` of an upload key and sets its time to live,
-/// atomically (the first write creates it zeroed up to `offset`).
+/// in one script (the first write creates it zeroed up to `offset`).
 fn write_upload(link: &mut Link, key: &str, offset: u64, bytes: &[u8]) -> Result<(), Error> {
-    link.run(|con| {
-        redis::pipe()
-            .atomic()
-            .cmd("SETRANGE")
-            .arg(key)
-            .arg(offset)
-            .arg(bytes)
-            .ignore()
-            .cmd("PEXPIRE")
-            .arg(key)
-            .arg(UPLOAD_TTL_MS)
-            .ignore()
-            .query::<()>(con)
-    })
+    let mut call = Call::new(&UPLOAD_SCRIPT, &[key.to_owned()]);
+    call.arg(offset).arg(bytes).arg(UPLOAD_TTL_MS);
+    link.run(|con| call.invoke::<u64>(con)).map(drop)
 }
 
 /// A token no other import of the same name uses at the same time.

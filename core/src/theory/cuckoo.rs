@@ -98,7 +98,12 @@ pub fn cuckoo_fpp(fingerprint_bits: u32, slots_per_bucket: u32, load: f64) -> f6
 /// The FPP of a filter made of several tables, each with the given FPP: a
 /// key is a false positive when any table matches it, so 1 − Π(1 − pᵢ), at
 /// most Σ pᵢ. (A query's matches in different tables are independent
-/// under the module's assumption: the tables hold different keys.)
+/// under the module's assumption: the tables hold different keys. That
+/// holds when the tables' fingerprints have different widths and a
+/// query's are nested bit fields of one hash, as in filterlab-cuckoo:
+/// whatever its fingerprint in one table, the stored fingerprints of
+/// another are independent uniform draws, so it matches there with the
+/// same probability.)
 ///
 /// # Examples
 ///
@@ -114,6 +119,42 @@ pub fn cuckoo_compound_fpp(table_fpps: impl IntoIterator<Item = f64>) -> f64 {
         .map(|fpp| (-fpp.clamp(0.0, 1.0)).ln_1p())
         .sum();
     -log_pass.exp_m1()
+}
+
+/// The a-priori FPP of a cuckoo filter grown by sub-tables after `items`
+/// inserts: `tables` gives each sub-table's (fingerprint bits, slots,
+/// capacity) in order, four slots a bucket; each takes keys up to its
+/// capacity before the next one gets any, and the last one given takes
+/// the rest (its load capped at 1). Each sub-table answers
+/// [`cuckoo_fpp`] at its load, and a key is a false positive when any
+/// does: [`cuckoo_compound_fpp`] of them. Sub-tables past the ones the
+/// items reach are not read, so `tables` may be lazy and long.
+///
+/// # Examples
+///
+/// ```
+/// use filterlab_core::theory::{cuckoo_compound_fpp, cuckoo_fpp, cuckoo_grown_fpp};
+///
+/// // 100 slots holding up to 95 keys at 12 bits, then 200 at 13 bits.
+/// let tables = [(12, 100, 95), (13, 200, 190)];
+/// assert_eq!(cuckoo_grown_fpp(95, tables), cuckoo_fpp(12, 4, 0.95));
+/// let both = cuckoo_compound_fpp([cuckoo_fpp(12, 4, 0.95), cuckoo_fpp(13, 4, 0.25)]);
+/// assert_eq!(cuckoo_grown_fpp(145, tables), both);
+/// ```
+pub fn cuckoo_grown_fpp(items: u64, tables: impl IntoIterator<Item = (u32, u64, u64)>) -> f64 {
+    let mut tables = tables.into_iter().peekable();
+    let mut left = items;
+    let mut fpps = Vec::new();
+    while let Some((bits, slots, capacity)) = tables.next() {
+        let last = tables.peek().is_none();
+        let held = if last { left } else { left.min(capacity) };
+        fpps.push(cuckoo_fpp(bits, 4, held as f64 / slots.max(1) as f64));
+        left -= held;
+        if left == 0 {
+            break;
+        }
+    }
+    cuckoo_compound_fpp(fpps)
 }
 
 /// The smallest fingerprint width in `min_bits..=max_bits` whose a-priori
@@ -238,6 +279,29 @@ mod tests {
         // Full tables: the bound of Fan et al., 1 − (1 − q)^(2b).
         let full = cuckoo_fpp(8, 4, 1.0);
         assert!((full - (1.0 - (254.0f64 / 255.0).powi(8))).abs() < 1e-15);
+    }
+
+    #[test]
+    fn grown_fills_sub_tables_in_order() {
+        let tables = [(10u32, 400u64, 380u64), (11, 800, 760), (12, 1600, 1520)];
+        assert_eq!(cuckoo_grown_fpp(0, tables), 0.0);
+        assert_eq!(cuckoo_grown_fpp(100, tables), cuckoo_fpp(10, 4, 0.25));
+        let expected = cuckoo_compound_fpp([
+            cuckoo_fpp(10, 4, 0.95),
+            cuckoo_fpp(11, 4, 0.95),
+            cuckoo_fpp(12, 4, 0.5),
+        ]);
+        assert_eq!(cuckoo_grown_fpp(380 + 760 + 800, tables), expected);
+        // Past the last capacity the last table takes the rest, full at most.
+        let full = cuckoo_compound_fpp([
+            cuckoo_fpp(10, 4, 0.95),
+            cuckoo_fpp(11, 4, 0.95),
+            cuckoo_fpp(12, 4, 1.0),
+        ]);
+        assert_eq!(cuckoo_grown_fpp(10_000, tables), full);
+        // A lazy, endless list of tables is read only as far as needed.
+        let endless = (0..).map(|t| (10 + t, 400 << t, 380 << t));
+        assert!(cuckoo_grown_fpp(1000, endless) > 0.0);
     }
 
     #[test]

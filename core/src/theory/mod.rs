@@ -2,7 +2,8 @@
 //! family: standard Bloom filters (`bloom.rs`), blocked Bloom filters
 //! (`blocked.rs`), counting Bloom filters' counter overflow (`counting.rs`),
 //! cuckoo filters (`cuckoo.rs`), scalable Bloom filters (`scalable.rs`),
-//! split-block Bloom filters (`split_block.rs`),
+//! split-block Bloom filters (`split_block.rs`), Bloom filters split into
+//! shards (`sharded.rs`),
 //! bounds that hold for any filter (`bounds.rs`), and the statistics the
 //! tests and the harness judge measurements with (`stats.rs`).
 //!
@@ -18,6 +19,7 @@ mod bounds;
 mod counting;
 mod cuckoo;
 mod scalable;
+mod sharded;
 mod split_block;
 mod stats;
 mod support;
@@ -37,11 +39,12 @@ pub use counting::{
 };
 pub use cuckoo::{
     cuckoo_compound_fpp, cuckoo_fingerprint_bits, cuckoo_fpp, cuckoo_fpp_given_occupancy,
-    cuckoo_usable_fingerprints,
+    cuckoo_grown_fpp, cuckoo_usable_fingerprints,
 };
 pub use scalable::{
     scalable_bloom_fpp, scalable_bloom_fpp_bound, scalable_bloom_loads, scalable_layer_fpp,
 };
+pub use sharded::sharded_bloom_fpp;
 pub use split_block::{
     SPLIT_BLOCK_WORD_BITS, SPLIT_BLOCK_WORDS, split_block_bloom_fpp, split_block_estimate_items,
     split_block_fpp_given_word_fills,

@@ -91,8 +91,8 @@ fn bits_per_item_are_f_over_load() {
         let file_bits = filter.to_bytes().len() as f64 * 8.0;
         let memory_bits = filter.memory_usage() as f64 * 8.0;
         let ideal = f64::from(bits) / filter.load_factor();
-        // Header: 48 fixed bytes, 10 parameters, the final checksum.
-        let header_bits = (48.0 + 80.0 + 8.0) * 8.0 / items;
+        // Header: 48 fixed bytes, 13 parameters, the directory, the final checksum.
+        let header_bits = (48.0 + 104.0 + 16.0 + 8.0) * 8.0 / items;
         println!(
             "f={bits}: load {:.4}, file {:.3} bits/item, memory {:.3}, f/α {ideal:.3} + header {header_bits:.4}",
             filter.load_factor(),

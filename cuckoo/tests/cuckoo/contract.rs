@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use filterlab_core::mix64;
 use filterlab_core::testing::Conformance;
 use filterlab_cuckoo::{CuckooFilter, ErrorKind};
 use proptest::prelude::*;
@@ -132,6 +133,9 @@ fn run_against_oracle(mut filter: CuckooFilter, ops: &[Op]) -> Result<(), TestCa
                     Err(err) => {
                         prop_assert_eq!(err.kind(), ErrorKind::Full);
                         prop_assert_eq!(filter.to_bytes(), before.to_bytes());
+                        // A growing filter refuses only at its caps.
+                        let cap = filter.growth().map(|growth| growth.max_tables as usize);
+                        prop_assert!(cap.is_none_or(|cap| filter.tables() == cap));
                     }
                 }
             }
@@ -181,11 +185,12 @@ proptest! {
 }
 
 /// One key inserted over and over: its two buckets take 2·4 copies (4 when
-/// they are the same bucket), then it is refused as full, unchanged,
-/// growing or not; every copy can be removed again.
+/// they are the same bucket); then a filter that does not grow refuses it
+/// as full, unchanged, and a growing one keeps the copies in its overflow;
+/// every copy can be removed again.
 #[test]
-fn duplicates_fill_two_buckets_then_are_refused() {
-    for mut filter in [explicit(1000, 12, 9), growing(1000, 12, 2)] {
+fn duplicates_fill_two_buckets_then_are_refused_or_overflow() {
+    for (mut filter, copies) in [(explicit(1000, 12, 9), 8), (growing(1000, 12, 2), 20)] {
         let mut accepted = 0;
         for attempt in 0..20 {
             let before = filter.to_bytes();
@@ -200,17 +205,100 @@ fn duplicates_fill_two_buckets_then_are_refused() {
                 }
             }
         }
-        assert_eq!(accepted, 8, "{filter:?}");
-        assert_eq!(filter.count("again"), 8);
-        assert_eq!(filter.len(), 8);
+        assert_eq!(accepted, copies, "{filter:?}");
+        assert_eq!(filter.count("again"), copies);
+        assert_eq!(filter.len(), copies);
+        assert_eq!(filter.overflow_copies() as usize, copies - 8);
         assert_eq!(filter.tables(), 1, "duplicates never add a sub-table");
-        for _ in 0..8 {
+        for _ in 0..copies {
             assert!(filter.contains("again"));
             assert!(filter.remove("again").unwrap());
         }
         assert!(!filter.contains("again") && filter.is_empty());
         assert!(!filter.remove("again").unwrap());
     }
+}
+
+/// A long seeded run of inserts, unique inserts and removals of held keys
+/// against a multiset oracle, in a growing filter that starts at 4-bit
+/// fingerprints (false positives everywhere in its first tables) and
+/// lengthens them by a bit or more per sub-table: present keys get copies
+/// in older tables of other widths, and in the overflow when those are
+/// full. No insert is refused below the caps; after every operation the
+/// key touched is present with `count` at least its copies, and every
+/// 250 operations every held key is, `len` is the oracle's total and the
+/// filter reads back equal.
+#[test]
+fn multiset_oracle_across_growth_with_mixed_widths() {
+    let mut filter = CuckooFilter::with_buckets(8)
+        .fingerprint_bits(4)
+        .expansion(2)
+        .max_tables(12)
+        .tightening(0.5)
+        .seed(21)
+        .build()
+        .unwrap();
+    let mut held: HashMap<u64, usize> = HashMap::new();
+    let mut most_overflow = 0;
+    for step in 0..40_000u64 {
+        let draw = mix64(step ^ 0x5eed);
+        // Keys from a pool of 4000, so that many are inserted again.
+        let key = mix64(draw % 4000);
+        let copies = held.entry(key).or_default();
+        match (draw >> 32) % 10 {
+            0..=5 => {
+                filter.insert(&key).expect("refused below the caps");
+                *copies += 1;
+            }
+            6 => {
+                let present = filter.contains(&key);
+                assert_eq!(filter.insert_unique(&key).unwrap(), !present);
+                *copies += usize::from(!present);
+            }
+            _ if *copies > 0 => {
+                assert!(filter.remove(&key).unwrap(), "held key not removed");
+                *copies -= 1;
+            }
+            _ => {}
+        }
+        if *copies > 0 {
+            assert!(filter.contains(&key), "false negative at step {step}");
+            assert!(filter.count(&key) >= *copies, "count below copies");
+        }
+        most_overflow = most_overflow.max(filter.overflow_copies());
+        if step % 250 == 249 {
+            for (&key, &copies) in &held {
+                assert!(copies == 0 || filter.contains(&key) && filter.count(&key) >= copies);
+            }
+            assert_eq!(filter.len(), held.values().sum::<usize>());
+            assert_eq!(
+                CuckooFilter::from_bytes(&filter.to_bytes()).unwrap(),
+                filter
+            );
+        }
+    }
+    let widths = filter.table_fingerprint_bits();
+    let mut distinct = widths.clone();
+    distinct.dedup();
+    println!(
+        "{} tables of widths {widths:?}, {} keys held, {} copies, most overflow copies {most_overflow}",
+        filter.tables(),
+        held.values().filter(|&&c| c > 0).count(),
+        filter.len()
+    );
+    assert!(distinct.len() >= 4, "widths {widths:?}");
+    assert!(most_overflow > 0, "the overflow was never used");
+    // Removing every copy empties the filter.
+    for (&key, &copies) in &held {
+        for _ in 0..copies {
+            assert!(filter.remove(&key).unwrap());
+        }
+    }
+    assert!(filter.is_empty() && filter.overflow_copies() == 0);
+    assert_eq!(
+        filter.occupancy().iter().map(|t| t[0]).sum::<u64>(),
+        filter.slots() / 4
+    );
 }
 
 /// `insert_unique` adds a key once (CF.ADDNX).

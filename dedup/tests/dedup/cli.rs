@@ -27,20 +27,31 @@ fn dedup(args: &[&str]) -> Command {
 
 /// Runs the binary on `input` and waits for it.
 fn run(args: &[&str], input: &[u8]) -> Output {
-    let mut child = dedup(args)
+    let (child, writer) = start(args, input.to_vec());
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    output
+}
+
+/// Starts the binary with every stream piped, and a thread writing `input`
+/// to it (so a large input cannot block on a full output pipe).
+pub(crate) fn start<S: AsRef<std::ffi::OsStr>>(
+    args: &[S],
+    input: Vec<u8>,
+) -> (Child, thread::JoinHandle<()>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dedup"))
+        .arg("--no-progress")
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("cannot start dedup");
     let mut stdin = child.stdin.take().unwrap();
-    let input = input.to_vec();
     let writer = thread::spawn(move || {
         let _ = stdin.write_all(&input);
     });
-    let output = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    output
+    (child, writer)
 }
 
 fn stderr(output: &Output) -> String {

@@ -9,6 +9,8 @@ mod cli;
 mod faults;
 mod metrics;
 mod partitions;
+#[cfg(feature = "cli")]
+mod redis;
 mod verdicts;
 
 use std::path::PathBuf;

@@ -169,8 +169,10 @@ pub fn plan(entries: &[Entry], config: &RunConfig) -> Plan {
                     + points * config.growth_max_queries as f64 * 50e-9;
                 with(Capability::Growth) * config.growth_fpps.len() as f64 * per_target
             }
+            // One server (scripts and reference), then a cluster started
+            // (a few seconds) and measured.
             Experiment::Redis => {
-                config.redis_items as f64 * 10e-6 + config.redis_per_key as f64 * 150e-6
+                config.redis_items as f64 * 17e-6 + config.redis_per_key as f64 * 250e-6 + 3.0
             }
             Experiment::Space => 0.0,
         };
@@ -228,7 +230,7 @@ impl Measurements {
             failures.extend(growth::gate(&grown.rows));
         }
         if let Some(shared) = &self.redis {
-            failures.extend(redis::gate(&shared.rows));
+            failures.extend(redis::gate(&shared.rows, shared.cluster_fpp.as_ref()));
         }
         failures
     }

@@ -1,21 +1,29 @@
 //! The Redis experiment: `filterlab-redis`'s shared Bloom filter over
-//! loopback against the local `BloomFilter` of the same configuration, on
-//! the same keys: keys per second for a batched insert of n keys and
-//! batched lookups of n present and n absent keys, the round trips (script
-//! calls, counted by the server) each took, and the same operations in
-//! Redisson's shape (one script call per key) on a prefix of the keys.
-//! Every answer of the shared filter is compared with the local one's.
+//! loopback against the local filter of the same configuration, on the same
+//! keys: keys per second for a batched insert of n keys and batched lookups
+//! of n present and n absent keys, and the same one call per key (Redisson's
+//! shape) on a prefix of the keys, with the round trips (commands counted by
+//! the servers) each took. Three deployments: one server with the scripts,
+//! the same server driven by the raw BITFIELD reference (no script: the
+//! speed limit of a filter on plain Redis), and the sharded filter on a
+//! 3-master Redis Cluster, whose false positives are also held to the exact
+//! sharded theory. Every answer is compared with the local filter's.
 //!
 //! It needs a server: the one `FILTERLAB_REDIS_URL` names, else a private
 //! `redis-server` started from the PATH on a free loopback port (see
 //! `filterlab_redis::testing`); without either it is skipped with a note.
+//! The cluster is always private (it also needs `redis-cli`); without it
+//! the cluster rows are left out with a note.
 
+use std::error::Error;
 use std::time::Instant;
 
 use filterlab_bloom::{BloomBuilder, BloomFilter};
+use filterlab_core::Filter;
 use filterlab_core::keys::{insert_key, query_key};
-use filterlab_redis::RedisBloomFilter;
-use filterlab_redis::testing::{Server, URL_VARIABLE, unique};
+use filterlab_core::theory::wilson_interval;
+use filterlab_redis::testing::{BitfieldReference, Cluster, Server, URL_VARIABLE, unique};
+use filterlab_redis::{Endpoint, KeyHasher, RedisBloomFilter, RedisShardedBloomFilter};
 use serde::Serialize;
 
 use crate::config::RunConfig;
@@ -27,16 +35,34 @@ use crate::registry::Entry;
 /// The local filter the shared one is compared with (a registry name).
 pub const LOCAL: &str = "BloomFilter";
 
+/// Masters of the cluster the sharded filter is measured on.
+pub const CLUSTER_MASTERS: usize = 3;
+
+/// Confidence of the interval the cluster's false positives must hold the
+/// exact theory in.
+pub const FPP_CONFIDENCE: f64 = 0.999;
+
 /// How the keys reach the filter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Shape {
     /// The local `BloomFilter`, batched (`insert_many`, `contains_many`).
     Local,
-    /// The shared filter, batched: one script call per `bits_per_call` bit positions.
+    /// The shared filter on one server, batched: one script call per
+    /// `bits_per_call` bit positions.
     RedisBatched,
-    /// The shared filter, one script call per key (Redisson's shape).
+    /// The shared filter on one server, one script call per key (Redisson's shape).
     RedisPerKey,
+    /// The raw BITFIELD reference on the same server, batched: one
+    /// pipeline per `bits_per_call` bit positions.
+    ReferenceBatched,
+    /// The raw BITFIELD reference, one pipeline per key.
+    ReferencePerKey,
+    /// The sharded filter on the cluster, batched: one script call per
+    /// shard touched (and per `bits_per_call` positions).
+    ClusterBatched,
+    /// The sharded filter on the cluster, one script call per key.
+    ClusterPerKey,
 }
 
 impl Shape {
@@ -44,8 +70,30 @@ impl Shape {
     pub fn describe(self) -> &'static str {
         match self {
             Self::Local => "local BloomFilter, batched",
-            Self::RedisBatched => "Redis, batched",
-            Self::RedisPerKey => "Redis, one script call per key",
+            Self::RedisBatched => "one server, scripts, batched",
+            Self::RedisPerKey => "one server, scripts, one call per key",
+            Self::ReferenceBatched => "one server, raw BITFIELD reference, batched",
+            Self::ReferencePerKey => "one server, raw BITFIELD reference, one pipeline per key",
+            Self::ClusterBatched => "3-master cluster, sharded scripts, batched",
+            Self::ClusterPerKey => "3-master cluster, sharded scripts, one call per key",
+        }
+    }
+
+    /// Whether keys go in batches (else one round trip per key).
+    pub fn batched(self) -> bool {
+        matches!(
+            self,
+            Self::Local | Self::RedisBatched | Self::ReferenceBatched | Self::ClusterBatched
+        )
+    }
+
+    /// The raw reference measured beside this shape (the one server's, in
+    /// the same batching), for the scripted shapes.
+    pub fn reference(self) -> Option<Self> {
+        match self {
+            Self::RedisBatched | Self::ClusterBatched => Some(Self::ReferenceBatched),
+            Self::RedisPerKey | Self::ClusterPerKey => Some(Self::ReferencePerKey),
+            _ => None,
         }
     }
 }
@@ -69,8 +117,9 @@ pub struct RedisPoint {
 pub struct RedisOutcome {
     /// Wall time for all of the keys.
     pub seconds: f64,
-    /// Script calls the server ran meanwhile (none for the local filter;
-    /// every client's on a server this run did not start).
+    /// Commands the servers ran meanwhile: script calls, or BITFIELD
+    /// commands for the reference (none for the local filter; every
+    /// client's on a server this run did not start).
     pub round_trips: Option<u64>,
     /// Keys answered new (insert) or present (lookups).
     pub positives: u64,
@@ -110,35 +159,86 @@ impl Serialize for RedisRow {
     }
 }
 
+/// The cluster's false positives against the exact sharded theory: the n
+/// absent keys looked up after the n inserts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClusterFpp {
+    /// Shards of the filter.
+    pub shards: u64,
+    /// Bits of each shard.
+    pub shard_bits: u64,
+    /// Probes per key.
+    pub hashes: u32,
+    /// Keys inserted, and absent keys looked up.
+    pub keys: u64,
+    /// Absent keys answered present.
+    pub false_positives: u64,
+    /// The exact sharded FPP after `keys` inserts.
+    pub theory: f64,
+    /// The Wilson interval of the measured rate at [`FPP_CONFIDENCE`].
+    pub interval: (f64, f64),
+}
+
+impl ClusterFpp {
+    /// The measured rate.
+    pub fn measured(&self) -> f64 {
+        self.false_positives as f64 / self.keys as f64
+    }
+
+    /// Whether the theory lies in the measured rate's interval.
+    pub fn holds(&self) -> bool {
+        (self.interval.0..=self.interval.1).contains(&self.theory)
+    }
+}
+
 /// What the Redis experiment measured.
 pub struct RedisResults {
     /// The server: its URL and version, and whether this run started it;
     /// `None` when there was none.
     pub server: Option<String>,
-    /// Bit positions per script call of the batched shape.
+    /// The cluster, when one was started.
+    pub cluster: Option<String>,
+    /// Bit positions per script call of the batched shapes.
     pub bits_per_call: usize,
     /// One row per shape and operation.
     pub rows: Vec<RedisRow>,
+    /// The cluster's false positives against the theory, when measured.
+    pub cluster_fpp: Option<ClusterFpp>,
     /// Why it was skipped or stopped, and what the counts include.
     pub notes: Vec<String>,
 }
 
-/// Why the Redis gate fails: any answer of the shared filter that differs
+/// Why the Redis gate fails: any answer of a shared filter that differs
 /// from the local filter's (it must hash and probe exactly alike, so this
-/// includes every false negative); empty when it passes.
-pub fn gate(rows: &[RedisRow]) -> Vec<String> {
-    rows.iter()
+/// includes every false negative), and a cluster FPP whose interval misses
+/// the exact theory; empty when it passes.
+pub fn gate(rows: &[RedisRow], cluster_fpp: Option<&ClusterFpp>) -> Vec<String> {
+    let mut failures: Vec<String> = rows
+        .iter()
         .filter_map(|row| {
             let at = &row.at;
             let wrong = row.outcome.disagreements.filter(|&wrong| wrong > 0)?;
             Some(format!(
-                "{} ({:?}): {wrong} of {} answers differ from the local BloomFilter's",
+                "{} ({:?}): {wrong} of {} answers differ from the local filter's",
                 at.shape.describe(),
                 at.op,
                 at.keys
             ))
         })
-        .collect()
+        .collect();
+    if let Some(fpp) = cluster_fpp.filter(|fpp| !fpp.holds()) {
+        failures.push(format!(
+            "3-master cluster: {} false positives of {} absent keys, [{:.3e}, {:.3e}] at {}, \
+             miss the exact sharded FPP {:.3e}",
+            fpp.false_positives,
+            fpp.keys,
+            fpp.interval.0,
+            fpp.interval.1,
+            FPP_CONFIDENCE,
+            fpp.theory
+        ));
+    }
+    failures
 }
 
 /// Runs the Redis experiment when `LOCAL` is among `entries` and a server
@@ -146,8 +246,10 @@ pub fn gate(rows: &[RedisRow]) -> Vec<String> {
 pub fn run(entries: &[Entry], config: &RunConfig, progress: &Tracker) -> RedisResults {
     let mut results = RedisResults {
         server: None,
+        cluster: None,
         bits_per_call: filterlab_redis::DEFAULT_BITS_PER_CALL,
         rows: Vec::new(),
+        cluster_fpp: None,
         notes: Vec::new(),
     };
     if !entries.iter().any(|entry| entry.name == LOCAL) {
@@ -176,21 +278,90 @@ pub fn run(entries: &[Entry], config: &RunConfig, progress: &Tracker) -> RedisRe
     });
     if !server.is_private() {
         results.notes.push(
-            "round trips are the server's script calls from every client while each step ran"
+            "round trips on the one server are its commands from every client while each step ran"
                 .to_owned(),
         );
     }
-    let stage = progress.stage("redis", 3);
-    if let Err(err) = compare(&server, config, &mut results.rows, &stage) {
+    let stage = progress.stage("redis", 7);
+    let keys = Keys::new(config);
+    if let Err(err) = one_server(&server, config, &keys, &mut results.rows, &stage) {
         results.notes.push(format!(
             "stopped by a Redis error (the rows before it stand): {err}"
         ));
+        stage.finish(&format!("{} rows", results.rows.len()));
+        return results;
+    }
+    match Cluster::start(CLUSTER_MASTERS, 0) {
+        Ok(cluster) => {
+            results.cluster = Some(format!(
+                "{CLUSTER_MASTERS} masters (redis-server {version}, no replicas) started by this \
+                 run on loopback, joined by redis-cli --cluster create"
+            ));
+            match on_cluster(&cluster, config, &keys, &mut results.rows, &stage) {
+                Ok(fpp) => results.cluster_fpp = Some(fpp),
+                Err(err) => results.notes.push(format!(
+                    "cluster stopped by a Redis error (the rows before it stand): {err}"
+                )),
+            }
+        }
+        Err(err) => results.notes.push(format!(
+            "cluster rows left out: no Redis Cluster could be started ({err}); it needs \
+             redis-server and redis-cli on the PATH"
+        )),
     }
     stage.finish(&format!("{} rows", results.rows.len()));
     results
 }
 
-/// The answers of one shape on one key set, for comparing shapes.
+/// What stops a step: a Redis or a sizing error.
+type Failure = Box<dyn Error>;
+
+/// The keys of a run: n to insert and n never inserted, from one seed.
+struct Keys {
+    seed: u64,
+    inserted: Vec<u64>,
+    absent: Vec<u64>,
+}
+
+impl Keys {
+    fn new(config: &RunConfig) -> Self {
+        let items = config.redis_items;
+        let seed = derive_seed(config.seed, &[items, 0x7ed1_5000]);
+        Self {
+            seed,
+            inserted: (0..items).map(|i| insert_key(seed, i)).collect(),
+            absent: (0..items).map(|i| query_key(seed, i)).collect(),
+        }
+    }
+
+    /// Every filter's sizing: n keys at the target FPP, the run's seed.
+    fn sizing(&self, config: &RunConfig) -> BloomBuilder {
+        BloomFilter::with_fpp(config.redis_fpp)
+            .expected_items(config.redis_items)
+            .seed(self.seed)
+    }
+
+    /// The keys `shape` sends: all of them batched, a prefix one per call.
+    fn len(&self, shape: Shape, config: &RunConfig) -> usize {
+        if shape.batched() {
+            self.inserted.len()
+        } else {
+            config.redis_per_key.min(config.redis_items) as usize
+        }
+    }
+
+    /// The first `len` keys `op` looks up (or inserts).
+    fn of(&self, op: Operation, len: usize) -> &[u64] {
+        if op == Operation::LookupNegative {
+            &self.absent[..len]
+        } else {
+            &self.inserted[..len]
+        }
+    }
+}
+
+/// The answers of a local filter on the first keys, which every shape on
+/// as many keys must give.
 #[derive(Clone, Default)]
 struct Answers {
     new: usize,
@@ -198,26 +369,304 @@ struct Answers {
     absent: Vec<bool>,
 }
 
-/// Measures the three shapes into `rows`: the local filter on every key,
-/// the shared one batched on every key and one call per key on a prefix.
-fn compare(
+impl Answers {
+    /// A fresh local filter's answers on the first `len` keys.
+    fn of<F: Filter>(mut filter: F, keys: &Keys, len: usize) -> Result<Self, Failure> {
+        let hasher = *filter.hasher();
+        let hashes: Vec<u64> = keys.inserted[..len]
+            .iter()
+            .map(|key| hasher.hash(key))
+            .collect();
+        Ok(Self {
+            new: filter.insert_hashes(&hashes)?,
+            present: filter.contains_many(&keys.inserted[..len]),
+            absent: filter.contains_many(&keys.absent[..len]),
+        })
+    }
+
+    fn answers(&self, op: Operation) -> &[bool] {
+        if op == Operation::LookupPositive {
+            &self.present
+        } else {
+            &self.absent
+        }
+    }
+}
+
+/// A filter in Redis as the experiment drives it: batched, or one round
+/// trip per key.
+trait Remote {
+    /// Inserts the keys; how many were new.
+    fn insert_keys(&mut self, keys: &[u64], batched: bool) -> Result<usize, Failure>;
+    /// Looks the keys up; one answer per key, in order.
+    fn contains_keys(&mut self, keys: &[u64], batched: bool) -> Result<Vec<bool>, Failure>;
+    /// Removes it from Redis.
+    fn remove(&mut self) -> Result<(), Failure>;
+}
+
+/// The scripted filters: `insert_many` and `contains_many` batched,
+/// `insert` and `contains` one script call per key.
+macro_rules! scripted {
+    ($filter:ty) => {
+        impl Remote for $filter {
+            fn insert_keys(&mut self, keys: &[u64], batched: bool) -> Result<usize, Failure> {
+                if batched {
+                    return Ok(self.insert_many(keys)?);
+                }
+                keys.iter()
+                    .try_fold(0, |new, key| Ok(new + usize::from(self.insert(key)?)))
+            }
+
+            fn contains_keys(&mut self, keys: &[u64], batched: bool) -> Result<Vec<bool>, Failure> {
+                if batched {
+                    return Ok(self.contains_many(keys)?);
+                }
+                keys.iter().map(|key| Ok(self.contains(key)?)).collect()
+            }
+
+            fn remove(&mut self) -> Result<(), Failure> {
+                self.delete()?;
+                Ok(())
+            }
+        }
+    };
+}
+
+scripted!(RedisBloomFilter);
+scripted!(RedisShardedBloomFilter);
+
+/// The raw BITFIELD reference with the hasher of the filter it stands for.
+struct Reference {
+    raw: BitfieldReference,
+    hasher: KeyHasher,
+}
+
+impl Reference {
+    fn hashes(&self, keys: &[u64]) -> Vec<u64> {
+        keys.iter().map(|key| self.hasher.hash(key)).collect()
+    }
+}
+
+impl Remote for Reference {
+    fn insert_keys(&mut self, keys: &[u64], batched: bool) -> Result<usize, Failure> {
+        let hashes = self.hashes(keys);
+        let size = if batched { hashes.len().max(1) } else { 1 };
+        hashes
+            .chunks(size)
+            .try_fold(0, |new, chunk| Ok(new + self.raw.insert_hashes(chunk)?))
+    }
+
+    fn contains_keys(&mut self, keys: &[u64], batched: bool) -> Result<Vec<bool>, Failure> {
+        let hashes = self.hashes(keys);
+        let size = if batched { hashes.len().max(1) } else { 1 };
+        let mut found = Vec::with_capacity(hashes.len());
+        for chunk in hashes.chunks(size) {
+            found.extend(self.raw.contains_hashes(chunk)?);
+        }
+        Ok(found)
+    }
+
+    fn remove(&mut self) -> Result<(), Failure> {
+        Ok(self.raw.delete()?)
+    }
+}
+
+/// The servers a shape runs on, whose commands are counted.
+enum Servers<'a> {
+    One(&'a Server),
+    Cluster(&'a Cluster),
+}
+
+impl Servers<'_> {
+    /// Calls of `commands` the servers have run (`None` when INFO does not answer).
+    fn calls(&self, commands: &[&str]) -> Option<u64> {
+        commands
+            .iter()
+            .map(|command| match self {
+                Self::One(server) => server.command_calls(command).ok(),
+                Self::Cluster(cluster) => cluster.command_calls(command).ok(),
+            })
+            .sum()
+    }
+}
+
+/// Measures the local `BloomFilter`, the scripts and the raw reference on
+/// one server into `rows`: the reference right after the scripts, on the
+/// same keys, so that their ratio shares the machine's load.
+fn one_server(
     server: &Server,
     config: &RunConfig,
+    keys: &Keys,
     rows: &mut Vec<RedisRow>,
     progress: &Stage<'_>,
-) -> Result<(), filterlab_redis::Error> {
-    let items = config.redis_items;
-    let seed = derive_seed(config.seed, &[items, 0x7ed1_5000]);
-    let sizing = BloomFilter::with_fpp(config.redis_fpp)
-        .expected_items(items)
-        .seed(seed);
-    let inserted: Vec<u64> = (0..items).map(|i| insert_key(seed, i)).collect();
-    let absent: Vec<u64> = (0..items).map(|i| query_key(seed, i)).collect();
-    let row = |shape, op, keys: &[u64], seconds, round_trips, positives: usize| RedisRow {
+) -> Result<(), Failure> {
+    let sizing = keys.sizing(config);
+    let n = keys.inserted.len();
+    let mut local = sizing.build()?;
+    let mut all = Answers::default();
+    let (new, seconds) = timed(|| Ok(local.insert_many(&keys.inserted)))?;
+    all.new = new;
+    rows.push(row(
+        Shape::Local,
+        Operation::Insert,
+        n,
+        seconds,
+        None,
+        new,
+        config,
+    ));
+    for op in [Operation::LookupPositive, Operation::LookupNegative] {
+        let (found, seconds) = timed(|| Ok(local.contains_many(keys.of(op, n))))?;
+        rows.push(row(
+            Shape::Local,
+            op,
+            n,
+            seconds,
+            None,
+            count(&found),
+            config,
+        ));
+        if op == Operation::LookupPositive {
+            all.present = found;
+        } else {
+            all.absent = found;
+        }
+    }
+    progress.step(LOCAL);
+    let per_key = keys.len(Shape::RedisPerKey, config);
+    let prefix = Answers::of(sizing.build()?, keys, per_key)?;
+    warm_up(server, &sizing)?;
+    let servers = Servers::One(server);
+    for shape in [
+        Shape::RedisBatched,
+        Shape::ReferenceBatched,
+        Shape::RedisPerKey,
+        Shape::ReferencePerKey,
+    ] {
+        let expected = if shape.batched() { &all } else { &prefix };
+        let mut remote: Box<dyn Remote> = if shape.reference().is_some() {
+            let builder = RedisBloomFilter::builder(sizing.clone());
+            Box::new(builder.try_init(&server.client(), &unique("harness"))?.0)
+        } else {
+            Box::new(Reference {
+                raw: BitfieldReference::create(
+                    &server.client(),
+                    &unique("harness-reference"),
+                    sizing.config()?,
+                    filterlab_redis::DEFAULT_BITS_PER_CALL,
+                )?,
+                hasher: *local.hasher(),
+            })
+        };
+        measure(
+            remote.as_mut(),
+            shape,
+            &servers,
+            keys,
+            expected,
+            config,
+            rows,
+        )?;
+        progress.step(shape.describe());
+    }
+    Ok(())
+}
+
+/// Measures the sharded filter on the cluster into `rows`, against a local
+/// `ShardedBloomFilter` of its configuration; returns its false positives
+/// against the exact sharded theory.
+fn on_cluster(
+    cluster: &Cluster,
+    config: &RunConfig,
+    keys: &Keys,
+    rows: &mut Vec<RedisRow>,
+    progress: &Stage<'_>,
+) -> Result<ClusterFpp, Failure> {
+    let endpoint = Endpoint::from(cluster.client());
+    let builder = RedisShardedBloomFilter::builder(keys.sizing(config));
+    // Every master loads the scripts before anything is counted.
+    let (mut warm, _) = builder.try_init(&endpoint, &unique("harness-warm-up"))?;
+    let warm_keys = &keys.inserted[..keys.inserted.len().min(4096)];
+    warm.insert_keys(warm_keys, true)?;
+    warm.contains_keys(warm_keys, true)?;
+    warm.remove()?;
+    let servers = Servers::Cluster(cluster);
+    let mut fpp = None;
+    for shape in [Shape::ClusterBatched, Shape::ClusterPerKey] {
+        let len = keys.len(shape, config);
+        let expected = Answers::of(builder.build_local()?, keys, len)?;
+        let (mut filter, _) = builder.try_init(&endpoint, &unique("harness"))?;
+        if shape.batched() {
+            fpp = Some(ClusterFpp {
+                shards: filter.shards(),
+                shard_bits: filter.shard_config().num_bits,
+                hashes: filter.num_hashes(),
+                keys: len as u64,
+                false_positives: 0,
+                theory: filter.theoretical_fpp(len as u64)?,
+                interval: (0.0, 1.0),
+            });
+        }
+        measure(&mut filter, shape, &servers, keys, &expected, config, rows)?;
+        progress.step(shape.describe());
+    }
+    let mut fpp = fpp.ok_or("the batched cluster shape did not run")?;
+    fpp.false_positives = rows
+        .iter()
+        .find(|row| row.at.shape == Shape::ClusterBatched && row.at.op == Operation::LookupNegative)
+        .map_or(0, |row| row.outcome.positives);
+    fpp.interval = wilson_interval(fpp.false_positives, fpp.keys, FPP_CONFIDENCE);
+    Ok(fpp)
+}
+
+/// Measures `shape`'s insert and two lookups through `remote` (fresh) on
+/// the keys the shape sends, each answer held to `expected`; then removes it.
+fn measure(
+    remote: &mut dyn Remote,
+    shape: Shape,
+    servers: &Servers<'_>,
+    keys: &Keys,
+    expected: &Answers,
+    config: &RunConfig,
+    rows: &mut Vec<RedisRow>,
+) -> Result<(), Failure> {
+    let commands: &[&str] = match shape {
+        Shape::ReferenceBatched | Shape::ReferencePerKey => &["bitfield", "bitfield_ro"],
+        _ => &["evalsha"],
+    };
+    let (batched, len) = (shape.batched(), keys.len(shape, config));
+    let (new, seconds, trips) = counted(servers, commands, || {
+        remote.insert_keys(keys.of(Operation::Insert, len), batched)
+    })?;
+    let mut insert = row(shape, Operation::Insert, len, seconds, trips, new, config);
+    insert.outcome.disagreements = Some(new.abs_diff(expected.new) as u64);
+    rows.push(insert);
+    for op in [Operation::LookupPositive, Operation::LookupNegative] {
+        let (found, seconds, trips) = counted(servers, commands, || {
+            remote.contains_keys(keys.of(op, len), batched)
+        })?;
+        let mut lookup = row(shape, op, len, seconds, trips, count(&found), config);
+        lookup.outcome.disagreements = Some(differences(&found, expected.answers(op)));
+        rows.push(lookup);
+    }
+    remote.remove()
+}
+
+/// A row with no disagreements counted yet.
+fn row(
+    shape: Shape,
+    op: Operation,
+    keys: usize,
+    seconds: f64,
+    round_trips: Option<u64>,
+    positives: usize,
+    config: &RunConfig,
+) -> RedisRow {
+    RedisRow {
         at: RedisPoint {
             shape,
             op,
-            keys: keys.len() as u64,
+            keys: keys as u64,
             target_fpp: config.redis_fpp,
         },
         outcome: RedisOutcome {
@@ -226,131 +675,36 @@ fn compare(
             positives: positives as u64,
             disagreements: None,
         },
-    };
-
-    let mut local = sizing.build()?;
-    let (new, seconds) = timed(|| Ok(local.insert_many(&inserted)))?;
-    let mut reference = Answers {
-        new,
-        ..Answers::default()
-    };
-    rows.push(row(
-        Shape::Local,
-        Operation::Insert,
-        &inserted,
-        seconds,
-        None,
-        new,
-    ));
-    for (op, keys) in [
-        (Operation::LookupPositive, &inserted),
-        (Operation::LookupNegative, &absent),
-    ] {
-        let (found, seconds) = timed(|| Ok(local.contains_many(keys)))?;
-        rows.push(row(Shape::Local, op, keys, seconds, None, count(&found)));
-        *reference.answers_mut(op) = found;
-    }
-    progress.step(LOCAL);
-
-    warm_up(server, &sizing)?;
-    let per_key = (config.redis_per_key.min(items)) as usize;
-    for (shape, len) in [
-        (Shape::RedisBatched, inserted.len()),
-        (Shape::RedisPerKey, per_key),
-    ] {
-        let (mut shared, _) = RedisBloomFilter::builder(sizing.clone())
-            .try_init(&server.client(), &unique("harness"))?;
-        let batched = shape == Shape::RedisBatched;
-        // The local filter's answers on the prefix: a filter of those keys only.
-        let expected = if batched {
-            reference.clone()
-        } else {
-            let mut prefix = sizing.build()?;
-            Answers {
-                new: prefix.insert_many(&inserted[..len]),
-                present: prefix.contains_many(&inserted[..len]),
-                absent: prefix.contains_many(&absent[..len]),
-            }
-        };
-        let keys = &inserted[..len];
-        let (new, seconds, trips) = counted(server, || {
-            if batched {
-                shared.insert_many(keys)
-            } else {
-                keys.iter()
-                    .try_fold(0, |new, key| Ok(new + usize::from(shared.insert(key)?)))
-            }
-        })?;
-        let mut insert = row(shape, Operation::Insert, keys, seconds, trips, new);
-        insert.outcome.disagreements = Some(new.abs_diff(expected.new) as u64);
-        rows.push(insert);
-        for (op, keys) in [
-            (Operation::LookupPositive, &inserted[..len]),
-            (Operation::LookupNegative, &absent[..len]),
-        ] {
-            let (found, seconds, trips) = counted(server, || {
-                if batched {
-                    shared.contains_many(keys)
-                } else {
-                    keys.iter().map(|key| shared.contains(key)).collect()
-                }
-            })?;
-            let mut lookup = row(shape, op, keys, seconds, trips, count(&found));
-            lookup.outcome.disagreements = Some(differences(&found, expected.answers(op)));
-            rows.push(lookup);
-        }
-        shared.delete()?;
-        progress.step(shape.describe());
-    }
-    Ok(())
-}
-
-impl Answers {
-    fn answers(&self, op: Operation) -> &[bool] {
-        if op == Operation::LookupPositive {
-            &self.present
-        } else {
-            &self.absent
-        }
-    }
-
-    fn answers_mut(&mut self, op: Operation) -> &mut Vec<bool> {
-        if op == Operation::LookupPositive {
-            &mut self.present
-        } else {
-            &mut self.absent
-        }
     }
 }
 
 /// Loads the insert and lookup scripts on the server through a throwaway
 /// filter, so that the measured steps count only their own calls.
-fn warm_up(server: &Server, sizing: &BloomBuilder) -> Result<(), filterlab_redis::Error> {
+fn warm_up(server: &Server, sizing: &BloomBuilder) -> Result<(), Failure> {
     let (mut warm, _) = RedisBloomFilter::builder(sizing.clone())
         .try_init(&server.client(), &unique("harness-warm-up"))?;
     warm.insert(&0u64)?;
     warm.contains(&0u64)?;
-    warm.delete().map(drop)
+    warm.remove()
 }
 
 /// `step`'s result and its wall time in seconds.
-fn timed<T>(
-    step: impl FnOnce() -> Result<T, filterlab_redis::Error>,
-) -> Result<(T, f64), filterlab_redis::Error> {
+fn timed<T>(step: impl FnOnce() -> Result<T, Failure>) -> Result<(T, f64), Failure> {
     let start = Instant::now();
     let value = step()?;
     Ok((value, start.elapsed().as_secs_f64()))
 }
 
-/// [`timed`], and the script calls the server ran meanwhile (`None` when
-/// INFO does not answer).
+/// [`timed`], and the calls of `commands` the servers ran meanwhile
+/// (`None` when INFO does not answer).
 fn counted<T>(
-    server: &Server,
-    step: impl FnOnce() -> Result<T, filterlab_redis::Error>,
-) -> Result<(T, f64, Option<u64>), filterlab_redis::Error> {
-    let before = server.command_calls("evalsha").ok();
+    servers: &Servers<'_>,
+    commands: &[&str],
+    step: impl FnOnce() -> Result<T, Failure>,
+) -> Result<(T, f64, Option<u64>), Failure> {
+    let before = servers.calls(commands);
     let (value, seconds) = timed(step)?;
-    let after = server.command_calls("evalsha").ok();
+    let after = servers.calls(commands);
     let trips = before.zip(after).map(|(before, after)| after - before);
     Ok((value, seconds, trips))
 }
@@ -398,13 +752,36 @@ mod tests {
             row(Shape::RedisBatched, Some(0)),
             row(Shape::RedisPerKey, Some(0)),
         ];
-        assert!(gate(&rows).is_empty());
-        let failures = gate(&[row(Shape::RedisPerKey, Some(3))]);
+        assert!(gate(&rows, None).is_empty());
+        let failures = gate(&[row(Shape::RedisPerKey, Some(3))], None);
         assert_eq!(failures.len(), 1);
         assert!(
             failures[0].contains("3 of 10 answers differ"),
             "{failures:?}"
         );
         assert_eq!(rows[1].keys_per_round_trip(), Some(5.0));
+    }
+
+    #[test]
+    fn the_gate_fails_when_the_cluster_fpp_interval_misses_the_theory() {
+        let fpp = |false_positives| {
+            let keys = 10_000;
+            ClusterFpp {
+                shards: 64,
+                shard_bits: 1_500,
+                hashes: 7,
+                keys,
+                false_positives,
+                theory: 0.01,
+                interval: wilson_interval(false_positives, keys, FPP_CONFIDENCE),
+            }
+        };
+        assert!(fpp(100).holds());
+        assert!(gate(&[], Some(&fpp(100))).is_empty());
+        assert!(!fpp(160).holds());
+        let failures = gate(&[], Some(&fpp(160)));
+        assert_eq!(failures.len(), 1);
+        assert!(failures[0].contains("160 false positives"), "{failures:?}");
+        assert!((fpp(160).measured() - 0.016).abs() < 1e-12);
     }
 }

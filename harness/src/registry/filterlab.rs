@@ -210,11 +210,18 @@ fn counting_and_cuckoo_entries() -> Vec<Entry> {
         .can(&[Capability::Deletes]),
         cuckoo_filter(
             "CuckooFilter-grow",
-            "CuckooFilter that adds a sub-table twice the previous one's size when full (expansion 2, RedisBloom CF semantics); lookups check every sub-table",
-            "compound a priori 1 − Π(1 − p_t) over the sub-tables filled in order to 95%; gated on the compound state-conditional FPP",
+            "CuckooFilter that adds a sub-table twice the previous one's size when the newest holds its capacity (expansion 2), sub-table t taking the FPP share P·(1 − r)·r^t (r = 0.85) with a longer fingerprint; lookups check every sub-table, newest first",
+            "compound a priori 1 − Π(1 − p_t) over the sub-tables at their widths, filled in order to their capacities: at most P (each p_t an upper bound); gated on the compound state-conditional FPP",
             Build::Empty(|w| cuckoo_subject(&cuckoo(w).expansion(2))),
         )
         .can(&[Capability::Deletes, Capability::Growth])
+        .space(SpaceFormula {
+            label: "first sub-table: f/α of the width meeting P·(1 − r), r = 0.85, with the fewest bits",
+            bits_per_item: |n, p| {
+                let builder = CuckooFilter::with_fpp(p).expected_items(n).expansion(2);
+                builder.sizing().map_or(f64::NAN, |s| s.bits_per_item())
+            },
+        })
         .sizer(Sizer {
             for_target: |n, p| {
                 let builder = CuckooFilter::with_fpp(p).expected_items(n).expansion(2);
@@ -335,17 +342,11 @@ fn counting_sizing(sizing: &CountingSizing) -> Sizing {
 }
 
 /// A cuckoo filter's sizing record: two buckets per lookup; when it grows,
-/// the a-priori FPP of the sub-tables (same width, each at the first one's
-/// load) that hold [`GROWTH_SPAN`] times the items, compounded.
+/// the compound a-priori FPP of the sub-tables that hold [`GROWTH_SPAN`]
+/// times the items.
 fn cuckoo_sizing(sizing: &CuckooSizing) -> Sizing {
-    let fpp_after_growth = sizing.growth.map(|growth| {
-        let expansion = f64::from(growth.expansion.max(2));
-        // Tables of 1, e, e², … first-table capacities until they hold the span.
-        let tables = (GROWTH_SPAN as f64 * (expansion - 1.0) + 1.0)
-            .log(expansion)
-            .ceil();
-        1.0 - (1.0 - sizing.fpp_at_capacity).powf(tables)
-    });
+    let span = sizing.expected_items.saturating_mul(GROWTH_SPAN);
+    let fpp_after_growth = sizing.growth.map(|_| sizing.fpp_after(span));
     Sizing {
         report: sizing.to_string(),
         memory_bytes: sizing.bytes,

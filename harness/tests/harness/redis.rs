@@ -1,8 +1,10 @@
 //! The Redis experiment: against a real server (the one
-//! `FILTERLAB_REDIS_URL` names or a private redis-server), every answer of
-//! the shared filter is the local filter's and a batch takes the round
-//! trips its chunking allows; without a server the report says it skipped
-//! the experiment, and writes no redis.csv.
+//! `FILTERLAB_REDIS_URL` names or a private redis-server) and a private
+//! 3-master cluster, every answer of the shared filters and of the raw
+//! BITFIELD reference is the local filter's, a batch takes the round trips
+//! its chunking allows, and the cluster's false positives hold the exact
+//! sharded theory; without a server the report says it skipped the
+//! experiment, and writes no redis.csv.
 
 use std::fs;
 use std::process::Command;
@@ -12,6 +14,7 @@ use filterlab_harness::experiments::redis::{self, Shape};
 use filterlab_harness::experiments::speed::Operation;
 use filterlab_harness::progress::Tracker;
 use filterlab_harness::registry;
+use filterlab_redis::DEFAULT_SHARDS;
 use filterlab_redis::testing::{Server, URL_VARIABLE};
 
 use crate::{assert_contains, scratch};
@@ -26,8 +29,9 @@ fn shared_filter_answers_as_the_local_one_in_the_batches_it_should() {
     let config = RunConfig::preset(Preset::Tiny, 3, 1);
     let results = redis::run(&registry::registry(), &config, &Tracker::hidden());
     assert!(results.server.is_some(), "{:?}", results.notes);
-    assert_eq!(results.rows.len(), 9, "{:?}", results.notes);
-    assert!(redis::gate(&results.rows).is_empty());
+    assert!(results.cluster.is_some(), "{:?}", results.notes);
+    assert_eq!(results.rows.len(), 21, "{:?}", results.notes);
+    assert!(redis::gate(&results.rows, results.cluster_fpp.as_ref()).is_empty());
     let row = |shape, op| {
         results
             .rows
@@ -39,8 +43,15 @@ fn shared_filter_answers_as_the_local_one_in_the_batches_it_should() {
         .outcome
         .positives;
     assert!(local_absent > 0, "no false positive among 10^4 keys at 1%");
-    for shape in [Shape::RedisBatched, Shape::RedisPerKey] {
-        let keys = if shape == Shape::RedisBatched {
+    for shape in [
+        Shape::RedisBatched,
+        Shape::RedisPerKey,
+        Shape::ReferenceBatched,
+        Shape::ReferencePerKey,
+        Shape::ClusterBatched,
+        Shape::ClusterPerKey,
+    ] {
+        let keys = if shape.batched() {
             config.redis_items
         } else {
             config.redis_per_key
@@ -53,20 +64,28 @@ fn shared_filter_answers_as_the_local_one_in_the_batches_it_should() {
             let measured = row(shape, op);
             assert_eq!(
                 (measured.at.keys, measured.outcome.disagreements),
-                (keys, Some(0))
+                (keys, Some(0)),
+                "{shape:?} {op:?}"
             );
-            if !private {
+            // The cluster is private; the one server may be the user's.
+            let clustered = matches!(shape, Shape::ClusterBatched | Shape::ClusterPerKey);
+            if !private && !clustered {
                 continue;
             }
-            // k = 7 at p = 0.01: 9,362 keys per call of 65,536 positions.
-            let per_call = if shape == Shape::RedisBatched {
-                results.bits_per_call as u64 / 7
-            } else {
-                1
+            let trips = match shape {
+                // k = 7 at p = 0.01: 9,362 keys per call (or pipeline) of
+                // 65,536 positions, the reference's one BITFIELD command
+                // per part (here one) per pipeline.
+                Shape::RedisBatched | Shape::ReferenceBatched => {
+                    keys.div_ceil(results.bits_per_call as u64 / 7)
+                }
+                // 10^4 keys reach every shard, each shard's ~156 keys one call.
+                Shape::ClusterBatched => DEFAULT_SHARDS,
+                _ => keys,
             };
             assert_eq!(
                 measured.outcome.round_trips,
-                Some(keys.div_ceil(per_call)),
+                Some(trips),
                 "{shape:?} {op:?}"
             );
         }
@@ -74,12 +93,24 @@ fn shared_filter_answers_as_the_local_one_in_the_batches_it_should() {
         assert_eq!(present.outcome.positives, keys);
     }
     // The same keys, the same hashing: the same false positives.
+    for shape in [Shape::RedisBatched, Shape::ReferenceBatched] {
+        assert_eq!(
+            row(shape, Operation::LookupNegative).outcome.positives,
+            local_absent
+        );
+    }
+    let fpp = results.cluster_fpp.expect("the cluster's FPP");
     assert_eq!(
-        row(Shape::RedisBatched, Operation::LookupNegative)
-            .outcome
-            .positives,
-        local_absent
+        (fpp.shards, fpp.keys, fpp.false_positives),
+        (
+            DEFAULT_SHARDS,
+            config.redis_items,
+            row(Shape::ClusterBatched, Operation::LookupNegative)
+                .outcome
+                .positives
+        )
     );
+    assert!(fpp.holds(), "{fpp:?}");
     assert!(config.runs(Experiment::Redis));
 }
 

@@ -1,42 +1,37 @@
 //! The shared filter's FPP against the exact theory of its configuration,
 //! its sizing against `BloomFilter`'s, and the cardinality estimate.
 
-use filterlab_core::keys::{insert_key, query_key};
-use filterlab_core::theory::{bloom_fpp_exact, wilson_interval};
+use filterlab_core::keys::insert_key;
+use filterlab_core::theory::bloom_fpp_exact;
 use filterlab_redis::{BloomFilter, RedisBloomFilter};
 
-use crate::{Server, assert_all_contained, create};
+use crate::{Server, assert_fpp_within, create, false_positives};
 
 /// Inserts `items` seeded keys, queries `queries` never-inserted ones, and
 /// checks that the 99.9% Wilson interval of the measured FPP holds the exact
 /// theory at that load and the FPP given the fill (from BITCOUNT).
 fn check_fpp(server: &Server, items: u64, fpp: f64, queries: u64, seed: u64) {
     let mut filter = create(server, items, fpp, seed);
-    let inserted: Vec<u64> = (0..items).map(|i| insert_key(seed, i)).collect();
-    filter.insert_many(&inserted).unwrap();
-    assert_all_contained(&mut filter, &inserted);
-    let false_positives = filter
-        .contains_many((0..queries).map(|i| query_key(seed, i)))
-        .unwrap()
-        .iter()
-        .filter(|&&hit| hit)
-        .count() as u64;
+    let false_positives = false_positives(
+        &mut filter,
+        (items, queries, seed),
+        |filter: &mut RedisBloomFilter, keys| filter.insert_many(keys).unwrap(),
+        |filter: &mut RedisBloomFilter, keys| filter.contains_many(keys).unwrap(),
+    );
     let exact = bloom_fpp_exact(filter.num_bits(), filter.num_hashes(), items).unwrap();
     let info = filter.info(true).unwrap();
     let conditional = info.fill.unwrap().expected_fpp;
-    let (low, high) = wilson_interval(false_positives, queries, 0.999);
-    let context = format!(
-        "n={items} p={fpp} m={} k={}: {false_positives}/{queries} in [{low:.4e}, {high:.4e}], \
-         exact {exact:.4e}, given the fill {conditional:.4e}",
+    let what = format!(
+        "n={items} p={fpp} m={} k={}",
         filter.num_bits(),
         filter.num_hashes()
     );
-    println!("{context}");
-    for (what, predicted) in [("exact theory", exact), ("FPP given the fill", conditional)] {
-        let inside = (low..=high).contains(&predicted);
-        assert!(inside, "{what} outside the interval: {context}");
-    }
-    assert!(exact <= fpp, "the sizing misses the target: {context}");
+    let predictions = [("exact theory", exact), ("FPP given the fill", conditional)];
+    assert_fpp_within(false_positives, queries, &what, &predictions);
+    assert!(
+        exact <= fpp,
+        "the sizing misses the target: {what}, exact {exact:.4e}"
+    );
     assert_eq!(info.items, filter.len().unwrap());
     filter.delete().unwrap();
 }

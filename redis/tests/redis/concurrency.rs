@@ -2,14 +2,14 @@
 //! (this test binary, run again as `child_inserter`) insert disjoint keys
 //! into one filter; many clients race to create one filter.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
 use std::sync::Barrier;
 
 use filterlab_core::keys::insert_key;
 use filterlab_redis::RedisBloomFilter;
 
-use crate::{Server, assert_all_contained, keys_of, layout_keys, unique};
+use crate::{
+    Children, Server, assert_all_contained, child_protocol, keys_of, layout_keys, race, unique,
+};
 
 /// Keys per writer, and keys per batch.
 const KEYS_EACH: u64 = 20_000;
@@ -36,14 +36,9 @@ const CHILD_URL: &str = "FILTERLAB_REDIS_CHILD_URL";
 const CHILD_NAME: &str = "FILTERLAB_REDIS_CHILD_NAME";
 const CHILD_WRITER: &str = "FILTERLAB_REDIS_CHILD_WRITER";
 
-/// What a child prints when it is ready, and before its count of new keys
-/// (libtest may print on the same line: the parent looks for these inside lines).
-const READY: &str = "child-inserter-ready";
-const NEW: &str = "child-inserter-new=";
-
 /// Run by `threads_and_processes_insert_disjoint_keys` in a child process:
-/// opens the filter, says it is ready, waits for a line on stdin, inserts
-/// its keys and prints how many were new.
+/// opens the filter, says it is ready, waits for the go, inserts its keys
+/// and prints how many were new.
 #[test]
 #[ignore = "a child process of threads_and_processes_insert_disjoint_keys"]
 fn child_inserter() {
@@ -57,15 +52,15 @@ fn child_inserter() {
         );
         return;
     };
-    let client = redis::Client::open(url.as_str()).unwrap();
-    let mut filter = RedisBloomFilter::open(&client, &name).unwrap();
-    assert_eq!(filter.len().unwrap(), 0);
-    println!("{READY}");
-    std::io::stdout().flush().unwrap();
-    let mut go = String::new();
-    std::io::stdin().read_line(&mut go).unwrap();
-    let new = insert_all(&mut filter, writer.parse().unwrap());
-    println!("{NEW}{new}");
+    child_protocol(
+        || {
+            let client = redis::Client::open(url.as_str()).unwrap();
+            let filter = RedisBloomFilter::open(&client, &name).unwrap();
+            assert_eq!(filter.clone().len().unwrap(), 0);
+            filter
+        },
+        |mut filter| insert_all(&mut filter, writer.parse().unwrap()) as u64,
+    );
 }
 
 #[test]
@@ -76,34 +71,16 @@ fn threads_and_processes_insert_disjoint_keys() {
     // bits set (odds about 1e-7): the counter must then equal the keys.
     let (filter, _) =
         RedisBloomFilter::try_init(&server.client(), &name, 1_000_000, 0.001).unwrap();
-    let test_binary = std::env::current_exe().unwrap();
-    let mut children: Vec<_> = (0..2u64)
+    let envs: Vec<_> = (0..2u64)
         .map(|writer| {
-            Command::new(&test_binary)
-                .args([
-                    "concurrency::child_inserter",
-                    "--exact",
-                    "--ignored",
-                    "--nocapture",
-                ])
-                .args(["--test-threads", "1"])
-                .env(CHILD_URL, server.url())
-                .env(CHILD_NAME, &name)
-                .env(CHILD_WRITER, writer.to_string())
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .spawn()
-                .unwrap()
+            vec![
+                (CHILD_URL, server.url().to_owned()),
+                (CHILD_NAME, name.clone()),
+                (CHILD_WRITER, writer.to_string()),
+            ]
         })
         .collect();
-    let mut outputs: Vec<_> = children
-        .iter_mut()
-        .map(|child| BufReader::new(child.stdout.take().unwrap()).lines())
-        .collect();
-    for output in &mut outputs {
-        let ready = output.find(|line| line.as_deref().is_ok_and(|line| line.contains(READY)));
-        assert!(ready.is_some(), "a child did not get ready");
-    }
+    let mut children = Children::spawn("concurrency::child_inserter", &envs);
     let threads = 3u64;
     let barrier = Barrier::new(threads as usize + 1);
     let from_threads: usize = std::thread::scope(|scope| {
@@ -117,25 +94,13 @@ fn threads_and_processes_insert_disjoint_keys() {
             })
             .collect();
         barrier.wait();
-        for child in &mut children {
-            child.stdin.take().unwrap().write_all(b"go\n").unwrap();
-        }
+        children.go();
         handles
             .into_iter()
             .map(|handle| handle.join().unwrap())
             .sum()
     });
-    let from_children: usize = outputs
-        .iter_mut()
-        .map(|output| {
-            output
-                .find_map(|line| line.ok()?.split(NEW).nth(1)?.trim().parse::<usize>().ok())
-                .expect("a child reports its count")
-        })
-        .sum();
-    for child in &mut children {
-        assert!(child.wait().unwrap().success());
-    }
+    let from_children: u64 = children.results().iter().sum();
     let writers = threads + 2;
     let mut filter = filter;
     let all: Vec<u64> = (0..writers).flat_map(writer_keys).collect();
@@ -143,7 +108,7 @@ fn threads_and_processes_insert_disjoint_keys() {
     let len = filter.len().unwrap();
     assert_eq!(
         len,
-        (from_threads + from_children) as u64,
+        from_threads as u64 + from_children,
         "the counter is the sum of the new keys reported"
     );
     assert_eq!(len, writers * KEYS_EACH, "every key was new");
@@ -166,25 +131,12 @@ fn init_race_creates_exactly_one_filter() {
     let clients = 16;
     for round in 0..5 {
         let name = unique(&format!("race-{round}"));
-        let barrier = Barrier::new(clients);
-        let created: Vec<bool> = std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..clients)
-                .map(|i| {
-                    let (server, name, barrier) = (&server, &name, &barrier);
-                    scope.spawn(move || {
-                        let builder = crate::split(10_000, 4096);
-                        let client = server.client();
-                        barrier.wait();
-                        let (mut filter, created) = builder.try_init(&client, name).unwrap();
-                        filter.insert(&(i as u64)).unwrap();
-                        created
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|handle| handle.join().unwrap())
-                .collect()
+        let created = race(clients, |i| {
+            let (mut filter, created) = crate::split(10_000, 4096)
+                .try_init(&server.client(), &name)
+                .unwrap();
+            filter.insert(&(i as u64)).unwrap();
+            created
         });
         assert_eq!(
             created.iter().filter(|&&created| created).count(),

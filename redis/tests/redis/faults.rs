@@ -5,8 +5,10 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use filterlab_core::Probes;
 use filterlab_core::keys::insert_key;
 use filterlab_redis::{ErrorKind, RedisBloomFilter};
+use redis::Connection;
 
 use crate::{
     Server, assert_all_contained, assert_kind, create, keys_of, private_server, split, unique,
@@ -120,6 +122,150 @@ fn missing_bits_are_damage_and_missing_config_is_not_found() {
     );
     assert!(filter.delete().unwrap());
     assert!(keys_of(&mut con, filter.name()).is_empty());
+}
+
+/// One way to damage part `part` of filter `name`.
+type Damage = fn(&mut Connection, &str);
+
+/// The four ways a part gets damaged by hand (or by an eviction), and the
+/// error each must give.
+fn damages() -> [(&'static str, Damage, ErrorKind); 4] {
+    [
+        (
+            "deleted",
+            |con, part| redis::cmd("DEL").arg(part).exec(con).unwrap(),
+            ErrorKind::Damaged,
+        ),
+        (
+            "truncated",
+            |con, part| {
+                let head: Vec<u8> = redis::cmd("GETRANGE")
+                    .arg(part)
+                    .arg(0)
+                    .arg(99)
+                    .query(con)
+                    .unwrap();
+                redis::cmd("SET").arg(part).arg(head).exec(con).unwrap();
+            },
+            ErrorKind::Damaged,
+        ),
+        (
+            "extended",
+            |con, part| {
+                let len: u64 = redis::cmd("STRLEN").arg(part).query(con).unwrap();
+                redis::cmd("SETRANGE")
+                    .arg(part)
+                    .arg(len)
+                    .arg("x")
+                    .exec(con)
+                    .unwrap();
+            },
+            ErrorKind::Damaged,
+        ),
+        (
+            "another type",
+            |con, part| {
+                redis::cmd("DEL").arg(part).exec(con).unwrap();
+                redis::cmd("LPUSH").arg(part).arg("x").exec(con).unwrap();
+            },
+            ErrorKind::WrongType,
+        ),
+    ]
+}
+
+/// Every part's bytes but `skip`'s, and the raw counter, read around the scripts.
+fn raw_state(con: &mut Connection, filter: &RedisBloomFilter, skip: u64) -> (Vec<Vec<u8>>, String) {
+    let name = filter.name();
+    let parts = (0..filter.parts())
+        .filter(|&part| part != skip)
+        .map(|part| {
+            redis::cmd("GET")
+                .arg(format!("{{{name}}}:bits:{part}"))
+                .query(con)
+                .unwrap()
+        })
+        .collect();
+    let items = redis::cmd("HGET")
+        .arg(format!("{{{name}}}:config"))
+        .arg("items")
+        .query(con)
+        .unwrap();
+    (parts, items)
+}
+
+/// The parts (in order, without repeats) a key's probes fall in.
+fn parts_of(filter: &RedisBloomFilter, key: u64) -> Vec<u64> {
+    let hash = filter.hasher().hash(&key);
+    let mut parts: Vec<u64> = Probes::new(hash, filter.num_bits())
+        .take(filter.num_hashes() as usize)
+        .map(|index| (index ^ 7) / filter.part_bits())
+        .collect();
+    parts.dedup();
+    parts
+}
+
+/// With one part of a 24-part filter damaged in each of four ways, insert
+/// and insert_many refuse before writing anything: no bit of an intact part
+/// changes and the counter stays as it was (issue 23, item 5: the scripts
+/// set the bits of the parts before the damaged one, then failed). Lookups
+/// answer "present" or refuse, never a false "absent".
+#[test]
+fn a_refused_insert_writes_nothing() {
+    let server = server_or_skip!();
+    let mut con = server.connection();
+    let damaged = 12;
+    let mut written = Vec::new();
+    for (how, damage, kind) in damages() {
+        let (mut filter, _) = split(10_000, 4096)
+            .try_init(&server.client(), &unique("refused"))
+            .unwrap();
+        assert_eq!(filter.parts(), 24);
+        let old: Vec<u64> = (0..1_000).map(|i| insert_key(23, i)).collect();
+        filter.insert_many(&old).unwrap();
+        let part = format!("{{{}}}:bits:{damaged}", filter.name());
+        damage(&mut con, &part);
+        let before = raw_state(&mut con, &filter, damaged);
+
+        // A batch touches every part; one key touches the damaged part
+        // after others (the old scripts wrote those first).
+        let new: Vec<u64> = (0..2_000).map(|i| insert_key(24, i)).collect();
+        assert_kind(filter.insert_many(&new), kind);
+        let last = new
+            .iter()
+            .copied()
+            .find(|&key| {
+                let parts = parts_of(&filter, key);
+                parts.len() > 1 && parts.last() == Some(&damaged)
+            })
+            .expect("a key probing the damaged part last");
+        assert_kind(filter.insert(&last), kind);
+        assert_kind(filter.insert_hashes([filter.hasher().hash(&last)]), kind);
+        let after = raw_state(&mut con, &filter, damaged);
+        let changed = before
+            .0
+            .iter()
+            .zip(&after.0)
+            .filter(|(b, a)| b != a)
+            .count();
+        if changed > 0 || before.1 != after.1 {
+            written.push(format!(
+                "{how}: {changed} of 23 intact parts changed, counter {} -> {}",
+                before.1, after.1
+            ));
+        }
+
+        // Lookups: present, or refused; never absent.
+        assert_kind(filter.contains_many(&old), kind);
+        for key in &old {
+            match filter.contains(key) {
+                Ok(found) => assert!(found, "{how}: a false negative"),
+                Err(err) => assert_eq!(err.kind(), kind, "{how}: {err}"),
+            }
+        }
+        assert!(filter.delete().unwrap());
+        assert!(keys_of(&mut con, filter.name()).is_empty());
+    }
+    assert!(written.is_empty(), "refused inserts wrote: {written:#?}");
 }
 
 /// A name whose keys hold another type of value gives WRONGTYPE as a typed

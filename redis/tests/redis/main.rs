@@ -19,12 +19,17 @@ macro_rules! server_or_skip {
 
 mod accuracy;
 mod batches;
+mod cluster;
 mod concurrency;
 mod faults;
 mod hashers;
 mod lifecycle;
 mod properties;
+mod sharded;
 
+use std::fmt::Write as _;
+
+use filterlab_core::theory::wilson_interval;
 use filterlab_redis::{BloomFilter, ErrorKind, Key, RedisBloomBuilder, RedisBloomFilter};
 use redis::Connection;
 
@@ -106,4 +111,161 @@ pub(crate) fn private_server(why: &str, persistent: bool) -> Option<Server> {
         );
     }
     server
+}
+
+/// Runs `step(i)` on `clients` threads released together (a barrier), and
+/// returns what each returned, in order: for races on one name.
+pub(crate) fn race<T: Send>(clients: usize, step: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let barrier = std::sync::Barrier::new(clients);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..clients)
+            .map(|i| {
+                let (barrier, step) = (&barrier, &step);
+                scope.spawn(move || {
+                    barrier.wait();
+                    step(i)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| handle.join().unwrap())
+            .collect()
+    })
+}
+
+/// Asserts that the 99.9% Wilson interval of `false_positives` out of
+/// `queries` holds each prediction; `what` describes the filter. Prints the
+/// line it judged.
+#[track_caller]
+pub(crate) fn assert_fpp_within(
+    false_positives: u64,
+    queries: u64,
+    what: &str,
+    predictions: &[(&str, f64)],
+) {
+    let (low, high) = wilson_interval(false_positives, queries, 0.999);
+    let mut context = format!("{what}: {false_positives}/{queries} in [{low:.4e}, {high:.4e}]");
+    for (name, predicted) in predictions {
+        write!(context, ", {name} {predicted:.4e}").unwrap();
+    }
+    println!("{context}");
+    for (name, predicted) in predictions {
+        assert!(
+            (low..=high).contains(predicted),
+            "{name} outside the interval: {context}"
+        );
+    }
+}
+
+/// Inserts `items` keys of `seed` into `filter` with `insert`, checks with
+/// `contains` that every one is found, and returns how many of `queries`
+/// never-inserted keys `contains` reports present.
+#[track_caller]
+pub(crate) fn false_positives<F>(
+    filter: &mut F,
+    (items, queries, seed): (u64, u64, u64),
+    insert: fn(&mut F, &[u64]) -> usize,
+    contains: fn(&mut F, &[u64]) -> Vec<bool>,
+) -> u64 {
+    use filterlab_core::keys::{insert_key, query_key};
+    let inserted: Vec<u64> = (0..items).map(|i| insert_key(seed, i)).collect();
+    insert(filter, &inserted);
+    let missing = contains(filter, &inserted)
+        .iter()
+        .filter(|&&hit| !hit)
+        .count();
+    assert_eq!(missing, 0, "{missing} false negatives");
+    let absent: Vec<u64> = (0..queries).map(|i| query_key(seed, i)).collect();
+    contains(filter, &absent).iter().filter(|&&hit| hit).count() as u64
+}
+
+/// Child processes of this test binary, each running one ignored test
+/// (`--exact --ignored`) that follows [`child_protocol`]: for writers that
+/// must be other processes.
+pub(crate) struct Children {
+    children: Vec<std::process::Child>,
+    outputs: Vec<std::io::Lines<std::io::BufReader<std::process::ChildStdout>>>,
+}
+
+/// What a child prints when it is ready, and before its result (libtest may
+/// print on the same line: the parent looks for these inside lines).
+const CHILD_READY: &str = "filterlab-child-ready";
+const CHILD_RESULT: &str = "filterlab-child-result=";
+
+impl Children {
+    /// Starts one child per environment in `envs`, each running `test`, and
+    /// waits until every one is ready.
+    pub(crate) fn spawn(test: &str, envs: &[Vec<(&str, String)>]) -> Self {
+        use std::io::BufRead;
+        let binary = std::env::current_exe().unwrap();
+        let mut children: Vec<_> = envs
+            .iter()
+            .map(|env| {
+                std::process::Command::new(&binary)
+                    .args([test, "--exact", "--ignored", "--nocapture"])
+                    .args(["--test-threads", "1"])
+                    .envs(env.iter().map(|(name, value)| (name, value)))
+                    .stdin(std::process::Stdio::piped())
+                    .stdout(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let mut outputs: Vec<_> = children
+            .iter_mut()
+            .map(|child| std::io::BufReader::new(child.stdout.take().unwrap()).lines())
+            .collect();
+        for output in &mut outputs {
+            let ready =
+                output.find(|line| line.as_deref().is_ok_and(|line| line.contains(CHILD_READY)));
+            assert!(ready.is_some(), "a child did not get ready");
+        }
+        Self { children, outputs }
+    }
+
+    /// Lets every child start its work.
+    pub(crate) fn go(&mut self) {
+        use std::io::Write;
+        for child in &mut self.children {
+            child.stdin.take().unwrap().write_all(b"go\n").unwrap();
+        }
+    }
+
+    /// The result each child printed, once all have exited successfully.
+    pub(crate) fn results(mut self) -> Vec<u64> {
+        let results = self
+            .outputs
+            .iter_mut()
+            .map(|output| {
+                output
+                    .find_map(|line| {
+                        line.ok()?
+                            .split(CHILD_RESULT)
+                            .nth(1)?
+                            .trim()
+                            .parse::<u64>()
+                            .ok()
+                    })
+                    .expect("a child reports its result")
+            })
+            .collect();
+        for child in &mut self.children {
+            assert!(child.wait().unwrap().success());
+        }
+        results
+    }
+}
+
+/// The child's side of [`Children`]: says it is ready once `prepare` has
+/// run, waits for the parent's go, runs `work` and prints its result.
+pub(crate) fn child_protocol<T>(prepare: impl FnOnce() -> T, work: impl FnOnce(T) -> u64) {
+    use std::io::Write;
+    let prepared = prepare();
+    println!("{CHILD_READY}");
+    std::io::stdout().flush().unwrap();
+    let mut go = String::new();
+    std::io::stdin().read_line(&mut go).unwrap();
+    let result = work(prepared);
+    println!("{CHILD_RESULT}{result}");
 }

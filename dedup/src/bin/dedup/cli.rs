@@ -80,6 +80,28 @@ pub(crate) struct Args {
     #[arg(long, value_name = "FILE")]
     pub(crate) state: Option<PathBuf>,
 
+    /// Keep the filter in Redis rather than in this process: a server, or
+    /// any node of a Redis Cluster (`redis://host:port/`), sharded over its
+    /// masters. Every `dedup` given the same URL's server or cluster,
+    /// --redis-name, -n, -p and --seed shares the one filter, so that
+    /// processes reading parts of one stream call each key unique once in
+    /// all. Not with partitions, alarms or --state (the state is in Redis).
+    #[arg(long, value_name = "URL", conflicts_with_all = ["state", "partition_field", "alarms"])]
+    pub(crate) redis: Option<String>,
+
+    /// The shared filter's name in Redis.
+    #[arg(long, value_name = "NAME", default_value = "dedup", requires = "redis")]
+    pub(crate) redis_name: String,
+
+    /// Shards of the shared filter (spread over a cluster's masters).
+    #[arg(long, value_name = "S", default_value_t = 64, requires = "redis", value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub(crate) redis_shards: u64,
+
+    /// Durable mode: a block's verdicts wait until this many replicas of
+    /// each master have its keys (WAIT), so that a failover loses none.
+    #[arg(long, value_name = "REPLICAS", requires = "redis")]
+    pub(crate) redis_replicas: Option<u32>,
+
     /// Write the state after every LINES input lines (at the end of the
     /// block of input that reaches the count).
     #[arg(long, value_name = "LINES", requires = "state", value_parser = clap::value_parser!(u64).range(1..))]

@@ -7,6 +7,7 @@ mod cli;
 mod input;
 mod report;
 mod run;
+mod shared;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -18,6 +19,7 @@ use crate::cli::Args;
 use crate::input::{open_sources, spawn_reader};
 use crate::report::say;
 use crate::run::{Run, Signals, Stop};
+use crate::shared::Shared;
 
 fn main() -> ExitCode {
     let args = Args::parse();
@@ -46,7 +48,10 @@ fn dedup(args: &Args) -> Result<ExitCode, String> {
     let sizing = builder
         .sizing()
         .map_err(|err| format!("--expected {} --fpp {}: {err}", args.expected, args.fpp))?;
-    inform(&sizing.to_string());
+    // With --redis the local filters stay unused: the shared one is described instead.
+    if args.redis.is_none() {
+        inform(&sizing.to_string());
+    }
     let mut dedup = builder
         .build()
         .map_err(|err| format!("cannot build the filters: {err}"))?;
@@ -75,13 +80,21 @@ fn dedup(args: &Args) -> Result<ExitCode, String> {
             }
         }
     }
+    let shared = match &args.redis {
+        Some(url) => {
+            let (shared, line) = Shared::open(args, url)?;
+            inform(&line);
+            Some(shared)
+        }
+        None => None,
+    };
     let sources = open_sources(&args.files)?;
     if let Some(path) = &args.state {
         remove_stale_temporaries(path);
     }
     let names = sources.iter().map(|source| source.name.clone()).collect();
     let blocks = spawn_reader(sources);
-    let mut run = Run::new(args, dedup, names, signals);
+    let mut run = Run::new(args, dedup, shared, names, signals);
     let stopped = run.process(&blocks);
     let saved = run.checkpoint();
     run.progress.finish();

@@ -74,6 +74,18 @@ pub(crate) fn status_json(status: &Status, lines: u64, elapsed: Duration) -> Str
     .to_string()
 }
 
+/// The status of a run on a shared filter (--redis) as a JSON line: its
+/// metrics, the uniques stored counted over every process.
+pub(crate) fn shared_status_json(metrics: &Metrics, lines: u64, elapsed: Duration) -> String {
+    json!({
+        "event": "status",
+        "lines": lines,
+        "elapsed_seconds": elapsed.as_secs_f64(),
+        "metrics": metrics_json(metrics),
+    })
+    .to_string()
+}
+
 /// The final summary: this run's lines and verdicts (`start` holds the
 /// metrics at its start, from a restored state or zero).
 pub(crate) fn summary(start: &Metrics, end: &Metrics, lines: u64, elapsed: Duration) -> String {

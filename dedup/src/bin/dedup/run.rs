@@ -15,7 +15,8 @@ use signal_hook::consts::{SIGINT, SIGTERM, SIGUSR1};
 
 use crate::cli::{Args, Emit, Faults};
 use crate::input::{Block, Message};
-use crate::report::{Progress, alarm_json, status_json, summary};
+use crate::report::{Progress, alarm_json, shared_status_json, status_json, summary};
+use crate::shared::Shared;
 
 /// How often the main loop looks at the signal flags while the input is idle.
 const SIGNAL_POLL: Duration = Duration::from_millis(50);
@@ -73,6 +74,9 @@ impl Signals {
 pub(crate) struct Run<'a> {
     args: &'a Args,
     pub(crate) dedup: Deduplicator,
+    /// With --redis, the shared filter that gives the verdicts (the local
+    /// de-duplicator then only decodes hashes and counts faults).
+    shared: Option<Shared>,
     /// The de-duplicator's key hasher, kept at hand for every line.
     hasher: KeyHasher,
     names: Vec<String>,
@@ -122,6 +126,7 @@ impl<'a> Run<'a> {
     pub(crate) fn new(
         args: &'a Args,
         dedup: Deduplicator,
+        shared: Option<Shared>,
         names: Vec<String>,
         signals: Signals,
     ) -> Self {
@@ -130,6 +135,7 @@ impl<'a> Run<'a> {
             args,
             hasher: dedup.hasher(),
             dedup,
+            shared,
             names,
             out: BufWriter::with_capacity(1 << 16, std::io::stdout().lock()),
             progress: Progress::new(!args.no_progress && !args.quiet),
@@ -157,7 +163,11 @@ impl<'a> Run<'a> {
                     self.write_block(&block)?;
                     self.report_events();
                     checked?;
-                    self.progress.update(self.lines, self.dedup.fill_level());
+                    let fill = match &self.shared {
+                        Some(shared) => shared.own_fill_level(),
+                        None => self.dedup.fill_level(),
+                    };
+                    self.progress.update(self.lines, fill);
                     if self.lines >= self.next_checkpoint {
                         self.checkpoint()?;
                         let every = self.args.checkpoint_every.unwrap_or(u64::MAX);
@@ -174,9 +184,14 @@ impl<'a> Run<'a> {
     /// A status line for SIGUSR1; a stop for SIGINT or SIGTERM.
     fn answer_signals(&mut self) -> Result<(), Stop> {
         if self.signals.status.swap(false, Ordering::Relaxed) {
-            let status = self.dedup.status();
-            self.progress
-                .println(&status_json(&status, self.lines, self.progress.elapsed()));
+            let elapsed = self.progress.elapsed();
+            let line = match &mut self.shared {
+                Some(shared) => {
+                    shared_status_json(&shared.metrics(&self.dedup.metrics()), self.lines, elapsed)
+                }
+                None => status_json(&self.dedup.status(), self.lines, elapsed),
+            };
+            self.progress.println(&line);
         }
         match self.signals.terminate.load(Ordering::Relaxed) {
             0 => Ok(()),
@@ -279,11 +294,15 @@ impl<'a> Run<'a> {
         if self.hashes.is_empty() {
             return Ok(());
         }
-        let result =
-            self.dedup
-                .check_hashes(&self.hashes, self.partition.as_ref(), &mut self.verdicts);
+        let result = match &mut self.shared {
+            Some(shared) => shared.check(&self.hashes, &mut self.verdicts),
+            None => self
+                .dedup
+                .check_hashes(&self.hashes, self.partition.as_ref(), &mut self.verdicts)
+                .map_err(|err| format!("cannot check: {err}")),
+        };
         self.hashes.clear();
-        result.map_err(|err| format!("cannot check: {err}"))
+        result
     }
 
     /// Writes the block's lines the --emit choice wants.
@@ -344,13 +363,12 @@ impl<'a> Run<'a> {
     }
 
     /// The summary for stderr.
-    pub(crate) fn summary(&self) -> String {
-        summary(
-            &self.start,
-            &self.dedup.metrics(),
-            self.lines,
-            self.progress.elapsed(),
-        )
+    pub(crate) fn summary(&mut self) -> String {
+        let metrics = match &mut self.shared {
+            Some(shared) => shared.metrics(&self.dedup.metrics()),
+            None => self.dedup.metrics(),
+        };
+        summary(&self.start, &metrics, self.lines, self.progress.elapsed())
     }
 
     /// The state file, if any.

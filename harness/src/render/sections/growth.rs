@@ -17,12 +17,11 @@ pub fn growth_section(measured: &Measurements, growth: &GrowthResults) -> String
          doubling: the FPP over fresh never-inserted keys (Wilson interval, Bonferroni over every \
          point), its theory for the keys it holds, memory per item against a `BloomFilter` sized \
          for them at P, and one-key lookups (one thread, no other filter running). The gate holds \
-         filterlab filters to 0 false negatives at every point; one with an exact theory (the \
-         scalable Bloom filter's compound formula) to that formula at its actual fill inside every \
-         interval and to a measured FPP never above P beyond it; one whose theory is a bound (the \
-         grown cuckoo filter's compound a-priori FPP, which is above P by design: its sub-tables \
-         keep the first one's fingerprint width) to a measured FPP never above that bound beyond \
-         the interval.",
+         filterlab filters to 0 false negatives and a measured FPP never above P beyond its \
+         interval at every point; one with an exact theory (the scalable Bloom filter's compound \
+         formula) to that formula at its actual fill inside every interval; one whose theory is a \
+         bound (the grown cuckoo filter's compound a-priori FPP, at most P) to a measured FPP \
+         never above that bound beyond the interval.",
         format_count(config.growth_initial),
         format_count(config.growth_final)
     ));

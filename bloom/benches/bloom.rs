@@ -1,157 +1,85 @@
-//! Insert, positive and negative lookups for this crate's Bloom filters
-//! beside the peer crates fastbloom 0.17 (with foldhash, its fastest
-//! hasher), bloomfilter 3 and sbbf-rs-safe 0.3 (split-block, SIMD; beside
-//! this crate's split-block filter), on the
-//! same u64 keys in the same groups, one key at a time. (Batched lookups on
-//! 256 MiB filters are in the `batched` bench.)
+//! Inserts and lookups of this crate's four filters, each sized for 10^6
+//! keys at 1%: one key at a time and batched (`insert_many`,
+//! `contains_many`). One generic function measures them all through the
+//! `Filter` trait.
 //!
-//! `cargo bench -p filterlab-bloom --bench bloom` (everything, about 15
-//! minutes), or filtered, e.g. `-- 'lookup_negative/.*n=1e7'` or
-//! `-- 'n=1e7,bits=10'`.
-//!
-//! Every filter is measured through `filterlab_peers::Subject`, the trait
-//! the harness measures through: one generic bench function, one dynamic
-//! call per pass over the keys. Each subject prints its size and the FPP
-//! measured on the million never-inserted lookup keys, so speed and
-//! accuracy are read together.
-
-mod common;
+//! `cargo bench -p filterlab-bloom`, or filtered, e.g. `-- blocked`.
+//! (Side-by-side comparisons with other crates' filters live in the
+//! repository's unpublished `filterlab-peers` crate.)
 
 use std::hint::black_box;
-use std::time::{Duration, Instant};
 
-use common::{Size, blocked, bloom, split_block};
-use criterion::{BenchmarkId, Criterion, Throughput};
-use filterlab_bloom::Kernel;
-use filterlab_core::keys::{insert_key, query_key};
-use filterlab_peers::{
-    BloomFilterCrate, FastBloom, FilterlabSubject, Mode, PeerSubject, SplitBlock, Subject, Workload,
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use filterlab_bloom::{
+    AtomicBloomFilter, BlockedBloomFilter, BloomFilter, Error, Filter, SplitBlockBloomFilter,
 };
+use filterlab_core::keys::{insert_key, query_key};
 
-/// The seed of every filter's hasher.
-const SEED: u64 = 1;
+const ITEMS: u64 = 1_000_000;
+const FPP: f64 = 0.01;
 
-/// Builds one benchmarked filter, empty, for `items` keys at a size;
-/// `None` when it cannot be sized that way.
-type Make = fn(u64, Size) -> Option<Box<dyn Subject>>;
+/// Measures one filter type, given empty, in a group of its own.
+fn measure<F: Filter + Extend<u64> + Clone>(
+    c: &mut Criterion,
+    name: &str,
+    empty: Result<F, Error>,
+) {
+    let empty = empty.expect("a million keys fit the default memory limit");
+    let keys: Vec<u64> = (0..ITEMS).map(|i| insert_key(1, i)).collect();
+    let absent: Vec<u64> = (0..ITEMS).map(|i| query_key(1, i)).collect();
+    let mut full = empty.clone();
+    full.extend(keys.iter().copied());
 
-fn workload(items: u64, fpp: f64) -> Workload {
-    Workload {
-        items,
-        fpp,
-        seed: SEED,
-    }
-}
-
-/// Every benchmarked filter, in group order.
-const SUBJECTS: [(&str, Make); 8] = [
-    ("filterlab-blocked", |n, size| {
-        let filter = blocked(n, size, SEED, Kernel::detect()).build().ok()?;
-        Some(FilterlabSubject::new(filter).boxed())
-    }),
-    // The blocked filter with its portable kernel, as on CPUs without AVX2.
-    ("filterlab-blocked-scalar", |n, size| {
-        let filter = blocked(n, size, SEED, Kernel::Scalar).build().ok()?;
-        Some(FilterlabSubject::new(filter).boxed())
-    }),
-    // Sbbf's layout, sized by its exact FPP (or at sbbf's 10 bits per key).
-    ("filterlab-split-block", |n, size| {
-        let filter = split_block(n, size, SEED, Kernel::detect()).build().ok()?;
-        Some(FilterlabSubject::new(filter).boxed())
-    }),
-    // Given the same XXH3 key hash as this crate's filters, so the
-    // comparison is of the filters, not the hash functions.
-    ("sbbf-rs-safe", |n, size| {
-        let filter = match size {
-            Size::Fpp(p) => SplitBlock::new(&workload(n, p)).ok()?,
-            Size::BitsPerKey(b) => SplitBlock::with_bits_per_key(b, n, SEED),
+    let mut group = c.benchmark_group(name);
+    group.throughput(Throughput::Elements(ITEMS));
+    group.bench_function("insert one by one", |b| {
+        let insert = |filter: &mut F| {
+            let hasher = *filter.hasher();
+            keys.iter()
+                .filter(|&key| filter.insert_hash(hasher.hash(key)).unwrap_or(false))
+                .count()
         };
-        Some(PeerSubject::boxed(filter))
-    }),
-    ("filterlab", |n, size| {
-        Some(FilterlabSubject::new(bloom(n, size, SEED).build().ok()?).boxed())
-    }),
-    ("filterlab-atomic", |n, size| {
-        Some(FilterlabSubject::new(bloom(n, size, SEED).build_atomic().ok()?).boxed())
-    }),
-    ("fastbloom", |n, size| {
-        Some(PeerSubject::boxed(match size {
-            Size::Fpp(p) => FastBloom::new(&workload(n, p)),
-            Size::BitsPerKey(b) => FastBloom::with_bits(b * n, n, SEED),
-        }))
-    }),
-    ("bloomfilter", |n, size| {
-        let filter = match size {
-            Size::Fpp(p) => BloomFilterCrate::new(&workload(n, p)),
-            Size::BitsPerKey(b) => BloomFilterCrate::with_bits(b * n, n, SEED),
-        };
-        Some(PeerSubject::boxed(filter.ok()?))
-    }),
-];
-
-const LOOKUPS: u64 = 1_000_000;
-
-/// Benchmarks one filter at one size in the three groups, one key at a time.
-fn bench_subject(c: &mut Criterion, name: &str, filter: &mut dyn Subject, items: u64, size: Size) {
-    let label = size.label(items);
-    let keys: Vec<u64> = (0..items).map(|i| insert_key(7, i)).collect();
-    let mut refused = Vec::new();
-
-    let mut group = c.benchmark_group("insert");
-    group.throughput(Throughput::Elements(items));
-    group.bench_function(BenchmarkId::new(name, &label), |b| {
-        b.iter_custom(|iterations| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iterations {
-                filter.clear();
-                let start = Instant::now();
-                // Every insert's answer is used: each filter does BF.ADD's work.
-                let new = filter.insert_keys(black_box(&keys), Mode::OneKey, &mut refused);
-                total += start.elapsed();
-                black_box(new);
-            }
-            total
-        });
+        b.iter_batched_ref(|| empty.clone(), insert, BatchSize::LargeInput);
     });
-    group.finish();
-    // Whatever the insert benchmark ran, the filter must hold exactly the n keys.
-    filter.clear();
-    filter.insert_keys(&keys, Mode::OneKey, &mut refused);
-    assert!(refused.is_empty(), "{name} refused keys");
-
-    // Look up a spread of inserted keys and as many never-inserted ones.
-    let lookups = LOOKUPS.min(items);
-    let stride = items / lookups;
-    let present: Vec<u64> = (0..lookups).map(|i| insert_key(7, i * stride)).collect();
-    let absent: Vec<u64> = (0..lookups).map(|i| query_key(7, i)).collect();
-    let false_positives = filter.count_contained(&absent, Mode::OneKey);
-    eprintln!(
-        "{name} {label}: {:.2} bits/key, FPP {:.3}% on {lookups} never-inserted keys",
-        filter.memory_usage() as f64 * 8.0 / items as f64,
-        100.0 * false_positives as f64 / lookups as f64
-    );
-    for (group_name, keys) in [("lookup_positive", &present), ("lookup_negative", &absent)] {
-        let mut group = c.benchmark_group(group_name);
-        group.throughput(Throughput::Elements(lookups));
-        group.bench_function(BenchmarkId::new(name, &label), |b| {
-            b.iter(|| filter.count_contained(black_box(keys), Mode::OneKey));
+    group.bench_function("insert batched", |b| {
+        let extend = |filter: &mut F| filter.extend(keys.iter().copied());
+        b.iter_batched_ref(|| empty.clone(), extend, BatchSize::LargeInput);
+    });
+    for (kind, queries) in [("present", &keys), ("absent", &absent)] {
+        group.bench_function(format!("contains {kind} one by one"), |b| {
+            b.iter(|| queries.iter().filter(|&key| full.contains(key)).count());
         });
-        group.finish();
+        group.bench_function(format!("contains {kind} batched"), |b| {
+            b.iter(|| black_box(full.contains_many(queries.iter())));
+        });
     }
+    group.finish();
 }
 
-fn bloom_vs_peers(c: &mut Criterion) {
-    for items in [100_000u64, 10_000_000] {
-        for size in [Size::BitsPerKey(10), Size::Fpp(1e-2), Size::Fpp(1e-3)] {
-            for (name, make) in SUBJECTS {
-                if let Some(mut filter) = make(items, size) {
-                    bench_subject(c, name, filter.as_mut(), items, size);
-                }
-            }
-        }
-    }
+fn filters(c: &mut Criterion) {
+    measure(
+        c,
+        "bloom",
+        BloomFilter::with_fpp(FPP).expected_items(ITEMS).build(),
+    );
+    measure(
+        c,
+        "blocked",
+        BlockedBloomFilter::with_fpp(FPP)
+            .expected_items(ITEMS)
+            .build(),
+    );
+    let split_block = SplitBlockBloomFilter::with_fpp(FPP).expected_items(ITEMS);
+    measure(c, "split_block", split_block.build());
+    let atomic = BloomFilter::with_fpp(FPP)
+        .expected_items(ITEMS)
+        .build_atomic();
+    measure::<AtomicBloomFilter>(c, "atomic", atomic);
 }
 
-fn main() {
-    filterlab_peers::bench::run(bloom_vs_peers);
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(10);
+    targets = filters
 }
+criterion_main!(benches);

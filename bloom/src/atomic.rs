@@ -290,8 +290,6 @@ mod tests {
     #[cfg(all(target_pointer_width = "64", not(loom)))]
     #[test]
     fn conversions_reuse_the_allocation() {
-        use filterlab_core::Filter;
-
         let mut plain = BloomFilter::with_bits(1 << 16).hashes(3).build().unwrap();
         plain.insert("kept");
         let address = plain.bits.words.as_ptr() as usize;

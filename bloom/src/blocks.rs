@@ -312,51 +312,40 @@ mod tests {
         });
     }
 
+    /// `count` blocks of `B`: aligned to the block's size, zeroed, each
+    /// block the words at its place, and a clone keeps contents and
+    /// alignment; a count past the address space is refused.
+    fn check_storage<B: WordBlock>(counts: &[usize]) {
+        let size = size_of::<B>();
+        for &count in counts {
+            let mut storage = BlockStorage::<B>::zeroed(count).unwrap();
+            assert_eq!(storage.words().len(), count * B::WORDS);
+            assert_eq!(storage.allocated_bytes(), count * size);
+            assert!(storage.words().iter().all(|&w| w == 0));
+            let last = count * B::WORDS - 1;
+            storage.words_mut()[last] = 5;
+            storage.words_mut()[0] = 9;
+            for copy in [storage.clone(), storage] {
+                assert_eq!(copy.words().as_ptr() as usize % size, 0);
+                assert_eq!((copy.words()[0], copy.words()[last]), (9, 5));
+                let block = std::ptr::from_ref(copy.block(count - 1)).cast::<u64>();
+                assert!(std::ptr::eq(
+                    block,
+                    copy.words()[last + 1 - B::WORDS..].as_ptr()
+                ));
+            }
+        }
+        let too_many = BlockStorage::<B>::zeroed(usize::MAX / size + 1);
+        assert_eq!(too_many.err().map(|e| e.kind()), Some(ErrorKind::TooLarge));
+    }
+
     #[test]
     fn storage_is_aligned_and_zeroed() {
-        for count in [1, 2, 3, 100, 1000] {
-            let mut storage = BlockStorage::<Block>::zeroed(count).unwrap();
-            assert_eq!(storage.words().as_ptr() as usize % 64, 0);
-            assert_eq!(storage.words().len(), count * BLOCK_WORDS);
-            assert_eq!(storage.allocated_bytes(), count * 64);
-            assert!(storage.words().iter().all(|&w| w == 0));
-            storage.block_mut(count - 1)[7] = 5;
-            storage.words_mut()[0] = 9;
-            let copy = storage.clone();
-            assert_eq!(copy.words().as_ptr() as usize % 64, 0);
-            assert_eq!(copy.words(), storage.words());
-            assert_eq!(copy.block(count - 1)[7], 5);
-            assert_eq!(copy.block(0)[0], 9);
-        }
-        assert_eq!(
-            BlockStorage::<Block>::zeroed(usize::MAX / 64)
-                .err()
-                .map(|e| e.kind()),
-            Some(ErrorKind::TooLarge)
-        );
+        check_storage::<Block>(&[1, 2, 3, 100, 1000]);
     }
 
     #[test]
     fn split_storage_is_aligned_half_lines() {
-        for count in [1, 2, 3, 101] {
-            let mut storage = BlockStorage::<SplitBlock>::zeroed(count).unwrap();
-            assert_eq!(storage.words().as_ptr() as usize % 32, 0);
-            assert_eq!(storage.words().len(), count * SPLIT_WORDS);
-            assert_eq!(storage.allocated_bytes(), count * 32);
-            assert!(storage.words().iter().all(|&w| w == 0));
-            storage.block_mut(count - 1)[3] = 5;
-            storage.words_mut()[0] = 9;
-            let copy = storage.clone();
-            assert_eq!(copy.words().as_ptr() as usize % 32, 0);
-            assert_eq!(copy.block(count - 1)[3], 5);
-            assert_eq!(copy.words()[count * SPLIT_WORDS - 1], 5);
-            assert_eq!(copy.block(0)[0], 9);
-        }
-        assert_eq!(
-            BlockStorage::<SplitBlock>::zeroed(usize::MAX / 16)
-                .err()
-                .map(|e| e.kind()),
-            Some(ErrorKind::TooLarge)
-        );
+        check_storage::<SplitBlock>(&[1, 2, 3, 101]);
     }
 }

@@ -100,22 +100,23 @@ macro_rules! builder_entry_points {
 }
 pub(crate) use builder_entry_points;
 
-/// The setters of the settings every builder shares (core's
-/// [`builder_setters!`](filterlab_core::builder_setters)) and the sizing
-/// entry point, for a builder holding a
+/// The setters of the settings every builder shares that the builder
+/// lists (core's [`builder_setters!`](filterlab_core::builder_setters)) and
+/// the sizing entry point, for a builder holding a
 /// [`BuilderBase`](filterlab_core::sizing::BuilderBase) in a field `base`
 /// and sizing with its own `sizing_for_fpp` and `sizing_for_bits`.
 macro_rules! builder_methods {
-    () => {
-        ::filterlab_core::builder_setters!(base => expected_items, hashes, seed, hasher, max_memory);
+    ($($setter:ident),+) => {
+        ::filterlab_core::builder_setters!(base => $($setter),+);
 
         /// The sizing this builder would allocate, without allocating.
         ///
         /// # Errors
         ///
         /// [`ErrorKind::InvalidParameter`](::filterlab_core::ErrorKind::InvalidParameter)
-        /// for an FPP outside (0, 1), zero items, zero bits or a hash count
-        /// outside 1..=64; [`ErrorKind::TooLarge`](::filterlab_core::ErrorKind::TooLarge)
+        /// for an FPP outside (0, 1), zero or no items with a target FPP,
+        /// zero bits or a hash count outside 1..=64;
+        /// [`ErrorKind::TooLarge`](::filterlab_core::ErrorKind::TooLarge)
         /// over the memory limit.
         pub fn sizing(&self) -> Result<$crate::sizing::BloomSizing, ::filterlab_core::Error> {
             match self.base.target {

@@ -1,19 +1,24 @@
-//! What the blocked layouts (`BlockedBloomFilter`'s 512-bit blocks,
-//! `SplitBlockBloomFilter`'s 256-bit ones) share beside their storage and
-//! their kernels: the block and in-block seed a key hash maps to, the
-//! batched operations that prefetch the blocks of the keys ahead, the
-//! rounding of an explicit size to whole blocks, the block array's header
-//! checks and reading, and (`block_filter_shared!`) the methods that do not
-//! depend on the block.
+//! The one implementation of the blocked layouts, `BlockedBloomFilter`'s
+//! 512-bit blocks and `SplitBlockBloomFilter`'s 256-bit ones: [`Blocks`],
+//! generic over a [`Layout`] that supplies only what differs (the block,
+//! the kernels, the exact theory, whether k is in the header), and the
+//! newtype each public type is ([`block_filter!`]). With it: the block and
+//! in-block seed a key hash maps to, the batched operations that prefetch
+//! the blocks of the keys ahead, the rounding of an explicit size to whole
+//! blocks, and the block array's header checks and reading.
 
-use std::io::Read;
+use std::fmt;
+use std::io::{Read, Write};
 
-use filterlab_core::format::{FrameReader, Header};
+use filterlab_core::format::{FrameReader, FrameWriter, Header};
 use filterlab_core::memory::{addressable, check_memory};
-use filterlab_core::{Error, ErrorKind, prefetch, reduce};
+use filterlab_core::sizing::{SizedFor, hashes_from_header};
+use filterlab_core::{Error, ErrorKind, FilterKind, KeyHasher, prefetch, reduce};
 
-use crate::blocks::{BlockStorage, WordBlock};
-use crate::common::check_counter;
+use crate::blocks::{BLOCK_WORDS, Block, BlockStorage, SPLIT_WORDS, SplitBlock, WordBlock};
+use crate::common::{Array, WordArray, check_counter, debug_summary, sized_for};
+use crate::kernel::{BlockBatch, Kernel, SplitBatch, SplitKernel};
+use crate::sizing::BloomSizing;
 use crate::words::count_ones;
 
 /// Keys ahead of the one being probed whose block a batched operation
@@ -179,15 +184,403 @@ pub(crate) fn read_blocks<B: WordBlock, R: Read>(
     Ok(blocks)
 }
 
-/// What a blocked layout's filter type has that does not depend on its
-/// block: `insert_many`, `target_fpp`, `set_bits`, `fill_ratio`, `Extend`,
-/// `PartialEq` (the kernel does not matter) and the `Debug` summary. For a
-/// type with the fields `blocks` (a [`BlockStorage`]), `config`, `len` (the
-/// counter) and `sized_for`, and the methods `insert_batch`, `num_bits`,
-/// `num_blocks`, `num_hashes` and `kernel`.
-macro_rules! block_filter_shared {
-    ($filter:ident) => {
+/// The public face of a layout, written by [`block_filter!`] from its
+/// arguments: the type's name, configuration, format kind and block size.
+pub(crate) trait Identity {
+    /// The configuration the public type exposes (and `Persist` compares).
+    type Config: Copy + PartialEq + fmt::Debug;
+    /// Bits per block.
+    const BLOCK_BITS: u32;
+    /// The format's kind.
+    const KIND: FilterKind;
+    /// The public type's name, for `Debug`, errors and sizing records.
+    const NAME: &'static str;
+}
+
+/// What a blocked layout decides; everything else about a filter of it
+/// is [`Blocks`], written once: its storage block, its kernels, its exact
+/// theory, and what its header records of k.
+pub(crate) trait Layout: Identity {
+    /// One block of the array.
+    type Block: WordBlock;
+    /// The kernel, selected once per filter (built or read).
+    type Kernel: Copy + fmt::Debug;
+    /// k when the layout fixes it (the header then does not record it).
+    const FIXED_HASHES: Option<u32>;
+
+    /// The public configuration of `shape`.
+    fn config(shape: Shape) -> <Self as Identity>::Config;
+    /// `kernel` ready for keys of `num_hashes` probes; the fastest this CPU
+    /// supports when `None`.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidParameter` for a kernel this CPU cannot run.
+    fn select(kernel: Option<Kernel>, num_hashes: u32) -> Result<Self::Kernel, Error>;
+    /// The public name of a selected kernel.
+    fn kernel(kernel: Self::Kernel) -> Kernel;
+    /// Sets the key's bits in `block`; whether any was clear.
+    fn insert(kernel: &Self::Kernel, block: &mut Words<Self>, seed: u32, num_hashes: u32) -> bool;
+    /// Whether the key's bits are all set in `block`.
+    fn contains(kernel: &Self::Kernel, block: &Words<Self>, seed: u32, num_hashes: u32) -> bool;
+    /// Inserts the keys of `hashes` into the `num_blocks` blocks,
+    /// prefetching the blocks ahead ([`insert_batch`]); how many were new.
+    fn insert_batch(
+        kernel: &Self::Kernel,
+        blocks: &mut BlockStorage<Self::Block>,
+        num_blocks: u64,
+        hashes: &[u64],
+        num_hashes: u32,
+    ) -> usize;
+    /// Looks the keys of `hashes` up, prefetching the blocks ahead
+    /// ([`contains_batch`]), into `found` (as long as `hashes`).
+    fn contains_batch(kernel: &Self::Kernel, lookups: Lookups<'_, Self::Block>, num_hashes: u32);
+    /// The FPP given the bits set in the blocks' `words` now: exact for
+    /// the instance.
+    fn fpp_given_fill(words: &[u64], num_hashes: u32) -> f64;
+    /// The exact FPP after `items` distinct inserts.
+    fn theoretical_fpp(num_blocks: u64, num_hashes: u32, items: u64) -> Option<f64>;
+    /// The distinct items a block with `set` bits most likely holds.
+    fn estimate_items(set: u64, num_hashes: u32) -> f64;
+}
+
+/// What the sizing records of layout `L` say of its array: whole blocks,
+/// never a power of two, `classic` its textbook FPP at (bits, k, items).
+pub(crate) const fn array_of<L: Identity>(classic: fn(u64, u32, u64) -> f64) -> Array {
+    Array {
+        filter: L::NAME,
+        unit_bits: L::BLOCK_BITS as u64,
+        power_of_two: false,
+        classic,
+    }
+}
+
+/// A block's words.
+pub(crate) type Words<L> = <<L as Layout>::Block as WordBlock>::Words;
+
+/// A batched lookup: the blocks, the keys' hashes and where the answers go
+/// (as many as hashes). The kernels run it ([`BlockBatch`] and
+/// [`SplitBatch`]) with their block test, inside an AVX2-compiled function
+/// where they have one.
+pub(crate) struct Lookups<'a, B: WordBlock> {
+    pub(crate) blocks: &'a BlockStorage<B>,
+    pub(crate) num_blocks: u64,
+    pub(crate) hashes: &'a [u64],
+    pub(crate) found: &'a mut [bool],
+}
+
+impl<B: WordBlock> Lookups<'_, B> {
+    /// Runs the lookups with the block test `contains` ([`contains_batch`]).
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn with(self, contains: impl Fn(&B::Words, u32) -> bool) {
+        contains_batch(
+            self.blocks,
+            self.num_blocks,
+            self.hashes,
+            self.found,
+            contains,
+        );
+    }
+}
+
+impl BlockBatch for Lookups<'_, Block> {
+    type Output = ();
+
+    // Always inlined into the kernel's dispatch, which may be compiled for
+    // AVX2 (see `Select::run_batch`).
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn run(self, contains: impl Fn(&[u64; BLOCK_WORDS], u32) -> bool) {
+        self.with(contains);
+    }
+}
+
+impl SplitBatch for Lookups<'_, SplitBlock> {
+    type Output = ();
+
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn run(self, kernel: impl SplitKernel) {
+        self.with(|block: &[u64; SPLIT_WORDS], seed| kernel.contains(block, seed));
+    }
+}
+
+/// A blocked filter's size, k and hasher, whatever its layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Shape {
+    pub(crate) num_blocks: u64,
+    pub(crate) num_hashes: u32,
+    pub(crate) hasher: KeyHasher,
+}
+
+impl Shape {
+    /// The shape of a filter of `sizing` with `hasher`, for blocks of `L`.
+    pub(crate) fn of<L: Layout>(sizing: &BloomSizing, hasher: KeyHasher) -> Self {
+        Self {
+            num_blocks: sizing.num_bits / u64::from(L::BLOCK_BITS),
+            num_hashes: sizing.num_hashes,
+            hasher,
+        }
+    }
+}
+
+/// A blocked Bloom filter of layout `L`: the one implementation behind
+/// `BlockedBloomFilter` and `SplitBlockBloomFilter`, each a newtype of it
+/// ([`block_filter!`]).
+#[derive(Clone)]
+pub(crate) struct Blocks<L: Layout> {
+    pub(crate) storage: BlockStorage<L::Block>,
+    pub(crate) shape: Shape,
+    /// Inserts that returned `true`: at most the bits set, since each set a
+    /// clear bit (the invariant readers and merges keep, so `+= 1` cannot
+    /// overflow).
+    pub(crate) len: u64,
+    pub(crate) sized_for: SizedFor,
+    kernel: L::Kernel,
+}
+
+impl<L: Layout> Blocks<L> {
+    /// An empty filter of `sizing` with `hasher` and `kernel` (the fastest
+    /// when `None`).
+    pub(crate) fn build(
+        sizing: &BloomSizing,
+        hasher: KeyHasher,
+        kernel: Option<Kernel>,
+    ) -> Result<Self, Error> {
+        let shape = Shape::of::<L>(sizing, hasher);
+        Ok(Self {
+            kernel: L::select(kernel, shape.num_hashes)?,
+            storage: BlockStorage::zeroed(address_blocks(shape.num_blocks)?)?,
+            shape,
+            len: 0,
+            sized_for: sized_for(sizing),
+        })
+    }
+
+    pub(crate) fn config(&self) -> <L as Identity>::Config {
+        L::config(self.shape)
+    }
+
+    /// Adds a pre-hashed key; whether it was new.
+    #[inline]
+    pub(crate) fn insert_hash(&mut self, hash: u64) -> bool {
+        let block = self
+            .storage
+            .block_mut(block_index(hash, self.shape.num_blocks));
+        let new = L::insert(&self.kernel, block, block_seed(hash), self.shape.num_hashes);
+        self.len += u64::from(new);
+        new
+    }
+
+    #[inline]
+    pub(crate) fn contains_hash(&self, hash: u64) -> bool {
+        let block = self.storage.block(block_index(hash, self.shape.num_blocks));
+        L::contains(&self.kernel, block, block_seed(hash), self.shape.num_hashes)
+    }
+
+    pub(crate) fn insert_hashes(&mut self, hashes: &[u64]) -> usize {
+        let Shape {
+            num_blocks,
+            num_hashes,
+            ..
+        } = self.shape;
+        let new = L::insert_batch(
+            &self.kernel,
+            &mut self.storage,
+            num_blocks,
+            hashes,
+            num_hashes,
+        );
+        self.len += new as u64;
+        new
+    }
+
+    pub(crate) fn contains_hashes(&self, hashes: &[u64], found: &mut [bool]) {
+        let lookups = Lookups {
+            blocks: &self.storage,
+            num_blocks: self.shape.num_blocks,
+            hashes,
+            found,
+        };
+        L::contains_batch(&self.kernel, lookups, self.shape.num_hashes);
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.storage.words_mut().fill(0);
+        self.len = 0;
+    }
+
+    pub(crate) fn expected_fpp(&self) -> f64 {
+        L::fpp_given_fill(self.storage.words(), self.shape.num_hashes)
+    }
+
+    pub(crate) fn theoretical_fpp(&self, items: u64) -> Option<f64> {
+        L::theoretical_fpp(self.shape.num_blocks, self.shape.num_hashes, items)
+    }
+
+    pub(crate) fn kernel(&self) -> Kernel {
+        L::kernel(self.kernel)
+    }
+
+    pub(crate) fn set_kernel(&mut self, kernel: Kernel) -> Result<(), Error> {
+        self.kernel = L::select(Some(kernel), self.shape.num_hashes)?;
+        Ok(())
+    }
+
+    pub(crate) fn num_bits(&self) -> u64 {
+        self.shape.num_blocks * u64::from(L::BLOCK_BITS)
+    }
+
+    pub(crate) fn set_bits(&self) -> u64 {
+        count_ones(self.storage.words())
+    }
+
+    /// Bits set and the distinct items estimated from them, block by block,
+    /// in one pass (a merge needs both).
+    pub(crate) fn set_bits_and_estimate(&self) -> (u64, f64) {
+        let blocks = self
+            .storage
+            .words()
+            .chunks_exact(<L::Block as WordBlock>::WORDS);
+        blocks.map(count_ones).fold((0, 0.0), |(bits, items), set| {
+            (
+                bits + set,
+                items + L::estimate_items(set, self.shape.num_hashes),
+            )
+        })
+    }
+
+    pub(crate) fn header(&self) -> Header {
+        let mut params = vec![self.shape.num_blocks, u64::from(L::BLOCK_BITS)];
+        if L::FIXED_HASHES.is_none() {
+            params.push(u64::from(self.shape.num_hashes));
+        }
+        params.extend(self.sized_for.params());
+        Header {
+            kind: L::KIND,
+            hasher: self.shape.hasher,
+            items: self.len,
+            params,
+            payload_len: self.shape.num_blocks * u64::from(L::BLOCK_BITS / 8),
+        }
+    }
+
+    pub(crate) fn write_payload<W: Write>(&self, out: &mut FrameWriter<W>) -> Result<(), Error> {
+        out.write_words(self.storage.words())
+    }
+
+    /// The shape a header describes, and where its sized-for record starts.
+    fn shape_from_header(header: &Header) -> Result<(Shape, usize), Error> {
+        let (num_hashes, sized_for_at) = match L::FIXED_HASHES {
+            Some(k) => (k, 2),
+            None => (hashes_from_header(header, 2)?, 3),
+        };
+        header.expect_params(sized_for_at + 2)?;
+        let num_blocks = blocks_from_header(header, L::BLOCK_BITS)?;
+        SizedFor::from_header(header, sized_for_at)?;
+        let shape = Shape {
+            num_blocks,
+            num_hashes,
+            hasher: header.hasher,
+        };
+        Ok((shape, sized_for_at))
+    }
+
+    pub(crate) fn config_from_header(header: &Header) -> Result<<L as Identity>::Config, Error> {
+        Self::shape_from_header(header).map(|(shape, _)| L::config(shape))
+    }
+
+    /// Reads the payload of a filter whose header was validated; starts
+    /// with the fastest kernel.
+    pub(crate) fn read_payload<R: Read>(
+        header: &Header,
+        input: &mut FrameReader<R>,
+    ) -> Result<Self, Error> {
+        let (shape, sized_for_at) = Self::shape_from_header(header)?;
+        Ok(Self {
+            storage: read_blocks(input, header, shape.num_blocks)?,
+            shape,
+            len: header.items,
+            sized_for: SizedFor::from_header(header, sized_for_at)?,
+            kernel: L::select(None, shape.num_hashes)?,
+        })
+    }
+
+    /// The `Debug` summary (the block array itself can be gigabytes).
+    pub(crate) fn debug(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let size = ("num_blocks", self.shape.num_blocks);
+        let hashes = (self.shape.num_hashes, &self.shape.hasher);
+        debug_summary(f, L::NAME, size, hashes, self.len, &self.sized_for)
+            .field("kernel", &self.kernel())
+            .field("set_bits", &self.set_bits())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<L: Layout> PartialEq for Blocks<L> {
+    /// Same configuration, counters and bits; the kernel does not matter.
+    fn eq(&self, other: &Self) -> bool {
+        self.shape == other.shape
+            && self.len == other.len
+            && self.sized_for == other.sized_for
+            && self.storage.words() == other.storage.words()
+    }
+}
+
+impl<L: Layout> WordArray for Blocks<L> {
+    type Config = <L as Identity>::Config;
+
+    fn config(&self) -> Self::Config {
+        Blocks::config(self)
+    }
+
+    fn words(&self) -> &[u64] {
+        self.storage.words()
+    }
+
+    fn words_mut(&mut self) -> &mut [u64] {
+        self.storage.words_mut()
+    }
+
+    fn items(&self) -> u64 {
+        self.len
+    }
+
+    fn set_items(&mut self, items: u64) {
+        self.len = items;
+    }
+
+    fn set_bits_and_estimate(&self) -> (u64, f64) {
+        Blocks::set_bits_and_estimate(self)
+    }
+}
+
+/// A public blocked filter type, `$filter`, a newtype around [`Blocks`] of
+/// layout `$layout` with `$bits`-bit blocks, configuration `$config` and
+/// format kind `FilterKind::$kind`: the layout's [`Identity`], and the
+/// type's inherent methods, `Filter`, `Persist`, `Merge`, `Extend`,
+/// `PartialEq`, `Debug`, serde and the common operations without a trait
+/// import, each forwarding to the one implementation in [`Blocks`].
+macro_rules! block_filter {
+    ($filter:ident: $layout:ty, $config:ty, $kind:ident, $bits:literal) => {
+        impl $crate::layout::Identity for $layout {
+            type Config = $config;
+            const BLOCK_BITS: u32 = $bits;
+            const KIND: ::filterlab_core::FilterKind = ::filterlab_core::FilterKind::$kind;
+            const NAME: &'static str = stringify!($filter);
+        }
+
         impl $filter {
+            /// Adds `key`; returns `true` when it was not already reported
+            /// present (and counts it in `len`). A Bloom filter never
+            /// refuses a key.
+            #[inline]
+            pub fn insert<K: ::filterlab_core::Key + ?Sized>(&mut self, key: &K) -> bool {
+                let hash = self.0.shape.hasher.hash(key);
+                self.0.insert_hash(hash)
+            }
+
             /// Adds every key, hashing them in batches and prefetching the
             /// blocks ahead; returns how many were new. (`Extend` does the
             /// same without the count.)
@@ -196,26 +589,175 @@ macro_rules! block_filter_shared {
                 I: IntoIterator,
                 I::Item: ::filterlab_core::Key,
             {
-                let hasher = self.config.hasher;
+                let hasher = self.0.shape.hasher;
                 let Ok(new) = ::filterlab_core::for_each_batch(keys, &hasher, |hashes| {
-                    Ok::<_, ::std::convert::Infallible>(self.insert_batch(hashes))
+                    Ok::<_, ::std::convert::Infallible>(self.0.insert_hashes(hashes))
                 });
                 new
             }
 
+            /// The kernel that tests and sets a key's bits.
+            pub fn kernel(&self) -> $crate::Kernel {
+                self.0.kernel()
+            }
+
+            /// Switches the kernel (a filter read from bytes starts with the
+            /// fastest one). Answers and bits do not change.
+            ///
+            /// # Errors
+            ///
+            /// [`ErrorKind::InvalidParameter`](crate::ErrorKind::InvalidParameter)
+            /// when this CPU cannot run `kernel`; the filter is then unchanged.
+            pub fn set_kernel(&mut self, kernel: $crate::Kernel) -> Result<(), ::filterlab_core::Error> {
+                self.0.set_kernel(kernel)
+            }
+
+            #[doc = concat!("Bits in the array: ", stringify!($bits), " per block.")]
+            pub fn num_bits(&self) -> u64 {
+                self.0.num_bits()
+            }
+
+            #[doc = concat!(stringify!($bits), "-bit blocks in the array.")]
+            pub fn num_blocks(&self) -> u64 {
+                self.0.shape.num_blocks
+            }
+
+            /// Probes per key, all inside the key's block.
+            pub fn num_hashes(&self) -> u32 {
+                self.0.shape.num_hashes
+            }
+
             /// The FPP target the filter was sized for, if any.
             pub fn target_fpp(&self) -> Option<f64> {
-                self.sized_for.fpp
+                self.0.sized_for.fpp
             }
 
             /// Bits currently set.
             pub fn set_bits(&self) -> u64 {
-                $crate::words::count_ones(self.blocks.words())
+                self.0.set_bits()
             }
 
             /// The fraction of bits set.
             pub fn fill_ratio(&self) -> f64 {
                 self.set_bits() as f64 / self.num_bits() as f64
+            }
+
+            /// The number of distinct items estimated from the set bits:
+            /// each block's most likely load given its bits set, summed.
+            /// Meaningful after merges, when `len` is itself an estimate.
+            /// Infinite when a block is full.
+            pub fn estimated_len(&self) -> f64 {
+                self.0.set_bits_and_estimate().1
+            }
+
+            /// This filter's configuration.
+            pub fn config(&self) -> $config {
+                self.0.config()
+            }
+        }
+
+        impl ::filterlab_core::Filter for $filter {
+            fn hasher(&self) -> &::filterlab_core::KeyHasher {
+                &self.0.shape.hasher
+            }
+
+            /// Never fails for a Bloom filter.
+            #[inline]
+            fn insert_hash(&mut self, hash: u64) -> Result<bool, ::filterlab_core::Error> {
+                Ok(self.0.insert_hash(hash))
+            }
+
+            #[inline]
+            fn contains_hash(&self, hash: u64) -> bool {
+                self.0.contains_hash(hash)
+            }
+
+            /// Inserts with the blocks of the keys ahead prefetched.
+            fn insert_hashes(&mut self, hashes: &[u64]) -> Result<usize, ::filterlab_core::Error> {
+                Ok(self.0.insert_hashes(hashes))
+            }
+
+            /// Looks up with the blocks of the keys ahead prefetched, so
+            /// that their memory accesses overlap; with AVX2 the whole
+            /// batch runs in one AVX2-compiled loop.
+            fn contains_hashes(&self, hashes: &[u64], found: &mut [bool]) {
+                self.0.contains_hashes(hashes, found);
+            }
+
+            fn len(&self) -> usize {
+                usize::try_from(self.0.len).unwrap_or(usize::MAX)
+            }
+
+            fn clear(&mut self) {
+                self.0.clear();
+            }
+
+            fn memory_usage(&self) -> usize {
+                self.0.storage.allocated_bytes()
+            }
+
+            fn capacity(&self) -> Option<usize> {
+                self.0.sized_for.capacity()
+            }
+
+            /// The FPP given the bits set in each block now: exact for this
+            /// instance.
+            fn expected_fpp(&self) -> f64 {
+                self.0.expected_fpp()
+            }
+
+            /// The exact FPP after `items` distinct inserts: the block load
+            /// Binomial(n, 1/b) mixed with the FPP of a block of each load.
+            fn theoretical_fpp(&self, items: u64) -> Option<f64> {
+                self.0.theoretical_fpp(items)
+            }
+        }
+
+        impl ::filterlab_core::Persist for $filter {
+            type Config = $config;
+            const KIND: ::filterlab_core::FilterKind = ::filterlab_core::FilterKind::$kind;
+
+            fn config(&self) -> Self::Config {
+                self.0.config()
+            }
+
+            fn header(&self) -> ::filterlab_core::format::Header {
+                self.0.header()
+            }
+
+            fn write_payload<W: ::std::io::Write>(
+                &self,
+                out: &mut ::filterlab_core::format::FrameWriter<W>,
+            ) -> Result<(), ::filterlab_core::Error> {
+                self.0.write_payload(out)
+            }
+
+            fn config_from_header(
+                header: &::filterlab_core::format::Header,
+            ) -> Result<Self::Config, ::filterlab_core::Error> {
+                $crate::layout::Blocks::<$layout>::config_from_header(header)
+            }
+
+            fn read_payload<R: ::std::io::Read>(
+                _config: Self::Config,
+                header: &::filterlab_core::format::Header,
+                input: &mut ::filterlab_core::format::FrameReader<R>,
+            ) -> Result<Self, ::filterlab_core::Error> {
+                $crate::layout::Blocks::read_payload(header, input).map(Self)
+            }
+        }
+
+        impl ::filterlab_core::Merge for $filter {
+            /// Bitwise OR. `len` becomes the estimate from the merged bits,
+            /// clamped to [max(len_a, len_b), min(len_a + len_b, bits set)].
+            fn union(&mut self, other: &Self) -> Result<(), ::filterlab_core::Error> {
+                $crate::common::union(&mut self.0, &other.0)
+            }
+
+            /// Bitwise AND. `len` becomes the estimate from the remaining
+            /// bits, clamped to [0, min(len_a, len_b, bits set)].
+            fn intersect(&mut self, other: &Self) -> Result<(), ::filterlab_core::Error> {
+                $crate::common::intersect(&mut self.0, &other.0)
             }
         }
 
@@ -230,10 +772,7 @@ macro_rules! block_filter_shared {
         impl PartialEq for $filter {
             /// Same configuration, counters and bits; the kernel does not matter.
             fn eq(&self, other: &Self) -> bool {
-                self.config == other.config
-                    && self.len == other.len
-                    && self.sized_for == other.sized_for
-                    && self.blocks.words() == other.blocks.words()
+                self.0 == other.0
             }
         }
 
@@ -242,44 +781,77 @@ macro_rules! block_filter_shared {
         impl ::std::fmt::Debug for $filter {
             /// A summary; the block array itself can be gigabytes.
             fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                let size = ("num_blocks", self.num_blocks());
-                let hashes = (self.num_hashes(), &self.config.hasher);
-                let name = stringify!($filter);
-                $crate::common::debug_summary(f, name, size, hashes, self.len, &self.sized_for)
-                    .field("kernel", &self.kernel())
-                    .field("set_bits", &self.set_bits())
-                    .finish_non_exhaustive()
+                self.0.debug(f)
+            }
+        }
+
+        ::filterlab_core::serde_via_format!($filter);
+        ::filterlab_core::inherent_methods!($filter: filter, write, read);
+    };
+}
+pub(crate) use block_filter;
+
+/// The builder of a blocked filter type, `$builder`, building `$filter` of
+/// layout `$layout` (configuration `$config`): the struct, documented by
+/// `$(#[$doc])*`, the setters `$setters` of the shared settings, the
+/// `kernel` setter, `sizing`, `config` and `build`. The type writes its
+/// sizing, `sizing_for_fpp` and `sizing_for_bits`, itself.
+macro_rules! block_builder {
+    (
+        $(#[$doc:meta])*
+        $builder:ident => $filter:ident, $layout:ty, $config:ty, setters: $($setter:ident),+
+    ) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug)]
+        #[must_use]
+        pub struct $builder {
+            base: ::filterlab_core::sizing::BuilderBase,
+            kernel: Option<$crate::Kernel>,
+        }
+
+        impl $builder {
+            $crate::common::builder_methods!($($setter),+);
+
+            ::filterlab_core::builder_setters! {
+                /// The kernel (default: the fastest this CPU supports, see
+                /// [`Kernel::detect`](crate::Kernel::detect)). Every kernel
+                /// gives the same answers and bits.
+                kernel(kernel: $crate::Kernel) => kernel = Some(kernel);
+            }
+
+            fn new(target: ::filterlab_core::sizing::Target) -> Self {
+                Self {
+                    base: ::filterlab_core::sizing::BuilderBase::new(target),
+                    kernel: None,
+                }
+            }
+
+            /// The configuration this builder would produce (for
+            /// [`Persist::read_from_expecting`](crate::Persist::read_from_expecting)),
+            /// without allocating.
+            ///
+            /// # Errors
+            ///
+            /// As [`sizing`](Self::sizing).
+            pub fn config(&self) -> Result<$config, ::filterlab_core::Error> {
+                let shape = $crate::layout::Shape::of::<$layout>(&self.sizing()?, self.base.hasher);
+                Ok(<$layout as $crate::layout::Layout>::config(shape))
+            }
+
+            /// Allocates the filter.
+            ///
+            /// # Errors
+            ///
+            /// As [`sizing`](Self::sizing);
+            /// [`ErrorKind::InvalidParameter`](crate::ErrorKind::InvalidParameter)
+            /// for a [`kernel`](Self::kernel) this CPU cannot run;
+            /// [`ErrorKind::TooLarge`](crate::ErrorKind::TooLarge) when the
+            /// allocator refuses the memory.
+            pub fn build(&self) -> Result<$filter, ::filterlab_core::Error> {
+                let blocks = $crate::layout::Blocks::build(&self.sizing()?, self.base.hasher, self.kernel);
+                blocks.map($filter)
             }
         }
     };
 }
-pub(crate) use block_filter_shared;
-
-/// The `Filter` methods of a blocked layout's filter that read only its
-/// state (`hasher`, `len`, `clear`, `memory_usage`, `capacity`), written
-/// inside its `impl Filter`; for the fields `block_filter_shared!` names.
-macro_rules! block_filter_state {
-    () => {
-        fn hasher(&self) -> &::filterlab_core::KeyHasher {
-            &self.config.hasher
-        }
-
-        fn len(&self) -> usize {
-            usize::try_from(self.len).unwrap_or(usize::MAX)
-        }
-
-        fn clear(&mut self) {
-            self.blocks.words_mut().fill(0);
-            self.len = 0;
-        }
-
-        fn memory_usage(&self) -> usize {
-            self.blocks.allocated_bytes()
-        }
-
-        fn capacity(&self) -> Option<usize> {
-            self.sized_for.capacity()
-        }
-    };
-}
-pub(crate) use block_filter_state;
+pub(crate) use block_builder;

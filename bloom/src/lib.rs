@@ -23,7 +23,7 @@ pub use atomic::AtomicBloomFilter;
 pub use blocked::{BLOCK_BITS, BlockedBloomBuilder, BlockedBloomConfig, BlockedBloomFilter};
 pub use filterlab_core::sizing::{HashChoice, MAX_HASHES, human_bytes};
 pub use filterlab_core::{
-    Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Merge, Persist, ViaHash,
+    Error, ErrorKind, Filter, FilterKind, HashAlgorithm, Key, KeyHasher, Merge, Persist, ViaHash,
 };
 pub use kernel::Kernel;
 pub use sizing::BloomSizing;
@@ -32,8 +32,3 @@ pub use split_block::{
 };
 pub use standard::{BloomBuilder, BloomFilter};
 pub use words::BloomConfig;
-
-/// The root README's examples, compiled and run as doctests.
-#[doc = include_str!("../../README.md")]
-#[cfg(doctest)]
-pub struct RootReadmeDoctests;

@@ -53,7 +53,7 @@ pub struct BloomBuilder {
 }
 
 impl BloomBuilder {
-    builder_methods!();
+    builder_methods!(expected_items, hashes, seed, hasher, max_memory);
 
     /// Round the bit array up to a power of two, then use the smallest k that
     /// still meets the target (as IBM Streams' BloomFilter operator does):

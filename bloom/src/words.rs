@@ -609,6 +609,7 @@ macro_rules! word_filter {
         }
 
         ::filterlab_core::serde_via_format!($filter);
+        ::filterlab_core::inherent_methods!($filter: filter, write, read);
     };
 }
 pub(crate) use word_filter;

@@ -512,15 +512,14 @@ impl<R: Read> FrameReader<R> {
         }
         let kind_id = u16_at(10);
         let kind = FilterKind::from_id(kind_id);
-        if let Some(expected) = expected_kind {
-            if kind != Some(expected) {
-                let found =
-                    kind.map_or_else(|| format!("unknown kind {kind_id}"), |k| k.to_string());
-                return Err(Error::new(
-                    ErrorKind::WrongKind,
-                    format!("expected a {expected} filter, found {found}"),
-                ));
-            }
+        if let Some(expected) = expected_kind
+            && kind != Some(expected)
+        {
+            let found = kind.map_or_else(|| format!("unknown kind {kind_id}"), |k| k.to_string());
+            return Err(Error::new(
+                ErrorKind::WrongKind,
+                format!("expected a {expected} filter, found {found}"),
+            ));
         }
         let kind = kind.ok_or_else(|| {
             Error::new(
@@ -872,13 +871,13 @@ fn read_filter<F: Persist, R: Read>(
     let mut frame = FrameReader::open(reader, F::KIND, payload_limit)?;
     let header = frame.header().clone();
     let config = F::config_from_header(&header)?;
-    if let Some(expected) = expected {
-        if &config != expected {
-            return Err(Error::new(
-                ErrorKind::ConfigMismatch,
-                format!("stored filter is {config:?}, expected {expected:?}"),
-            ));
-        }
+    if let Some(expected) = expected
+        && &config != expected
+    {
+        return Err(Error::new(
+            ErrorKind::ConfigMismatch,
+            format!("stored filter is {config:?}, expected {expected:?}"),
+        ));
     }
     let filter = F::read_payload(config, &header, &mut frame)?;
     let rest = frame.finish()?;

@@ -5,6 +5,10 @@
 //! same on any other. Keys are fed to the hash as explicit little-endian bytes:
 //! a key never hashes differently because of the platform's word size or byte
 //! order.
+//!
+//! Integer keys hash by value (hasher id 2, the default since it exists):
+//! `5i32`, `5u8` and `5u64` are one key, see [`Key`]. Filters written with
+//! id 1 keep hashing integers by width, as they did when written.
 
 use std::hash::{Hash, Hasher};
 
@@ -13,11 +17,22 @@ use xxhash_rust::xxh3;
 use crate::{Error, ErrorKind};
 
 /// The hash algorithm behind a [`KeyHasher`], recorded in the binary format by its id.
+///
+/// Both ids are XXH3-64 with a 64-bit seed (xxhash-rust), stable across
+/// platforms and versions, and hash bytes, strings and non-negative
+/// integers up to `u64::MAX` alike; they differ in the other integer keys
+/// (see [`Key`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum HashAlgorithm {
-    /// XXH3-64 with a 64-bit seed (xxhash-rust). Stable across platforms and versions.
+    /// Id 1: integer keys hashed as the little-endian bytes of their own
+    /// type, so `5u32` and `5u64` are different keys. What every filter
+    /// was written with before id 2; such files read and answer as before.
     Xxh3,
+    /// Id 2, the default: integer keys hashed by value, whatever their
+    /// type, so `5i32`, `5u8` and `5u64` are one key and no negative value
+    /// is an unsigned one.
+    Xxh3ByValue,
 }
 
 impl HashAlgorithm {
@@ -25,6 +40,7 @@ impl HashAlgorithm {
     pub const fn id(self) -> u16 {
         match self {
             Self::Xxh3 => 1,
+            Self::Xxh3ByValue => 2,
         }
     }
 
@@ -36,6 +52,7 @@ impl HashAlgorithm {
     pub fn from_id(id: u16) -> Result<Self, Error> {
         match id {
             1 => Ok(Self::Xxh3),
+            2 => Ok(Self::Xxh3ByValue),
             other => Err(Error::new(
                 ErrorKind::InvalidHeader,
                 format!("unknown hash algorithm id {other}"),
@@ -81,18 +98,27 @@ const fn xxh3_avalanche(mut value: u64, len: u64) -> u64 {
 }
 
 impl Default for KeyHasher {
-    /// XXH3 with seed 0.
+    /// XXH3 with integers by value (id 2), seed 0.
     fn default() -> Self {
         Self::new(0)
     }
 }
 
 impl KeyHasher {
-    /// An XXH3 hasher with the given seed.
+    /// The default hasher with the given seed: XXH3, integer keys by value
+    /// ([`HashAlgorithm::Xxh3ByValue`], id 2).
     pub const fn new(seed: u64) -> Self {
+        Self::with_algorithm(HashAlgorithm::Xxh3ByValue, seed)
+    }
+
+    /// A hasher of the given algorithm and seed: [`HashAlgorithm::Xxh3`]
+    /// (id 1) to build a filter that hashes integers by width, as every
+    /// filter did before id 2 (one that must equal or merge with such a
+    /// filter).
+    pub const fn with_algorithm(algorithm: HashAlgorithm, seed: u64) -> Self {
         let mixed_seed = seed ^ (((seed as u32).swap_bytes() as u64) << 32);
         Self {
-            algorithm: HashAlgorithm::Xxh3,
+            algorithm,
             seed,
             flip: XXH3_SECRET_8_XOR_16.wrapping_sub(mixed_seed),
         }
@@ -104,9 +130,10 @@ impl KeyHasher {
     ///
     /// [`ErrorKind::InvalidHeader`] for an unknown algorithm id.
     pub fn from_parts(algorithm_id: u16, seed: u64) -> Result<Self, Error> {
-        match HashAlgorithm::from_id(algorithm_id)? {
-            HashAlgorithm::Xxh3 => Ok(Self::new(seed)),
-        }
+        Ok(Self::with_algorithm(
+            HashAlgorithm::from_id(algorithm_id)?,
+            seed,
+        ))
     }
 
     /// The hash algorithm.
@@ -128,30 +155,47 @@ impl KeyHasher {
     /// Hashes raw bytes.
     #[inline]
     pub fn hash_bytes(&self, bytes: &[u8]) -> u64 {
-        match self.algorithm {
-            HashAlgorithm::Xxh3 => xxh3::xxh3_64_with_seed(bytes, self.seed),
-        }
+        xxh3::xxh3_64_with_seed(bytes, self.seed)
     }
 
     /// Hashes a `u64` as its 8 little-endian bytes: equal to
     /// `hash_bytes(&value.to_le_bytes())`, computed without the byte detour.
     #[inline]
     pub fn hash_u64(&self, value: u64) -> u64 {
-        match self.algorithm {
-            HashAlgorithm::Xxh3 => xxh3_avalanche(value.rotate_left(32) ^ self.flip, 8),
-        }
+        xxh3_avalanche(value.rotate_left(32) ^ self.flip, 8)
     }
 
     /// Hashes a `u32` as its 4 little-endian bytes: equal to
     /// `hash_bytes(&value.to_le_bytes())`.
     #[inline]
     pub fn hash_u32(&self, value: u32) -> u64 {
-        match self.algorithm {
-            HashAlgorithm::Xxh3 => {
-                let input = u64::from(value) | (u64::from(value) << 32);
-                xxh3_avalanche(input ^ self.flip, 4)
+        let input = u64::from(value) | (u64::from(value) << 32);
+        xxh3_avalanche(input ^ self.flip, 4)
+    }
+
+    /// Hashes an integer key by value ([`HashAlgorithm::Xxh3ByValue`]'s
+    /// rule, whatever this hasher's algorithm): a value in `0..=u64::MAX`
+    /// as [`hash_u64`](Self::hash_u64) does; any other (negative, or above
+    /// `u64::MAX`) as 17 bytes, the 16 little-endian bytes of its 128-bit
+    /// two's complement and a sign tag (1 for negative, 0 otherwise), so
+    /// that `-1` and `u128::MAX` differ.
+    #[inline]
+    pub fn hash_integer(&self, negative: bool, bits: u128) -> u64 {
+        match u64::try_from(bits) {
+            Ok(small) if !negative => self.hash_u64(small),
+            _ => {
+                let mut tagged = [0u8; 17];
+                tagged[..16].copy_from_slice(&bits.to_le_bytes());
+                tagged[16] = u8::from(negative);
+                self.hash_bytes(&tagged)
             }
         }
+    }
+
+    /// Whether integer keys hash by value (id 2) rather than by width (id 1).
+    #[inline]
+    const fn by_value(&self) -> bool {
+        matches!(self.algorithm, HashAlgorithm::Xxh3ByValue)
     }
 
     /// Hashes a value through its [`std::hash::Hash`] implementation, fed as a
@@ -205,11 +249,30 @@ impl Hasher for PortableHasher {
 
 /// A key a filter can hash portably.
 ///
-/// Implemented for byte slices, strings and the primitive integers (as their
-/// little-endian bytes; `usize`/`isize` as 64-bit values so 32- and 64-bit
-/// platforms agree). Integers of different widths hash differently: insert and
-/// query with the same type. For other types wrap the value in [`ViaHash`] or
-/// hash your own canonical bytes.
+/// Implemented for byte slices, strings (their bytes), `bool`, `char` (its
+/// code point as 4 bytes) and the primitive integers. For other types wrap
+/// the value in [`ViaHash`] or hash your own canonical bytes.
+///
+/// **Integers hash by value**, whatever their type: `insert(&5)` (an
+/// `i32`) then `contains(&5u64)` finds the key, as do `5u8`, `5usize` and
+/// `5i128`; a negative value is never an unsigned one (`-1i32` is not
+/// `u32::MAX`). Non-negative values up to `u64::MAX` hash exactly as the
+/// `u64` always has, so filters of `u64` (or `usize`) keys keep their bits;
+/// other values hash as [`KeyHasher::hash_integer`] says.
+///
+/// Why by value rather than refusing the call at compile time: an integer
+/// literal is an `i32` unless its context says otherwise, and the width of
+/// a key rarely means anything to the caller (an id read as `u32` in one
+/// service and `u64` in another is the same id). Requiring one key type per
+/// filter in the type system would make every filter generic over its key,
+/// and still let `u64` keys and `i64` keys of the same ids differ. Hashing
+/// by value makes the mistake impossible instead.
+///
+/// The rule is the format's hasher id 2 ([`HashAlgorithm::Xxh3ByValue`]),
+/// the default. A filter read from a file of id 1, or built with
+/// [`KeyHasher::with_algorithm`]`(`[`HashAlgorithm::Xxh3`]`, seed)`, hashes
+/// integers as it always did, as the little-endian bytes of their own type
+/// (`usize`/`isize` as 64-bit values), so it keeps answering as before.
 pub trait Key {
     /// This key's 64-bit hash under `hasher`.
     fn key_hash(&self, hasher: &KeyHasher) -> u64;
@@ -264,34 +327,57 @@ impl<K: Key + ?Sized> Key for Box<K> {
     }
 }
 
+/// The integer keys: by value ([`KeyHasher::hash_integer`]) under id 2, by
+/// width under id 1 (`$by_width(hasher, value)`). `u64` and `usize` are the
+/// same under both, and take the `u64` path directly.
 macro_rules! integer_keys {
-    ($($t:ty => $as:ty),* $(,)?) => {$(
+    ($($t:ty => $by_width:expr),* $(,)?) => {$(
         impl Key for $t {
             #[inline]
             fn key_hash(&self, hasher: &KeyHasher) -> u64 {
-                hasher.hash_bytes(&(*self as $as).to_le_bytes())
+                let value = *self;
+                if hasher.by_value() {
+                    // Sign-extended to 128 bits (`u128` keeps its bits).
+                    #[allow(unused_comparisons, clippy::cast_lossless)]
+                    let (negative, bits) = (value < 0, value as i128 as u128);
+                    hasher.hash_integer(negative, bits)
+                } else {
+                    let by_width: fn(&KeyHasher, $t) -> u64 = $by_width;
+                    by_width(hasher, value)
+                }
             }
         }
     )*};
 }
 
-integer_keys!(u8 => u8, u16 => u16, u128 => u128, i8 => i8, i16 => i16, i128 => i128);
-
-macro_rules! word_keys {
-    ($($t:ty => $as:ty, $method:ident),* $(,)?) => {$(
-        impl Key for $t {
-            #[inline]
-            fn key_hash(&self, hasher: &KeyHasher) -> u64 {
-                hasher.$method(*self as $as)
-            }
-        }
-    )*};
-}
-
-word_keys!(
-    u32 => u32, hash_u32, i32 => u32, hash_u32,
-    u64 => u64, hash_u64, i64 => u64, hash_u64, usize => u64, hash_u64, isize => u64, hash_u64,
+integer_keys!(
+    u8 => |h, v| h.hash_bytes(&v.to_le_bytes()),
+    u16 => |h, v| h.hash_bytes(&v.to_le_bytes()),
+    u32 => KeyHasher::hash_u32,
+    u128 => |h, v| h.hash_bytes(&v.to_le_bytes()),
+    i8 => |h, v| h.hash_bytes(&v.to_le_bytes()),
+    i16 => |h, v| h.hash_bytes(&v.to_le_bytes()),
+    i32 => |h, v| h.hash_u32(v as u32),
+    i64 => |h, v| h.hash_u64(v as u64),
+    isize => |h, v| h.hash_u64(v as u64),
+    i128 => |h, v| h.hash_bytes(&v.to_le_bytes()),
 );
+
+impl Key for u64 {
+    /// The same under both ids: its 8 little-endian bytes.
+    #[inline]
+    fn key_hash(&self, hasher: &KeyHasher) -> u64 {
+        hasher.hash_u64(*self)
+    }
+}
+
+impl Key for usize {
+    /// As the `u64` of the same value, on every platform.
+    #[inline]
+    fn key_hash(&self, hasher: &KeyHasher) -> u64 {
+        hasher.hash_u64(*self as u64)
+    }
+}
 
 impl Key for bool {
     #[inline]
@@ -471,12 +557,13 @@ mod tests {
         assert_eq!(mix64(1), 0x5692_161d_100b_05e5);
     }
 
-    /// The integer fast paths compute exactly XXH3-64 of the little-endian bytes.
+    /// The integer fast paths compute exactly XXH3-64 of the little-endian
+    /// bytes (id 1 hashes every integer that way).
     #[test]
     fn integer_fast_paths_equal_xxh3() {
         let mut x = 0x0123_4567_89ab_cdefu64;
         for seed in [0, 1, 42, u64::MAX, 0xdead_beef_0000_0001] {
-            let h = KeyHasher::new(seed);
+            let h = KeyHasher::with_algorithm(HashAlgorithm::Xxh3, seed);
             for _ in 0..2000 {
                 x = mix64(x.wrapping_add(1));
                 assert_eq!(
@@ -525,6 +612,87 @@ mod tests {
             KeyHasher::from_parts(9, 0).unwrap_err().kind(),
             ErrorKind::InvalidHeader
         );
-        assert_eq!(KeyHasher::from_parts(1, 5).unwrap(), KeyHasher::new(5));
+        assert_eq!(
+            KeyHasher::from_parts(1, 5).unwrap(),
+            KeyHasher::with_algorithm(HashAlgorithm::Xxh3, 5)
+        );
+        assert_eq!(KeyHasher::from_parts(2, 5).unwrap(), KeyHasher::new(5));
+        assert_eq!(KeyHasher::default().algorithm().id(), 2);
+    }
+
+    /// `v` hashed as every integer type that holds it.
+    #[allow(irrefutable_let_patterns)] // `v` as its own type
+    fn as_every_integer(h: &KeyHasher, v: i128) -> Vec<u64> {
+        let mut hashes = Vec::new();
+        macro_rules! each {
+            ($($t:ty),*) => {$(
+                if let Ok(value) = <$t>::try_from(v) {
+                    hashes.push(h.hash(&value));
+                }
+            )*};
+        }
+        each!(
+            i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize
+        );
+        hashes
+    }
+
+    /// Under id 2 an integer is one key whatever its type; non-negative
+    /// values up to `u64::MAX` hash as the `u64` always has (id 1's), so
+    /// filters of `u64` keys keep their bits.
+    #[test]
+    fn integers_hash_by_value() {
+        let h = KeyHasher::new(42);
+        let legacy = KeyHasher::with_algorithm(HashAlgorithm::Xxh3, 42);
+        let edges = [i128::MIN, i128::from(i64::MIN), -129, -1, 0, 1, 255, 256];
+        let more = [i128::from(u32::MAX), i128::from(u64::MAX), i128::MAX];
+        for v in edges.into_iter().chain(more).chain(-300..300) {
+            let hashes = as_every_integer(&h, v);
+            assert!(hashes.iter().all(|&hash| hash == hashes[0]), "{v}");
+            if let Ok(small) = u64::try_from(v) {
+                assert_eq!(hashes[0], legacy.hash(&small), "{v}");
+            }
+        }
+        let mut x = 1u64;
+        for _ in 0..1000 {
+            x = mix64(x);
+            assert_eq!(h.hash(&x), legacy.hash(&x));
+            assert_eq!(h.hash(&(x as usize)), legacy.hash(&x));
+        }
+        // No negative value is an unsigned one of the same bits.
+        assert_ne!(h.hash(&-1i32), h.hash(&u32::MAX));
+        assert_ne!(h.hash(&-1i64), h.hash(&u64::MAX));
+        assert_ne!(h.hash(&-1i128), h.hash(&u128::MAX));
+        assert_ne!(h.hash(&i128::MIN), h.hash(&(1u128 << 127)));
+        // The seed still matters on the wide path.
+        assert_ne!(h.hash(&-1i8), KeyHasher::new(43).hash(&-1i8));
+    }
+
+    /// Golden values of the by-value rule beyond `u64` (the rest is the
+    /// `u64` path, pinned above): part of the on-disk contract of id 2.
+    #[test]
+    fn wide_integer_hashes_are_stable() {
+        let h = KeyHasher::new(0);
+        let mut negative_one = [0xff; 17];
+        negative_one[16] = 1;
+        assert_eq!(h.hash(&-1i32), h.hash_bytes(&negative_one));
+        let mut big = [0; 17];
+        big[8] = 1;
+        assert_eq!(h.hash(&(1u128 << 64)), h.hash_bytes(&big));
+        assert_eq!(h.hash(&-1i32), WIDE_GOLDEN[0]);
+        assert_eq!(h.hash(&(1u128 << 64)), WIDE_GOLDEN[1]);
+    }
+
+    /// XXH3-64 (seed 0) of -1 and of 2^64 by the 17-byte rule, computed
+    /// independently by `xxhsum -H3` (xxHash 0.8.1) over those 17 bytes.
+    const WIDE_GOLDEN: [u64; 2] = [0x496d_bac1_fa1a_0d8a, 0xe664_2245_1396_549c];
+
+    proptest::proptest! {
+        /// Any `i64` is one key as every type that holds it.
+        #[test]
+        fn any_integer_is_one_key(v: i64, seed: u64) {
+            let hashes = as_every_integer(&KeyHasher::new(seed), i128::from(v));
+            proptest::prop_assert!(hashes.iter().all(|&hash| hash == hashes[0]));
+        }
     }
 }

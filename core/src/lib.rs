@@ -8,6 +8,7 @@ mod error;
 mod filter;
 pub mod format;
 mod hash;
+mod inherent;
 pub mod keys;
 pub mod memory;
 #[allow(unsafe_code)]

@@ -1,88 +1,67 @@
-//! Insert, positive and negative lookups and remove for this crate's
-//! counting Bloom filters (4-bit counters) beside fastbloom-rs 0.5's
-//! `CountingBloomFilter` (4-bit) and qfilter 0.3 (a quotient filter that
-//! deletes and counts), and filterlab-bloom's `BlockedBloomFilter` (what the
-//! blocked counting filter's lookups are compared with), on the same u64
-//! keys in the same groups: n = 1e7 at p = 1e-2 (issue 9), and n = 1e5.
+//! Churn and lookups in this crate's two layouts, 4-bit counters, sized
+//! for 10^6 keys at 1%: each iteration inserts 10^6 keys one by one and
+//! removes them again (the filter ends empty, as it began), and looks up
+//! 10^6 keys, half of them held, in a filter holding half of its capacity.
+//! One generic function measures both layouts through the `Filter` and
+//! `RemovableFilter` traits.
 //!
-//! `cargo bench -p filterlab-counting-bloom --bench counting` (all of it), or
-//! filtered, e.g. `-- 'n=1e7'` or `-- 'lookup_negative/.*n=1e7'`.
-//!
-//! Every filter is measured through `filterlab_peers::Subject`, one generic
-//! function for all; filterlab's filters one key at a time and, labelled
-//! `(batched)`, through their batch API. Each prints its bits per item and
-//! the FPP measured on the million never-inserted lookup keys.
+//! `cargo bench -p filterlab-counting-bloom`, or filtered, e.g. `-- blocked`.
+//! (Comparisons with other crates' counting filters live in the
+//! repository's unpublished `filterlab-peers` crate.)
 
-use criterion::Criterion;
-use filterlab_bloom::BlockedBloomFilter;
-use filterlab_counting_bloom::{BlockedCountingBloomFilter, CountingBloomFilter};
-use filterlab_peers::Workload;
-use filterlab_peers::bench::{self, Keys};
-use filterlab_peers::{FastBloomRsCounting, FilterlabSubject, PeerSubject, QFilter, Subject};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use filterlab_core::keys::insert_key;
+use filterlab_counting_bloom::{
+    BlockedCountingBloomFilter, CountingBloomFilter, Error, RemovableFilter,
+};
 
-/// The seed of every filter's hasher.
-const SEED: u64 = 1;
+const ITEMS: u64 = 1_000_000;
 
-/// Keys looked up (and removed) per pass.
-const LOOKUPS: u64 = 1_000_000;
-
-/// Builds one benchmarked filter, empty, for n keys at p.
-type Make = fn(u64, f64) -> Option<Box<dyn Subject>>;
-
-/// Every benchmarked filter, in group order.
-const SUBJECTS: [(&str, Make); 5] = [
-    ("filterlab-counting", |n, p| {
-        let filter = CountingBloomFilter::with_fpp(p)
-            .expected_items(n)
-            .seed(SEED);
-        Some(
-            FilterlabSubject::new(filter.build().ok()?)
-                .removable()
-                .boxed(),
-        )
-    }),
-    ("filterlab-blocked-counting", |n, p| {
-        let builder = BlockedCountingBloomFilter::with_fpp(p).expected_items(n);
-        Some(
-            FilterlabSubject::new(builder.seed(SEED).build().ok()?)
-                .removable()
-                .boxed(),
-        )
-    }),
-    ("filterlab-blocked-bloom", |n, p| {
-        let builder = BlockedBloomFilter::with_fpp(p).expected_items(n).seed(SEED);
-        Some(FilterlabSubject::new(builder.build().ok()?).boxed())
-    }),
-    ("fastbloom-rs", |n, p| {
-        Some(PeerSubject::boxed(FastBloomRsCounting::new(&workload(
-            n, p,
-        ))))
-    }),
-    ("qfilter", |n, p| {
-        Some(PeerSubject::boxed(QFilter::new(&workload(n, p)).ok()?))
-    }),
-];
-
-fn workload(items: u64, fpp: f64) -> Workload {
-    Workload {
-        items,
-        fpp,
-        seed: SEED,
+fn churn_and_lookups<F: RemovableFilter>(c: &mut Criterion, layout: &str, built: Result<F, Error>) {
+    let mut filter = built.expect("a million keys fit the default memory limit");
+    let hasher = *filter.hasher();
+    let hashes: Vec<u64> = (0..ITEMS).map(|i| hasher.hash(&insert_key(3, i))).collect();
+    let mut group = c.benchmark_group(format!("counting {layout}"));
+    group.throughput(Throughput::Elements(2 * ITEMS));
+    group.bench_function("insert then remove each key", |b| {
+        b.iter(|| {
+            let added = hashes
+                .iter()
+                .filter(|&&h| filter.insert_hash(h).is_ok())
+                .count();
+            let removed = hashes
+                .iter()
+                .filter(|&&h| filter.remove_hash(h).unwrap_or(false))
+                .count();
+            assert_eq!(
+                (added, removed, filter.len()),
+                (hashes.len(), hashes.len(), 0)
+            );
+        });
+    });
+    // Every other key held: half the lookups are of held keys.
+    for &h in hashes.iter().step_by(2) {
+        filter
+            .insert_hash(h)
+            .expect("a counting filter takes every key");
     }
+    group.throughput(Throughput::Elements(ITEMS));
+    group.bench_function("contains, half held", |b| {
+        b.iter(|| hashes.iter().filter(|&&h| filter.contains_hash(h)).count());
+    });
+    group.finish();
 }
 
-fn counting_vs_peers(c: &mut Criterion) {
-    let fpp = 1e-2;
-    for items in [10_000_000u64, 100_000] {
-        let keys = Keys::new(items, LOOKUPS);
-        let label = format!("n={items:.0e},p={fpp:.0e}");
-        let subjects = SUBJECTS.map(|(name, make)| (name, make(items, fpp)));
-        for (name, refused) in bench::each_subject(c, &label, &keys, subjects) {
-            assert_eq!(refused, 0, "{name} refused keys");
-        }
-    }
+fn layouts(c: &mut Criterion) {
+    let standard = CountingBloomFilter::with_fpp(0.01).expected_items(ITEMS);
+    churn_and_lookups(c, "standard", standard.build());
+    let blocked = BlockedCountingBloomFilter::with_fpp(0.01).expected_items(ITEMS);
+    churn_and_lookups(c, "blocked", blocked.build());
 }
 
-fn main() {
-    bench::run(counting_vs_peers);
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(10);
+    targets = layouts
 }
+criterion_main!(benches);

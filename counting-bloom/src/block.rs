@@ -130,10 +130,12 @@ impl Kernel {
         scalar::contains_probes::<BITS>(block, hash, num_hashes)
     }
 
-    /// Adds one to each of the key's counters that is not saturated; whether
-    /// any was zero before (the key was new).
+    /// With `UP`, adds one to each of the key's counters that is not
+    /// saturated and says whether any was zero before (the key was new);
+    /// otherwise takes one from each, when none is zero, and says whether it
+    /// did (if not, the block is unchanged).
     #[inline]
-    pub(crate) fn increment<const BITS: u32>(
+    pub(crate) fn step<const BITS: u32, const UP: bool>(
         self,
         block: &mut Block,
         hash: u64,
@@ -141,25 +143,19 @@ impl Kernel {
     ) -> bool {
         #[cfg(target_arch = "x86_64")]
         if let Some(avx512) = self.avx512 {
-            return avx512.increment(block, block_seed(hash), num_hashes);
+            let seed = block_seed(hash);
+            return if UP {
+                avx512.increment(block, seed, num_hashes)
+            } else {
+                avx512.decrement(block, seed, num_hashes)
+            };
         }
-        scalar::increment::<BITS>(block, probe_mask::<BITS>(hash, num_hashes))
-    }
-
-    /// Takes one from each of the key's counters that is not saturated, when
-    /// none is zero; whether it did (otherwise the block is unchanged).
-    #[inline]
-    pub(crate) fn decrement<const BITS: u32>(
-        self,
-        block: &mut Block,
-        hash: u64,
-        num_hashes: u32,
-    ) -> bool {
-        #[cfg(target_arch = "x86_64")]
-        if let Some(avx512) = self.avx512 {
-            return avx512.decrement(block, block_seed(hash), num_hashes);
+        let mask = probe_mask::<BITS>(hash, num_hashes);
+        if UP {
+            scalar::increment::<BITS>(block, mask)
+        } else {
+            scalar::decrement::<BITS>(block, mask)
         }
-        scalar::decrement::<BITS>(block, probe_mask::<BITS>(hash, num_hashes))
     }
 }
 

@@ -4,7 +4,7 @@ use filterlab_bloom::BloomFilter;
 use filterlab_core::format::{FrameWriter, Header};
 use filterlab_core::memory::{addressable, zeroed_words};
 use filterlab_core::theory::bloom_estimate_items;
-use filterlab_core::{Error, ErrorKind, FilterKind, Persist};
+use filterlab_core::{Error, ErrorKind, FilterKind};
 
 use crate::counters::Width;
 use crate::filter::CountingBloom;
@@ -94,7 +94,7 @@ impl<const BITS: u32> CountingBloom<Standard, BITS> {
 
 #[cfg(test)]
 mod tests {
-    use crate::{CountingBloomFilter, Error, Filter};
+    use crate::{CountingBloomFilter, Error};
 
     /// Regression `decode_counting/to-bloom-64counters-k1-63keys-invalid-header`:
     /// at k = 1, 63 distinct keys set 41 of 64 counters; the estimate and

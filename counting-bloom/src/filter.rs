@@ -237,17 +237,29 @@ impl<L: Layout, const BITS: u32> CountingBloom<L, BITS> {
         }
     }
 
+    /// Adds one to the counters of a pre-hashed key (`UP`: whether it was
+    /// new), or takes one from them (whether it could: see `take`).
+    #[inline]
+    fn step<const UP: bool>(&mut self, hash: u64) -> bool {
+        let k = self.num_hashes;
+        if L::BLOCKED {
+            let index = self.block_of(hash);
+            let block = &mut self.counters.blocks[index];
+            self.kernel.step::<BITS, UP>(block, hash, k)
+        } else {
+            let probes = Probes::new(hash, self.num_counters);
+            if UP {
+                kernel::increment::<BITS>(&mut self.counters, probes, k)
+            } else {
+                kernel::decrement::<BITS>(&mut self.counters, probes, k)
+            }
+        }
+    }
+
     /// Inserts a pre-hashed key; whether it was new.
     #[inline]
     fn add(&mut self, hash: u64) -> bool {
-        let k = self.num_hashes;
-        let new = if L::BLOCKED {
-            let index = self.block_of(hash);
-            self.kernel
-                .increment::<BITS>(&mut self.counters.blocks[index], hash, k)
-        } else {
-            kernel::increment::<BITS>(&mut self.counters, Probes::new(hash, self.num_counters), k)
-        };
+        let new = self.step::<true>(hash);
         self.len = self.len.saturating_add(1);
         new
     }
@@ -260,14 +272,7 @@ impl<L: Layout, const BITS: u32> CountingBloom<L, BITS> {
         if self.len == 0 {
             return false;
         }
-        let k = self.num_hashes;
-        let taken = if L::BLOCKED {
-            let index = self.block_of(hash);
-            self.kernel
-                .decrement::<BITS>(&mut self.counters.blocks[index], hash, k)
-        } else {
-            kernel::decrement::<BITS>(&mut self.counters, Probes::new(hash, self.num_counters), k)
-        };
+        let taken = self.step::<false>(hash);
         self.len -= u64::from(taken);
         taken
     }
@@ -583,6 +588,9 @@ impl<L: Layout, const BITS: u32> RemovableFilter for CountingBloom<L, BITS> {
         Ok(self.take(hash))
     }
 }
+
+// `remove` is this type's own: it never fails.
+filterlab_core::inherent_methods!([L: Layout, const BITS: u32] CountingBloom<L, BITS>: filter, write, read);
 
 impl<L: Layout, const BITS: u32> Merge for CountingBloom<L, BITS> {
     /// Adds the counters (saturating): the multiset sum, so `len` becomes

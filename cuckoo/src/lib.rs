@@ -18,6 +18,10 @@ pub use config::{
 pub use filter::CuckooFilter;
 pub use filterlab_core::sizing::human_bytes;
 pub use filterlab_core::{
-    Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Persist, RemovableFilter, ViaHash,
+    Error, ErrorKind, Filter, FilterKind, HashAlgorithm, Key, KeyHasher, Persist, RemovableFilter,
+    ViaHash,
 };
 pub use sizing::{CuckooSizing, FingerprintChoice};
+
+// The common operations without a trait import (see filterlab-core).
+filterlab_core::inherent_methods!(CuckooFilter: filter, remove, write, read);

@@ -9,7 +9,7 @@ use std::io::{Read, Write};
 
 use filterlab_core::format::{FrameReader, FrameWriter, Header};
 use filterlab_core::sizing::SizedFor;
-use filterlab_core::{Error, ErrorKind, Filter, FilterKind, Persist};
+use filterlab_core::{Error, ErrorKind, FilterKind, Persist};
 
 use crate::config::{
     CuckooConfig, DEFAULT_TIGHTENING, Growth, check_capacity, check_fingerprint_bits, check_growth,

@@ -42,11 +42,13 @@ if [ ! -x /usr/bin/time ]; then
     fi
 fi
 
-cargo build --release --quiet -p filterlab-dedup --bin dedup --example bench_input
+cargo build --release --quiet -p filterlab-dedup --bin dedup
+# The input generator is a measurement program: it lives in filterlab-peers.
+cargo build --release --quiet -p filterlab-peers --example dedup_input
 DEDUP=target/release/dedup
 
 echo "generating $LINES lines with $UNIQUES uniques into $DATA" >&2
-target/release/examples/bench_input "$LINES" "$UNIQUES" > "$DATA"
+target/release/examples/dedup_input "$LINES" "$UNIQUES" > "$DATA"
 BYTES=$(stat -c %s "$DATA")
 # Every tool then reads the file from the page cache.
 cat "$DATA" > /dev/null

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use filterlab_bloom::{BloomConfig, BloomFilter};
 use filterlab_core::format::{DEFAULT_PAYLOAD_LIMIT, FrameReader, FrameWriter, Header};
-use filterlab_core::{ErrorKind as CoreKind, Filter, FilterKind, Persist};
+use filterlab_core::{ErrorKind as CoreKind, FilterKind, Persist};
 
 use crate::atomic::AtomicFile;
 use crate::dedup::{Counters, Deduplicator};

@@ -4,7 +4,7 @@
 use std::fmt;
 
 use filterlab_bloom::{BloomBuilder, BloomConfig, BloomFilter, BloomSizing, human_bytes};
-use filterlab_core::KeyHasher;
+use filterlab_core::{HashAlgorithm, KeyHasher};
 
 use crate::error::{Error, invalid};
 use crate::hex::digits_for_bits;
@@ -87,7 +87,7 @@ impl Settings {
         Ok(BloomFilter::with_fpp(self.fpp)
             .expected_items(self.items()?)
             .power_of_two(self.sizing_mode == SizingMode::PowerOfTwo)
-            .seed(self.seed))
+            .hasher(self.hasher()))
     }
 
     /// The sizing, computed without allocating.
@@ -108,9 +108,13 @@ impl Settings {
         })
     }
 
-    /// The key hasher.
+    /// The key hasher: XXH3 with integer keys by width (hasher id 1), as
+    /// every checkpoint so far was written with. A checkpoint records it
+    /// and is refused under another, so id 2 (integers by value, the other
+    /// filters' default) would refuse every existing state file; the
+    /// command's keys are bytes, which both ids hash alike.
     pub(crate) fn hasher(&self) -> KeyHasher {
-        KeyHasher::new(self.seed)
+        KeyHasher::with_algorithm(HashAlgorithm::Xxh3, self.seed)
     }
 }
 

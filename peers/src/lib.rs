@@ -164,3 +164,9 @@ mod tests {
         assert_eq!(positives(), positives());
     }
 }
+
+/// The repository's README, whose examples run as doctests here: this
+/// crate is not published, so the path outside the package is fine.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct RootReadmeDoctests;

@@ -3,6 +3,11 @@
 //! directory, killed when dropped, or the server `FILTERLAB_REDIS_URL`
 //! names.
 //!
+//! On a machine with neither, [`Server::start`] lets a test skip: it says
+//! so on stderr, once per process, and the test returns early. With
+//! `FILTERLAB_REQUIRE_REDIS=1` (set by CI, which installs the server) a
+//! missing server fails the test instead.
+//!
 //! ```no_run
 //! // no_run: needs redis-server on the PATH (or FILTERLAB_REDIS_URL).
 //! use filterlab_redis::RedisBloomFilter;
@@ -15,7 +20,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::io;
+use std::io::{self, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Child;
@@ -32,6 +37,10 @@ use process::{calls_in, spawn_with};
 
 /// The variable naming a server to use instead of a private one.
 pub const URL_VARIABLE: &str = "FILTERLAB_REDIS_URL";
+
+/// The variable that makes a missing server fail the tests instead of
+/// skipping them, when set to `1`.
+pub const REQUIRE_VARIABLE: &str = "FILTERLAB_REQUIRE_REDIS";
 
 /// How to get `redis-server`, for messages.
 const INSTALL_HINT: &str = "install it (apt-get install redis-server) or set FILTERLAB_REDIS_URL";
@@ -66,32 +75,39 @@ impl Server {
         }
     }
 
-    /// [`discover`](Self::discover), for tests: panics, saying how to get
-    /// a server, when there is none.
+    /// [`discover`](Self::discover), for tests: `None` when `redis-server`
+    /// is not on the PATH and `FILTERLAB_REDIS_URL` is unset (see
+    /// [`skip`]), so that a test can skip with
+    /// `let Some(server) = Server::start() else { return };`.
     ///
     /// # Panics
     ///
-    /// When `discover` fails.
-    pub fn start() -> Self {
-        Self::discover().unwrap_or_else(|err| panic!("no Redis server: {err}; {INSTALL_HINT}"))
+    /// When there is no server and `FILTERLAB_REQUIRE_REDIS` is `1`, or
+    /// when `redis-server` is there but does not start.
+    pub fn start() -> Option<Self> {
+        match Self::discover() {
+            Err(err) if err.kind() == io::ErrorKind::NotFound => skip(&err),
+            started => Some(started.unwrap_or_else(|err| panic!("no Redis server: {err}"))),
+        }
     }
 
     /// A private server, `persistent` or not; `None` when
     /// `FILTERLAB_REDIS_URL` is set (a test then must not kill the user's
-    /// server nor count commands on it). A persistent one keeps every
+    /// server nor count commands on it), and as [`start`](Self::start)
+    /// when `redis-server` is not on the PATH. A persistent one keeps every
     /// acknowledged write across a kill and restart (append-only file,
     /// fsync before each reply).
     ///
     /// # Panics
     ///
-    /// When `redis-server` cannot be started.
+    /// As [`start`](Self::start).
     pub fn start_private(persistent: bool) -> Option<Self> {
         match user_url() {
             Some(_) => None,
-            None => Some(
-                Self::private(persistent)
-                    .unwrap_or_else(|err| panic!("no Redis server: {err}; {INSTALL_HINT}")),
-            ),
+            None => match Self::private(persistent) {
+                Err(err) if err.kind() == io::ErrorKind::NotFound => skip(&err),
+                started => Some(started.unwrap_or_else(|err| panic!("no Redis server: {err}"))),
+            },
         }
     }
 
@@ -286,6 +302,32 @@ impl Private {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// What a test does without a server: with `FILTERLAB_REQUIRE_REDIS=1`,
+/// fail; otherwise return `None` for the test to skip, after saying so on
+/// stderr the first time in this process (written to the stream itself,
+/// past the test harness's capture, so that `cargo test` shows it).
+///
+/// # Panics
+///
+/// When `FILTERLAB_REQUIRE_REDIS` is `1`.
+pub fn skip<T>(err: &io::Error) -> Option<T> {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    let required = std::env::var(REQUIRE_VARIABLE).is_ok_and(|value| value == "1");
+    assert!(
+        !required,
+        "no Redis server ({REQUIRE_VARIABLE}=1): {err}; {INSTALL_HINT}"
+    );
+    ONCE.call_once(|| {
+        let _ = writeln!(
+            io::stderr(),
+            "\nSKIPPED: every test of this binary that needs a Redis server passes without \
+             running ({err}; FILTERLAB_REDIS_URL is unset). To run them, {INSTALL_HINT}; \
+             {REQUIRE_VARIABLE}=1 makes a missing server an error.\n"
+        );
+    });
+    None
 }
 
 /// `FILTERLAB_REDIS_URL`, when set and not empty.

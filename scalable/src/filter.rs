@@ -289,6 +289,11 @@ impl<L: Layer> ScalableBloomFilter<L> {
 /// no layer batched.
 const BATCHED_LAYER_BYTES: usize = 1 << 20;
 
+filterlab_core::inherent_methods!([L: Layer] ScalableBloomFilter<L>: filter, write);
+// Reading for the default layer only, so that `ScalableBloomFilter::from_bytes`
+// infers it; other layers read through `Persist`.
+filterlab_core::inherent_methods!(ScalableBloomFilter: read);
+
 impl<L: Layer> Filter for ScalableBloomFilter<L> {
     fn hasher(&self) -> &KeyHasher {
         &self.config.hasher

@@ -2,9 +2,9 @@
 //!
 //! Inserts build the key's 512-bit mask in one AVX-512 register where the
 //! CPU has AVX-512F (detected with AVX2, same bits and answers): measured
-//! (`examples/insert_anatomy.rs`), building the mask is where a one-key
-//! insert's time beyond a lookup goes, not the block's size, the test or
-//! the store.
+//! (`insert_anatomy`, a program since removed; see the git history),
+//! building the mask is where a one-key insert's time beyond a lookup goes,
+//! not the block's size, the test or the store.
 //!
 //! The `unsafe` code here: calls into `#[target_feature(enable = "avx2")]`
 //! (and `"avx512f,avx2"`) functions, made only through [`Avx2`], a value
@@ -137,9 +137,7 @@ impl Avx2 {
         if let Self(Detected, Some(Detected)) = self {
             // SAFETY: `self` proves that the CPU supports AVX2 and AVX-512F,
             // the target features `insert_avx512` enables.
-            return unsafe {
-                x86_64::insert_avx512(block, seed, &lanes.first, lanes.num_hashes, table)
-            };
+            return unsafe { x86_64::insert_avx512(block, seed, lanes, table) };
         }
         self.call(x86_64::insert, block, seed, lanes, table)
     }
@@ -242,16 +240,11 @@ mod x86_64 {
 
 #[cfg(target_arch = "x86_64")]
 mod x86_64 {
-    use core::arch::x86_64::{
-        __m256i, __m512i, _mm256_and_si256, _mm256_blendv_ps, _mm256_castps_si256,
-        _mm256_castsi256_ps, _mm256_loadu_si256, _mm256_mullo_epi32, _mm256_or_si256,
-        _mm256_permutevar8x32_epi32, _mm256_set1_epi32, _mm256_setr_epi32, _mm256_setzero_si256,
-        _mm256_sllv_epi32, _mm256_srli_epi32, _mm256_storeu_si256, _mm256_sub_epi32,
-        _mm256_testc_si256, _mm512_andnot_si512, _mm512_castsi256_si512, _mm512_loadu_si512,
-        _mm512_or_si512, _mm512_permutexvar_epi32, _mm512_set1_epi32, _mm512_setr_epi32,
-        _mm512_setzero_si512, _mm512_sllv_epi32, _mm512_storeu_si512, _mm512_sub_epi32,
-        _mm512_test_epi32_mask,
-    };
+    // The AVX2 and AVX-512F intrinsics, some forty of them.
+    #[allow(clippy::wildcard_imports)]
+    use core::arch::x86_64::*;
+
+    use super::Lanes;
 
     /// Calls `work` in a function compiled for AVX2.
     ///
@@ -405,23 +398,11 @@ mod x86_64 {
         num_hashes: u32,
         table: &[u32],
     ) -> bool {
-        // SAFETY: `first` is 32 bytes; `loadu` has no alignment requirement.
-        let first = unsafe { _mm256_loadu_si256(first.as_ptr().cast::<__m256i>()) };
-        let seed = _mm256_set1_epi32(seed as i32);
         let none = _mm256_setzero_si256();
-        let probes = num_hashes as usize;
-        let mut product = _mm256_mullo_epi32(seed, first);
         let (mut low, mut high) = (none, none);
-        let mut start = 0;
-        loop {
-            let bits = _mm256_srli_epi32::<23>(product);
-            (low, high) = group_mask(bits, (probes - start).min(8), (low, high));
-            start += 8;
-            if start >= probes {
-                break;
-            }
-            product = later_group(seed, table, probes, start).0;
-        }
+        for_each_group(seed, first, num_hashes, table, |bits, count| {
+            (low, high) = group_mask(bits, count, (low, high));
+        });
         let words = block.as_mut_ptr();
         // SAFETY: `block` is 64 bytes, readable and writable through the
         // exclusive borrow; each access reads or writes 32 of them (words
@@ -442,6 +423,54 @@ mod x86_64 {
         }
     }
 
+    /// Calls `add(bits, count)` for each group of up to eight of a key's
+    /// `num_hashes` probes, in order: lane j of `bits` holds probe j's bit
+    /// in the block (`seed · multiplier >> 23`), `count` is how many of the
+    /// group's lanes are real probes. The first group's multipliers are
+    /// `first`; later ones come from `table` ([`later_group`]).
+    #[allow(clippy::cast_ptr_alignment)]
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn for_each_group(
+        seed: u32,
+        first: &[u32; 8],
+        num_hashes: u32,
+        table: &[u32],
+        mut add: impl FnMut(__m256i, usize),
+    ) {
+        // SAFETY: `first` is 32 bytes; `loadu` has no alignment requirement.
+        let first = unsafe { _mm256_loadu_si256(first.as_ptr().cast::<__m256i>()) };
+        let seed = _mm256_set1_epi32(seed as i32);
+        let probes = num_hashes as usize;
+        let mut product = _mm256_mullo_epi32(seed, first);
+        let mut start = 0;
+        loop {
+            add(_mm256_srli_epi32::<23>(product), (probes - start).min(8));
+            start += 8;
+            if start >= probes {
+                return;
+            }
+            product = later_group(seed, table, probes, start).0;
+        }
+    }
+
+    /// `$mask::<N>($args)` for N = `$probes` (1..=8; 0 counts as 1, more
+    /// as 8): one copy of the mask builder unrolled for each count.
+    macro_rules! unrolled {
+        ($probes:expr, $mask:ident($($arg:expr),*)) => {
+            match $probes {
+                0 | 1 => $mask::<1>($($arg),*),
+                2 => $mask::<2>($($arg),*),
+                3 => $mask::<3>($($arg),*),
+                4 => $mask::<4>($($arg),*),
+                5 => $mask::<5>($($arg),*),
+                6 => $mask::<6>($($arg),*),
+                7 => $mask::<7>($($arg),*),
+                _ => $mask::<8>($($arg),*),
+            }
+        };
+    }
+
     /// `masks` with the bits of the group's first `probes` lanes of `bits`
     /// (each a probe's bit q = product >> 23) added; `probes` is 1..=8 (more
     /// count as 8). Dispatches once to a copy unrolled for that count, so
@@ -449,16 +478,7 @@ mod x86_64 {
     #[inline]
     #[target_feature(enable = "avx2")]
     fn group_mask(bits: __m256i, probes: usize, masks: (__m256i, __m256i)) -> (__m256i, __m256i) {
-        match probes {
-            0 | 1 => lanes_mask::<1>(bits, masks),
-            2 => lanes_mask::<2>(bits, masks),
-            3 => lanes_mask::<3>(bits, masks),
-            4 => lanes_mask::<4>(bits, masks),
-            5 => lanes_mask::<5>(bits, masks),
-            6 => lanes_mask::<6>(bits, masks),
-            7 => lanes_mask::<7>(bits, masks),
-            _ => lanes_mask::<8>(bits, masks),
-        }
+        unrolled!(probes, lanes_mask(bits, masks))
     }
 
     /// `masks` with the bits of lanes 0..N of `bits` added: probe bit q is
@@ -490,7 +510,7 @@ mod x86_64 {
     /// bits and answer as [`insert`], each probe a broadcast, a subtract, a
     /// shift and an OR over all sixteen 32-bit words at once (the AVX2 mask
     /// takes two of each but the broadcast). Measured at 1e7 keys
-    /// (`examples/insert_anatomy.rs`, k = 6): a one-key insert of 11.4-12.6
+    /// (`insert_anatomy`, since removed, k = 6): a one-key insert of 11.4-12.6
     /// ns against 17.2-20.1 ns with the AVX2 mask of eight lanes, and 8.8-9.9
     /// ns with sbbf's 8-bit mask in the same blocks.
     ///
@@ -503,28 +523,21 @@ mod x86_64 {
     pub(super) unsafe fn insert_avx512(
         block: &mut [u64; 8],
         seed: u32,
-        first: &[u32; 8],
-        num_hashes: u32,
+        lanes: &Lanes,
         table: &[u32],
     ) -> bool {
-        // SAFETY: `first` is 32 bytes; `loadu` has no alignment requirement.
-        let first = unsafe { _mm256_loadu_si256(first.as_ptr().cast::<__m256i>()) };
-        let seed = _mm256_set1_epi32(seed as i32);
-        let probes = num_hashes as usize;
-        let mut product = _mm256_mullo_epi32(seed, first);
         let mut mask = _mm512_setzero_si512();
-        let mut start = 0;
-        loop {
-            // Lanes 8..16 of `bits` are never read: only lanes 0..8 are
-            // broadcast.
-            let bits = _mm512_castsi256_si512(_mm256_srli_epi32::<23>(product));
-            mask = wide_group_mask(bits, (probes - start).min(8), mask);
-            start += 8;
-            if start >= probes {
-                break;
-            }
-            product = later_group(seed, table, probes, start).0;
-        }
+        for_each_group(
+            seed,
+            &lanes.first,
+            lanes.num_hashes,
+            table,
+            |bits, count| {
+                // Lanes 8..16 of the widened `bits` are never read: only lanes
+                // 0..8 are broadcast.
+                mask = wide_group_mask(_mm512_castsi256_si512(bits), count, mask);
+            },
+        );
         let words = block.as_mut_ptr().cast::<__m512i>();
         // SAFETY: `block` is 64 bytes, readable and writable through the
         // exclusive borrow; `loadu`/`storeu` have no alignment requirement.
@@ -540,16 +553,7 @@ mod x86_64 {
     #[inline]
     #[target_feature(enable = "avx512f,avx2")]
     fn wide_group_mask(bits: __m512i, probes: usize, mask: __m512i) -> __m512i {
-        match probes {
-            0 | 1 => wide_lanes_mask::<1>(bits, mask),
-            2 => wide_lanes_mask::<2>(bits, mask),
-            3 => wide_lanes_mask::<3>(bits, mask),
-            4 => wide_lanes_mask::<4>(bits, mask),
-            5 => wide_lanes_mask::<5>(bits, mask),
-            6 => wide_lanes_mask::<6>(bits, mask),
-            7 => wide_lanes_mask::<7>(bits, mask),
-            _ => wide_lanes_mask::<8>(bits, mask),
-        }
+        unrolled!(probes, wide_lanes_mask(bits, mask))
     }
 
     /// [`lanes_mask`] with the mask in one AVX-512 register (word t in lane

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use filterlab_bloom::{AtomicBloomFilter, BloomFilter, Filter, Persist};
+use filterlab_bloom::{AtomicBloomFilter, BloomFilter, Filter};
 use filterlab_core::Probes;
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::testing::{Conformance, check_fpp_against_theory};

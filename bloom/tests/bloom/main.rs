@@ -48,7 +48,7 @@ macro_rules! check_bad_parameters {
 /// was.
 macro_rules! check_kernel_choice {
     ($filter:ident, $scalar:expr) => {{
-        use filterlab_bloom::{ErrorKind, Kernel, Persist};
+        use filterlab_bloom::{ErrorKind, Kernel};
         let filter: $filter = $scalar;
         assert_eq!(filter.kernel(), Kernel::Scalar);
         let read = $filter::from_bytes(&filter.to_bytes()).unwrap();
@@ -68,15 +68,127 @@ macro_rules! check_kernel_choice {
     }};
 }
 
+/// The tests the two blocked layouts share, written once for `$filter`
+/// (a macro: the builders and the inherent methods are each type's own):
+/// `sized(items, fpp, seed, kernel)`, the conformance suite for every
+/// kernel, the FPP grid against the exact theory (seeds from `$seed`), the
+/// kernel choice, refused merges, the counter bound, estimates against
+/// theory, serde; and the helpers `check_golden_every_kernel`, which reads
+/// a golden file with every kernel, and `check_drift`, which checks that
+/// a builder's filter is refused under each of `drifted`'s configurations.
+macro_rules! block_layout_tests {
+    ($filter:ident, $builder:ident, fpp_seeds: $seed:expr) => {
+        fn sized(items: u64, fpp: f64, seed: u64, kernel: Kernel) -> $filter {
+            let builder = $filter::with_fpp(fpp).expected_items(items).seed(seed);
+            builder.kernel(kernel).build().unwrap()
+        }
+
+        #[test]
+        fn conformance_every_kernel() {
+            for kernel in kernels() {
+                let by_seed = move |seed| sized(400, 0.01, seed, kernel);
+                Conformance::varying(stringify!($filter), by_seed, 1, 2).check();
+                let by_fpp = move |fpp| sized(400, fpp, 1, kernel);
+                Conformance::varying(stringify!($filter), by_fpp, 0.01, 0.001).check_mergeable();
+            }
+        }
+
+        /// Every state inserts, merges, `clear` and accepted files reach
+        /// reads back (with the fastest kernel: the format does not depend
+        /// on it).
+        #[test]
+        fn reachable_states_persist() {
+            let make = || sized(100, 0.01, 1, Kernel::detect());
+            Conformance::new(stringify!($filter), make)
+                .mergeable()
+                .check_states();
+        }
+
+        #[test]
+        fn fpp_matches_exact_theory_every_kernel() {
+            $crate::check_fpp_grid($seed, sized);
+        }
+
+        #[test]
+        fn kernel_choice_and_errors() {
+            check_kernel_choice!($filter, sized(1000, 0.01, 1, Kernel::Scalar));
+        }
+
+        #[test]
+        fn merges_refuse_other_configurations() {
+            let mut filter = sized(1000, 0.01, 1, Kernel::detect());
+            filter.insert("x");
+            let others = [(1000, 0.01, 2), (1000, 0.001, 1), (5000, 0.01, 1)]
+                .map(|(items, fpp, seed)| sized(items, fpp, seed, Kernel::detect()));
+            filterlab_core::testing::check_merges_refuse(&filter, &others);
+        }
+
+        #[test]
+        fn a_counter_above_the_bits_set_is_refused() {
+            for kernel in kernels() {
+                $crate::check_counter_bound(sized(1000, 0.01, 6, kernel), $filter::set_bits);
+            }
+        }
+
+        /// Empty, then 10,000 keys: the FPP given the fill is 0, then
+        /// within 15% of the exact theory; the estimate from the bits set
+        /// within 3% of the keys.
+        #[test]
+        fn estimates_follow_the_fill() {
+            let mut filter = sized(10_000, 0.01, 4, Kernel::detect());
+            assert_eq!(filter.expected_fpp(), 0.0);
+            filter.extend((0..10_000u64).map(|i| insert_key(4, i)));
+            let estimate = filter.estimated_len();
+            assert!((estimate / 10_000.0 - 1.0).abs() < 0.03, "{estimate}");
+            let expected = filter.expected_fpp();
+            let theory = filter.theoretical_fpp(10_000).unwrap();
+            let relative = (expected / theory - 1.0).abs();
+            assert!(relative < 0.15, "{expected} vs {theory}");
+        }
+
+        #[cfg(feature = "serde")]
+        #[test]
+        fn serde_round_trip_validates() {
+            let mut filter = sized(1000, 0.01, 8, Kernel::detect());
+            fill(&mut filter, 8, 500);
+            filterlab_core::testing::check_serde_round_trip(&filter);
+        }
+
+        /// `builder`'s filter is read back under its own configuration and
+        /// refused, from its header alone, under each of `drifted`'s.
+        fn check_drift(builder: &$builder, drifted: &[$builder]) {
+            let others: Vec<_> = drifted
+                .iter()
+                .map(|other| other.config().unwrap())
+                .collect();
+            let (filter, same) = (builder.build().unwrap(), builder.config().unwrap());
+            filterlab_core::testing::check_config_drift(&filter, &same, &others, 100);
+        }
+
+        /// The golden file read with every kernel holds its three keys.
+        fn check_golden_every_kernel(golden: &[u8]) {
+            for kernel in kernels() {
+                let mut read = $filter::from_bytes(golden).unwrap();
+                read.set_kernel(kernel).unwrap();
+                assert!($crate::GOLDEN_KEYS.iter().all(|k| read.contains(*k)));
+                assert_eq!(read.len(), 3);
+            }
+        }
+    };
+}
+
 mod atomic;
 mod blocked;
+mod keys;
 mod sizing_claims;
 mod split_block;
 mod standard;
 
 use std::fmt::Debug;
 
-use filterlab_bloom::{BlockedBloomFilter, BloomFilter, ErrorKind, Filter, Kernel, Merge, Persist};
+use filterlab_bloom::{
+    BlockedBloomFilter, BloomFilter, ErrorKind, Filter, Kernel, KeyHasher, Merge, Persist,
+};
 use filterlab_core::format::FrameWriter;
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::testing::{check_fpp_against_theory, fill};
@@ -131,14 +243,20 @@ pub(crate) fn check_union_len<F: Merge + Extend<u64>>(
 /// Keys the golden files hold.
 pub(crate) const GOLDEN_KEYS: [&str; 3] = ["alpha", "beta", "gamma"];
 
-/// Core's golden-file check ([`filterlab_core::testing::check_golden`])
-/// with [`GOLDEN_KEYS`] and the file `name` in `tests/golden/`.
-pub(crate) fn check_golden<F>(filter: F, name: &str) -> Vec<u8>
+/// Core's golden-file check under both hasher ids
+/// ([`filterlab_core::testing::check_golden_hashers`]) with
+/// [`GOLDEN_KEYS`], seed 42, and the files `{stem}-v1.bin` (id 1) and
+/// `{stem}-v1-hasher2.bin` (id 2) in `tests/golden/`; the id-1 bytes.
+pub(crate) fn check_golden<F>(build: impl Fn(KeyHasher) -> F, stem: &str) -> Vec<u8>
 where
     F: Filter + Persist + PartialEq + Debug,
 {
-    let path = format!("{}/tests/golden/{name}", env!("CARGO_MANIFEST_DIR"));
-    filterlab_core::testing::check_golden(filter, &GOLDEN_KEYS, path)
+    let path = |name: String| format!("{}/tests/golden/{name}", env!("CARGO_MANIFEST_DIR"));
+    let (v1, v2) = (
+        path(format!("{stem}-v1.bin")),
+        path(format!("{stem}-v1-hasher2.bin")),
+    );
+    filterlab_core::testing::check_golden_hashers(build, 42, &GOLDEN_KEYS, v1, v2)
 }
 
 /// The bytes of `filter` with its item counter replaced by `items`, and the

@@ -6,7 +6,7 @@ use std::fmt::Debug;
 use std::path::Path;
 
 use crate::format::MAX_PARAMS;
-use crate::{Error, ErrorKind, Filter, Merge, Persist};
+use crate::{Error, ErrorKind, Filter, HashAlgorithm, KeyHasher, Merge, Persist};
 
 /// Every kind of FPP outside (0, 1): zero, negative, one, above one, NaN
 /// and both infinities. Each must be refused as
@@ -81,6 +81,53 @@ where
     assert_eq!(read, filter);
     assert!(keys.iter().all(|key| read.contains(*key)));
     golden
+}
+
+/// The golden files of one format under both hasher ids, `build(hasher)`
+/// giving the empty filter (see [`check_golden`] for each file):
+///
+/// - id 1 ([`HashAlgorithm::Xxh3`]), seeded `seed`, holding `keys`, in the
+///   file at `path_v1`: what every file written before id 2 is, so it must
+///   not change, and must read and answer as it did;
+/// - id 2 (the default), holding `keys` and the integer keys 5 (as `i32`),
+///   −7 (as `i64`) and 2^64 (as `u128`), in the file at `path_v2`: read
+///   back, it finds them as other integer types (5 as `u8` and `u64`, −7 as
+///   `i8`, 2^64 as `i128`), so the file pins the by-value rule too.
+///
+/// Returns the id-1 file's bytes.
+///
+/// # Panics
+///
+/// As [`check_golden`]; when an integer key is refused or not found.
+pub fn check_golden_hashers<F>(
+    build: impl Fn(KeyHasher) -> F,
+    seed: u64,
+    keys: &[&str],
+    path_v1: impl AsRef<Path>,
+    path_v2: impl AsRef<Path>,
+) -> Vec<u8>
+where
+    F: Filter + Persist + PartialEq + Debug,
+{
+    let v1 = check_golden(
+        build(KeyHasher::with_algorithm(HashAlgorithm::Xxh3, seed)),
+        keys,
+        path_v1,
+    );
+    let mut by_value = build(KeyHasher::new(seed));
+    let hasher = *by_value.hasher();
+    for hash in [
+        hasher.hash(&5i32),
+        hasher.hash(&-7i64),
+        hasher.hash(&(1u128 << 64)),
+    ] {
+        by_value.insert_hash(hash).expect("an integer golden key");
+    }
+    let v2 = F::from_bytes(&check_golden(by_value, keys, path_v2)).expect("the id-2 file");
+    assert_eq!(v2.hasher().algorithm(), HashAlgorithm::Xxh3ByValue);
+    assert!(v2.contains(&5u8) && v2.contains(&5u64) && v2.contains(&-7i8));
+    assert!(v2.contains(&(1i128 << 64)));
+    v1
 }
 
 /// `filter`'s configuration is `same`; `read_from_expecting` returns

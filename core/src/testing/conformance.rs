@@ -388,14 +388,14 @@ where
                 let at = 40 + 8 * index;
                 crafted[at..at + 8].copy_from_slice(&value.to_le_bytes());
                 reseal_header(&mut crafted);
-                if crafted != bytes {
-                    if let Ok(decoded) = F::read_from_with_limit(&crafted[..], u64::MAX) {
-                        fail(
-                            name,
-                            "crafted parameters",
-                            format!("param {index} = {value} gave {decoded:?}"),
-                        );
-                    }
+                if crafted != bytes
+                    && let Ok(decoded) = F::read_from_with_limit(&crafted[..], u64::MAX)
+                {
+                    fail(
+                        name,
+                        "crafted parameters",
+                        format!("param {index} = {value} gave {decoded:?}"),
+                    );
                 }
             }
         }
@@ -463,10 +463,10 @@ where
                 // A multiset holds a copy per accepted insert; a set-like
                 // filter holds a key once, however often it was inserted.
                 for &key in &keys {
-                    if let Ok(new) = filter.insert_hash(hasher.hash(&key)) {
-                        if new || self.multiset {
-                            *held.entry(key).or_default() += 1;
-                        }
+                    if let Ok(new) = filter.insert_hash(hasher.hash(&key))
+                        && (new || self.multiset)
+                    {
+                        *held.entry(key).or_default() += 1;
                     }
                 }
                 for (&key, &remove) in keys.iter().zip(&removals) {

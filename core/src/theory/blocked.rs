@@ -545,7 +545,7 @@ impl Values for ClassicValues {
     }
 
     fn next_up(&mut self, i: u64) -> f64 {
-        self.fill = if i % 32 == 0 {
+        self.fill = if i.is_multiple_of(32) {
             self.exact_fill(i)
         } else {
             self.set_per_key + self.clear_per_key * self.fill
@@ -554,7 +554,7 @@ impl Values for ClassicValues {
     }
 
     fn next_down(&mut self, i: u64) -> f64 {
-        self.fill = if i % 16 == 0 {
+        self.fill = if i.is_multiple_of(16) {
             self.exact_fill(i)
         } else {
             (self.fill - self.set_per_key) / self.clear_per_key
@@ -590,13 +590,11 @@ mod tests {
 
     #[test]
     fn blocked_matches_enumeration() {
-        for &(blocks, bits, k, items) in &[
-            (3usize, 4usize, 2u32, 3u32),
-            (3, 4, 2, 4),
-            (2, 8, 3, 2),
-            (4, 2, 1, 5),
-            (2, 3, 2, 4),
-        ] {
+        // (blocks, bits per block, k, items)
+        #[rustfmt::skip]
+        let cases: [(usize, usize, u32, u32); 5] =
+            [(3, 4, 2, 3), (3, 4, 2, 4), (2, 8, 3, 2), (4, 2, 1, 5), (2, 3, 2, 4)];
+        for (blocks, bits, k, items) in cases {
             let by_enumeration = blocked_by_enumeration(blocks, bits, k, items);
             let formula =
                 blocked_bloom_fpp(blocks as u64, bits as u32, k, u64::from(items)).unwrap();

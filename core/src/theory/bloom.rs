@@ -265,7 +265,7 @@ fn covered_by_binomial_sums(m: f64, throws: f64, sparse: &[usize]) -> Vec<f64> {
             covered[s] += covered[s - 1] * keep[s];
         }
         j += 1;
-        if j % 64 == 0 {
+        if j.is_multiple_of(64) {
             // Repeated products drift by an ulp a step; re-anchor them.
             for (s, keep) in keep.iter_mut().enumerate().skip(2) {
                 *keep = (j as f64 * (-1.0 / s as f64).ln_1p()).exp();

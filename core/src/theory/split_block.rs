@@ -138,14 +138,11 @@ mod tests {
 
     #[test]
     fn matches_enumeration() {
-        for &(blocks, word_bits, words, items) in &[
-            (1usize, 4usize, 2u32, 3u32),
-            (2, 3, 2, 3),
-            (3, 2, 3, 2),
-            (2, 4, 1, 4),
-            (3, 3, 2, 2),
-            (1, 2, 4, 3),
-        ] {
+        // (blocks, bits per word, words per block, items)
+        #[rustfmt::skip]
+        let cases: [(usize, usize, u32, u32); 6] =
+            [(1, 4, 2, 3), (2, 3, 2, 3), (3, 2, 3, 2), (2, 4, 1, 4), (3, 3, 2, 2), (1, 2, 4, 3)];
+        for (blocks, word_bits, words, items) in cases {
             let by_enumeration = split_by_enumeration(blocks, word_bits, words, items);
             let formula = split_fpp(blocks as u64, word_bits as u32, words, u64::from(items));
             assert!(

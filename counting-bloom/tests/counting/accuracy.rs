@@ -10,7 +10,7 @@ use filterlab_core::theory::{
     blocked_bloom_fpp, blocked_counter_tail, bloom_fpp_exact, counter_tail, wilson_interval,
 };
 use filterlab_counting_bloom::{
-    Blocked, BlockedCountingBloomFilter, CountingBloomBuilder, CountingBloomFilter, Filter, Layout,
+    Blocked, BlockedCountingBloomFilter, CountingBloomBuilder, CountingBloomFilter, Layout,
     Standard,
 };
 

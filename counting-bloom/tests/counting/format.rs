@@ -4,10 +4,10 @@
 
 use filterlab_core::format::{FrameReader, FrameWriter, Header};
 use filterlab_core::keys::{insert_key, query_key};
-use filterlab_core::testing::check_config_drift;
+use filterlab_core::testing::{check_config_drift, check_golden_hashers};
 use filterlab_counting_bloom::{
     Blocked, BlockedCountingBloomFilter, BloomFilter, CountingBloom, CountingBloomFilter,
-    ErrorKind, Filter, Layout, Merge, Persist, Standard,
+    ErrorKind, KeyHasher, Layout, Merge, Persist, Standard,
 };
 
 use crate::conformance::sized;
@@ -15,12 +15,21 @@ use crate::conformance::sized;
 /// Keys the golden files hold ("alpha" twice).
 const GOLDEN_KEYS: [&str; 4] = ["alpha", "beta", "gamma", "alpha"];
 
-/// Core's golden-file check ([`filterlab_core::testing::check_golden`])
-/// with [`GOLDEN_KEYS`] and the file `name` in `tests/golden/`; a second
-/// copy of "alpha" is counted.
-fn check_golden<L: Layout>(filter: CountingBloom<L, 4>, name: &str) -> Vec<u8> {
-    let path = format!("{}/tests/golden/{name}", env!("CARGO_MANIFEST_DIR"));
-    let golden = filterlab_core::testing::check_golden(filter, &GOLDEN_KEYS, path);
+/// Core's golden-file check under both hasher ids
+/// ([`filterlab_core::testing::check_golden_hashers`]) with
+/// [`GOLDEN_KEYS`], seed 42, and the files `{stem}-v1.bin` (id 1) and
+/// `{stem}-v1-hasher2.bin` (id 2) in `tests/golden/`; a second copy of
+/// "alpha" is counted. The id-1 bytes.
+fn check_golden<L: Layout>(
+    build: impl Fn(KeyHasher) -> CountingBloom<L, 4>,
+    stem: &str,
+) -> Vec<u8> {
+    let path = |name: String| format!("{}/tests/golden/{name}", env!("CARGO_MANIFEST_DIR"));
+    let (v1, v2) = (
+        path(format!("{stem}-v1.bin")),
+        path(format!("{stem}-v1-hasher2.bin")),
+    );
+    let golden = check_golden_hashers(build, 42, &GOLDEN_KEYS, v1, v2);
     let read = CountingBloom::<L, 4>::from_bytes(&golden).unwrap();
     assert!(read.count("alpha") >= 2);
     assert_eq!(read.len(), 4);
@@ -32,21 +41,19 @@ fn check_golden<L: Layout>(filter: CountingBloom<L, 4>, name: &str) -> Vec<u8> {
 /// only for a deliberate, versioned format change.
 #[test]
 fn golden_files() {
-    let standard = CountingBloomFilter::with_counters(256)
-        .hashes(3)
-        .seed(42)
-        .build()
-        .unwrap();
-    let bytes = check_golden(standard, "counting-bloom-v1.bin");
+    let standard = |hasher| {
+        let builder = CountingBloomFilter::with_counters(256).hashes(3);
+        builder.hasher(hasher).build().unwrap()
+    };
+    let bytes = check_golden(standard, "counting-bloom");
     // 48-byte fixed header, 7 parameters, header checksum, 2 blocks, checksum.
     assert_eq!(bytes.len(), 48 + 7 * 8 + 2 * 64 + 8);
     assert_eq!(u16::from_le_bytes([bytes[10], bytes[11]]), 3, "kind id");
-    let blocked = BlockedCountingBloomFilter::with_counters(256)
-        .hashes(4)
-        .seed(42)
-        .build()
-        .unwrap();
-    check_golden(blocked, "blocked-counting-bloom-v1.bin");
+    let blocked = |hasher| {
+        let builder = BlockedCountingBloomFilter::with_counters(256).hashes(4);
+        builder.hasher(hasher).build().unwrap()
+    };
+    check_golden(blocked, "blocked-counting-bloom");
 }
 
 #[test]
@@ -254,13 +261,20 @@ fn serde_round_trip_validates() {
     filterlab_core::testing::check_serde_round_trip(&filter);
 }
 
+/// `filter`'s bytes read back as an equal filter (`context` says which
+/// state failed).
+fn assert_reads_back<L: Layout>(filter: &CountingBloom<L, 4>, context: &str) {
+    let read = CountingBloom::<L, 4>::from_bytes(&filter.to_bytes());
+    assert_eq!(read.as_ref().ok(), Some(filter), "{context}: {read:?}");
+}
+
 /// Issue 23, item 1: every state the documented calls reach writes bytes
 /// its own reader accepts and that read back equal. The recipe of the
 /// report: two filters of one configuration, 1,000 keys each plus a shared
 /// key, an intersection, then the shared key removed (the blocked layout's
 /// reader refused 50 files of 50 with "41 items need 41 counts, the
 /// counters hold 36").
-fn intersect_then_remove_reads_back<L: Layout>() {
+fn intersect_then_remove_reads_back_in<L: Layout>() {
     for trial in 0..8 {
         let mut a = sized::<L, 4>(100_000, 0.01, 1);
         let mut b = sized::<L, 4>(100_000, 0.01, 1);
@@ -271,26 +285,21 @@ fn intersect_then_remove_reads_back<L: Layout>() {
         b.insert(&shared);
         a.intersect(&b).unwrap();
         assert!(a.remove(&shared));
-        let read = CountingBloom::<L, 4>::from_bytes(&a.to_bytes());
-        assert_eq!(read.as_ref().ok(), Some(&a), "trial {trial}: {read:?}");
+        assert_reads_back(&a, &format!("trial {trial}"));
     }
 }
 
 #[test]
-fn intersect_then_remove_reads_back_standard() {
-    intersect_then_remove_reads_back::<Standard>();
-}
-
-#[test]
-fn intersect_then_remove_reads_back_blocked() {
-    intersect_then_remove_reads_back::<Blocked>();
+fn intersect_then_remove_reads_back() {
+    intersect_then_remove_reads_back_in::<Standard>();
+    intersect_then_remove_reads_back_in::<Blocked>();
 }
 
 /// Issue 23, item 1, the reader's side: a file the reader accepts (here
 /// one whose item counter was raised as far as the reader allows) is a
 /// state like any other, and removing its inserted keys must again write
 /// bytes the reader accepts.
-fn raised_counter_then_removals_read_back<L: Layout>() {
+fn raised_counter_then_removals_read_back_in<L: Layout>() {
     let mut filter = sized::<L, 4>(1_000, 0.01, 5);
     let keys: Vec<u64> = (0..50).map(|i| insert_key(5, i)).collect();
     filter.extend(&keys);
@@ -313,17 +322,12 @@ fn raised_counter_then_removals_read_back<L: Layout>() {
         .expect("a counter the counts account for is accepted");
     for key in &keys[..10] {
         assert!(read.remove(key));
-        let back = CountingBloom::<L, 4>::from_bytes(&read.to_bytes());
-        assert_eq!(back.as_ref().ok(), Some(&read), "{back:?}");
+        assert_reads_back(&read, &format!("{key} removed"));
     }
 }
 
 #[test]
-fn raised_counter_then_removals_read_back_standard() {
-    raised_counter_then_removals_read_back::<Standard>();
-}
-
-#[test]
-fn raised_counter_then_removals_read_back_blocked() {
-    raised_counter_then_removals_read_back::<Blocked>();
+fn raised_counter_then_removals_read_back() {
+    raised_counter_then_removals_read_back_in::<Standard>();
+    raised_counter_then_removals_read_back_in::<Blocked>();
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use filterlab_core::keys::insert_key;
 use filterlab_counting_bloom::{
-    BlockedCountingBloomFilter, CountingBloom, CountingBloomFilter, Filter, Layout,
+    BlockedCountingBloomFilter, CountingBloom, CountingBloomFilter, Layout,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};

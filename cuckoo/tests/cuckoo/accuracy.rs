@@ -5,7 +5,7 @@ use filterlab_bloom::BloomFilter;
 use filterlab_core::keys::insert_key;
 use filterlab_core::testing::count_false_positives;
 use filterlab_core::theory::{cuckoo_fpp, wilson_interval};
-use filterlab_cuckoo::{CuckooFilter, Filter, Persist};
+use filterlab_cuckoo::{CuckooFilter, Filter};
 
 use crate::{explicit, fill_until_full};
 

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use filterlab_core::mix64;
 use filterlab_core::testing::Conformance;
-use filterlab_cuckoo::{CuckooFilter, ErrorKind, Filter, Persist, RemovableFilter};
+use filterlab_cuckoo::{CuckooFilter, ErrorKind};
 use proptest::prelude::*;
 
 use crate::explicit;

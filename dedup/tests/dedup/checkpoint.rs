@@ -6,8 +6,8 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use filterlab_core::ErrorKind as CoreKind;
+use filterlab_core::FilterKind;
 use filterlab_core::format::{FrameReader, FrameWriter};
-use filterlab_core::{FilterKind, Persist};
 use filterlab_dedup::{AtomicFile, Deduplicator, ErrorKind, PartitionKey, SizingMode, Verdict};
 
 use crate::{key, scratch_dir, snapshot};

@@ -38,7 +38,7 @@ fn check_fpp(server: &Server, items: u64, fpp: f64, queries: u64, seed: u64) {
 
 #[test]
 fn fpp_matches_the_exact_theory() {
-    let server = Server::start();
+    let server = server_or_skip!();
     // About 2,000 and 500 false positives expected: ±5% and ±10% intervals.
     check_fpp(&server, 20_000, 0.01, 200_000, 0x5eed_0001);
     check_fpp(&server, 5_000, 0.001, 500_000, 0x5eed_0002);
@@ -59,7 +59,7 @@ fn sizing_is_bloom_filters() {
 /// counter; `info` reports BF.INFO's fields.
 #[test]
 fn estimate_and_info() {
-    let server = Server::start();
+    let server = server_or_skip!();
     let mut filter = create(&server, 50_000, 0.01, 3);
     assert!(filter.is_empty().unwrap());
     assert_eq!(filter.estimated_len().unwrap(), 0.0);

@@ -65,7 +65,7 @@ fn child_inserter() {
 
 #[test]
 fn threads_and_processes_insert_disjoint_keys() {
-    let server = Server::start();
+    let server = server_or_skip!();
     let name = unique("concurrent");
     // Sized far beyond the 100,000 keys, so that no new key finds all its
     // bits set (odds about 1e-7): the counter must then equal the keys.
@@ -127,7 +127,7 @@ fn threads_and_processes_insert_disjoint_keys() {
 /// handle, and the filter has exactly its layout's keys.
 #[test]
 fn init_race_creates_exactly_one_filter() {
-    let server = Server::start();
+    let server = server_or_skip!();
     let clients = 16;
     for round in 0..5 {
         let name = unique(&format!("race-{round}"));

@@ -19,7 +19,7 @@ use crate::{
 /// included, is refused as drift, and changes nothing.
 #[test]
 fn drift_is_an_error_for_reads_and_writes() {
-    let server = Server::start();
+    let server = server_or_skip!();
     let client = server.client();
     let mut running = create(&server, 10_000, 0.01, 7);
     let name = running.name().to_owned();
@@ -83,7 +83,7 @@ fn drift_is_an_error_for_reads_and_writes() {
 /// Without its configuration the filter is not found.
 #[test]
 fn missing_bits_are_damage_and_missing_config_is_not_found() {
-    let server = Server::start();
+    let server = server_or_skip!();
     let mut con = server.connection();
     let mut filter = split(10_000, 4096)
         .try_init(&server.client(), &unique("damaged"))
@@ -211,7 +211,7 @@ fn parts_of(filter: &RedisBloomFilter, key: u64) -> Vec<u64> {
 /// answer "present" or refuse, never a false "absent".
 #[test]
 fn a_refused_insert_writes_nothing() {
-    let server = Server::start();
+    let server = server_or_skip!();
     let mut con = server.connection();
     let damaged = 12;
     let mut written = Vec::new();
@@ -272,7 +272,7 @@ fn a_refused_insert_writes_nothing() {
 /// error from every entry point.
 #[test]
 fn wrong_type_is_a_typed_error() {
-    let server = Server::start();
+    let server = server_or_skip!();
     let client = server.client();
     let mut con = server.connection();
     let name = unique("wrongtype");

@@ -63,7 +63,7 @@ pub(crate) fn never_absent(
 
 #[test]
 fn sharded_filter_answers_as_the_local_one() {
-    let server = Server::start();
+    let server = server_or_skip!();
     let builder = sharded(20_000, 0.01, 16);
     let (mut shared, created) = builder
         .try_init(&server.client(), &unique("sharded"))
@@ -142,7 +142,7 @@ pub(crate) fn check_sharded_fpp(
 
 #[test]
 fn fpp_matches_the_sharded_theory() {
-    let server = Server::start();
+    let server = server_or_skip!();
     // About 2,000 false positives expected: ±5%.
     let (mut filter, _) = sharded(20_000, 0.01, 32)
         .try_init(&server.client(), &unique("fpp"))
@@ -156,7 +156,7 @@ fn fpp_matches_the_sharded_theory() {
 /// on the same creation.
 #[test]
 fn init_race_creates_exactly_one_filter() {
-    let server = Server::start();
+    let server = server_or_skip!();
     let clients = 12;
     for round in 0..3 {
         let name = unique(&format!("race-{round}"));
@@ -189,7 +189,7 @@ fn init_race_creates_exactly_one_filter() {
 /// shards; a handle of the abandoned creation gets drift, never an answer.
 #[test]
 fn abandoned_creation_is_refused_then_taken_over() {
-    let server = Server::start();
+    let server = server_or_skip!();
     let mut con = server.connection();
     let builder = sharded(5_000, 0.01, 4).creation_lease(Duration::from_millis(1500));
     let name = unique("abandoned");
@@ -234,7 +234,7 @@ fn abandoned_creation_is_refused_then_taken_over() {
 /// `destroy` finishes the delete, after which the name can be created anew.
 #[test]
 fn stopped_delete_is_refused_until_destroyed() {
-    let server = Server::start();
+    let server = server_or_skip!();
     let mut con = server.connection();
     let builder = sharded(5_000, 0.01, 4);
     let name = unique("half-deleted");
@@ -282,7 +282,7 @@ fn stopped_delete_is_refused_until_destroyed() {
 /// configuration is another creation: the old handle gets drift.
 #[test]
 fn drift_and_damage_of_a_shard_are_typed_errors() {
-    let server = Server::start();
+    let server = server_or_skip!();
     let mut con = server.connection();
     let builder = sharded(8_000, 0.01, 4);
     let name = unique("damaged");
@@ -368,7 +368,7 @@ fn drift_and_damage_of_a_shard_are_typed_errors() {
 /// filter that expired is gone whole.
 #[test]
 fn expire_persist_and_delete_act_on_every_key() {
-    let server = Server::start();
+    let server = server_or_skip!();
     let mut con = server.connection();
     let name = unique("expiring");
     let (mut filter, _) = sharded(5_000, 0.01, 4)
@@ -407,7 +407,7 @@ fn expire_persist_and_delete_act_on_every_key() {
 /// it under a new name, answering alike; a taken name is refused.
 #[test]
 fn export_and_import_round_trip() {
-    let server = Server::start();
+    let server = server_or_skip!();
     let builder = sharded(10_000, 0.01, 8);
     let (mut shared, _) = builder
         .try_init(&server.client(), &unique("export"))
@@ -440,7 +440,7 @@ fn export_and_import_round_trip() {
 /// reported as not replicated.
 #[test]
 fn durable_mode_without_replicas_reports_not_replicated() {
-    let server = Server::start();
+    let server = server_or_skip!();
     let (mut filter, _) = sharded(1_000, 0.01, 2)
         .try_init(&server.client(), &unique("durable"))
         .unwrap();

@@ -1,7 +1,7 @@
 //! The shared conformance suite, across growth boundaries and at the caps.
 
 use filterlab_core::testing::Conformance;
-use filterlab_scalable::{BloomFilter, Filter, ScalableBloomBuilder, ScalableBloomFilter};
+use filterlab_scalable::{BloomFilter, ScalableBloomBuilder, ScalableBloomFilter};
 
 /// The builder at P = 1e-2 with `initial` keys in the first layer.
 fn builder(initial: u64) -> ScalableBloomBuilder {

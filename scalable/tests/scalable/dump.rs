@@ -2,7 +2,7 @@
 //! damaged, missing, reordered or repeated chunk is a typed error.
 
 use filterlab_scalable::{
-    CHUNK_OVERHEAD, DEFAULT_CHUNK_BYTES, Error, ErrorKind, Filter, ScalableBloomFilter,
+    CHUNK_OVERHEAD, DEFAULT_CHUNK_BYTES, Error, ErrorKind, ScalableBloomFilter,
 };
 
 use crate::{grown, insert_range};

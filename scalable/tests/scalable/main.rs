@@ -10,7 +10,7 @@ mod growth;
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::testing::count_false_positives;
 use filterlab_core::theory::wilson_interval;
-use filterlab_scalable::{Filter, Layer, Persist, ScalableBloomFilter};
+use filterlab_scalable::{Filter, KeyHasher, Layer, Persist, ScalableBloomFilter};
 
 /// Inserts the `seed`-th stream of keys `from..to` into `filter`, by
 /// batches; returns how many were new.
@@ -103,14 +103,20 @@ pub(crate) fn measure<L: Layer>(
 /// Keys the golden file holds.
 pub(crate) const GOLDEN_KEYS: [&str; 5] = ["alpha", "beta", "gamma", "delta", "epsilon"];
 
-/// Core's golden-file check ([`filterlab_core::testing::check_golden`])
-/// with [`GOLDEN_KEYS`] and the file `name` in `tests/golden/`.
-pub(crate) fn check_golden<F>(filter: F, name: &str) -> Vec<u8>
+/// Core's golden-file check under both hasher ids
+/// ([`filterlab_core::testing::check_golden_hashers`]) with
+/// [`GOLDEN_KEYS`], seed 42, and the files `{stem}-v1.bin` (id 1) and
+/// `{stem}-v1-hasher2.bin` (id 2) in `tests/golden/`; the id-1 bytes.
+pub(crate) fn check_golden<F>(build: impl Fn(KeyHasher) -> F, stem: &str) -> Vec<u8>
 where
     F: Filter + Persist + PartialEq + std::fmt::Debug,
 {
-    let path = format!("{}/tests/golden/{name}", env!("CARGO_MANIFEST_DIR"));
-    filterlab_core::testing::check_golden(filter, &GOLDEN_KEYS, path)
+    let path = |name: String| format!("{}/tests/golden/{name}", env!("CARGO_MANIFEST_DIR"));
+    let (v1, v2) = (
+        path(format!("{stem}-v1.bin")),
+        path(format!("{stem}-v1-hasher2.bin")),
+    );
+    filterlab_core::testing::check_golden_hashers(build, 42, &GOLDEN_KEYS, v1, v2)
 }
 
 /// A filter at P = 1e-2 with the default layers, `initial` keys in the first

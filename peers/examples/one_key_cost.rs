@@ -7,7 +7,7 @@
 //! goes when hardware counters are not available.
 //!
 //! ```text
-//! cargo run --release -p filterlab-bloom --example one_key_cost [-- ITEMS [ROUNDS]]
+//! cargo run --release -p filterlab-peers --example one_key_cost [-- ITEMS [ROUNDS]]
 //! ```
 
 use std::hint::black_box;

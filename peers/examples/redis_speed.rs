@@ -6,7 +6,7 @@
 //! same keys, in alternating rounds.
 //!
 //! ```text
-//! cargo run --release -p filterlab-redis --example redis_speed -- [--keys N] [--per-key N] [--rounds R] [--bits-per-call B]
+//! cargo run --release -p filterlab-peers --example redis_speed -- [--keys N] [--per-key N] [--rounds R] [--bits-per-call B]
 //! ```
 //!
 //! Starts its own `redis-server` on a free loopback port (or uses the server

@@ -9,7 +9,7 @@
 //! per key in 256 MiB).
 //!
 //! ```text
-//! cargo run --release -p filterlab-cuckoo --example cuckoo_speed [-- ITEMS [ROUNDS]]
+//! cargo run --release -p filterlab-peers --example cuckoo_speed [-- ITEMS [ROUNDS]]
 //! ```
 //!
 //! Defaults: 10,000,000 items, 5 rounds. Within a round the filters (and,

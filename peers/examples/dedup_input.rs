@@ -3,7 +3,7 @@
 //! seeded pseudo-random order (see `bench/run.sh`).
 //!
 //! ```sh
-//! cargo run --release -p filterlab-dedup --example bench_input -- 30000000 15000000 > /tmp/lines
+//! cargo run --release -p filterlab-peers --example dedup_input -- 30000000 15000000 > /tmp/lines
 //! ```
 
 use std::io::{BufWriter, Write};
@@ -13,11 +13,11 @@ use filterlab_core::mix64;
 fn main() -> std::io::Result<()> {
     let mut args = std::env::args().skip(1).map(|arg| arg.parse::<u64>());
     let (Some(Ok(lines)), Some(Ok(uniques))) = (args.next(), args.next()) else {
-        eprintln!("usage: bench_input LINES UNIQUES (UNIQUES <= LINES, both at least 1)");
+        eprintln!("usage: dedup_input LINES UNIQUES (UNIQUES <= LINES, both at least 1)");
         std::process::exit(2);
     };
     if uniques == 0 || uniques > lines {
-        eprintln!("bench_input: need 1 <= UNIQUES <= LINES");
+        eprintln!("dedup_input: need 1 <= UNIQUES <= LINES");
         std::process::exit(2);
     }
     // Line i shows value shuffle(i) mod UNIQUES of a seeded permutation of

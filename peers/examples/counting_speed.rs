@@ -16,7 +16,7 @@
 //! k random lines per key in this format, plus hashing.
 //!
 //! ```text
-//! cargo run --release -p filterlab-counting-bloom --example counting_speed [-- ITEMS [ROUNDS [ONLY]]]
+//! cargo run --release -p filterlab-peers --example counting_speed [-- ITEMS [ROUNDS [ONLY]]]
 //! ```
 //!
 //! Defaults: 10,000,000 items, 3 rounds, every filter; ONLY is a

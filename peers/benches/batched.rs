@@ -3,7 +3,7 @@
 //! standard Bloom filter of 256 MiB at 10 bits/key, beside what bounds them:
 //! independent random reads of a 256 MiB array, in the same run.
 //!
-//! `cargo bench -p filterlab-bloom --bench batched` (building the filters
+//! `cargo bench -p filterlab-peers --bench batched` (building the filters
 //! takes about a minute: 215 million keys each).
 //!
 //! Both ways of looking up go through `filterlab_peers::Subject`, the trait

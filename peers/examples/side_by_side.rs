@@ -18,7 +18,7 @@
 //! keys.
 //!
 //! ```text
-//! cargo run --release -p filterlab-bloom --example side_by_side [-- ITEMS,... [ROUNDS]]
+//! cargo run --release -p filterlab-peers --example side_by_side [-- ITEMS,... [ROUNDS]]
 //! ```
 //!
 //! Defaults: 10,000,000 and 100,000,000 items, 15 rounds.

@@ -10,7 +10,7 @@
 //! than whichever ran during a burst).
 //!
 //! ```text
-//! cargo run --release -p filterlab-bloom --example tradeoff [-- ITEMS [ROUNDS [BITS,...]]]
+//! cargo run --release -p filterlab-peers --example tradeoff [-- ITEMS [ROUNDS [BITS,...]]]
 //! ```
 //!
 //! Defaults: 10,000,000 items, 7 rounds, 8,10,12,16,20 bits per key.

@@ -23,7 +23,7 @@
 //! beside them for reference.
 //!
 //! ```text
-//! cargo run --release -p filterlab-scalable --example scalable_speed [-- INITIAL FINAL ROUNDS]
+//! cargo run --release -p filterlab-peers --example scalable_speed [-- INITIAL FINAL ROUNDS]
 //! ```
 
 use filterlab_core::keys::query_key;

@@ -9,7 +9,7 @@
 //! growth tests (`tests/scalable/growth.rs`).
 //!
 //! ```text
-//! cargo run --release -p filterlab-scalable --example tightening
+//! cargo run --release -p filterlab-peers --example tightening
 //! ```
 
 use filterlab_scalable::{BlockedBloomFilter, BloomFilter, Layer, ScalableBloomBuilder};

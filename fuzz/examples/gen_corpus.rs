@@ -22,7 +22,7 @@ use std::path::Path;
 
 use filterlab_bloom::{BlockedBloomBuilder, BlockedBloomFilter, BloomBuilder, BloomFilter};
 use filterlab_core::format::{FrameWriter, Header};
-use filterlab_core::{Filter, FilterKind, KeyHasher, Merge, Persist, RemovableFilter};
+use filterlab_core::{Filter, FilterKind, KeyHasher, Merge, Persist};
 use filterlab_counting_bloom::{
     Blocked, CountingBloom, CountingBloomBuilder, CountingBloomFilter, Layout, Standard,
 };

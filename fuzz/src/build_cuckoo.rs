@@ -4,7 +4,6 @@
 
 use std::fmt::Debug;
 
-use filterlab_core::Filter;
 use filterlab_cuckoo::{
     CuckooBuilder, CuckooFilter, CuckooSizing, DEFAULT_MAX_TABLES, DEFAULT_TIGHTENING,
     FingerprintChoice, Growth, LOAD_TARGET,

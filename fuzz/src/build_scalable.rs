@@ -6,7 +6,6 @@
 
 use std::fmt::Debug;
 
-use filterlab_core::Filter;
 use filterlab_scalable::{
     BlockedBloomFilter, BloomFilter, Layer, MAX_MEMORY_CAP, ScalableBloomBuilder,
     ScalableBloomFilter, ScalableConfig, ScalableSizing,

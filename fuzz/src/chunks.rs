@@ -281,7 +281,6 @@ fn check_canonical<L: Layer>(filter: &ScalableBloomFilter<L>, chunks: &[(u64, Ve
 #[cfg(test)]
 mod tests {
     use super::*;
-    use filterlab_core::Filter;
 
     fn dump(chunk_bytes: usize) -> Vec<Vec<u8>> {
         let mut filter = ScalableBloomFilter::with_fpp(0.01)

@@ -176,7 +176,7 @@ mod tests {
 
     #[test]
     fn reseal_matches_what_the_writer_writes() {
-        use filterlab_bloom::{BloomFilter, Persist};
+        use filterlab_bloom::BloomFilter;
         let mut filter = BloomFilter::with_bits(200).hashes(3).build().unwrap();
         filter.insert("x");
         let bytes = filter.to_bytes();
@@ -197,7 +197,7 @@ mod tests {
 
     #[test]
     fn reseal_reaches_the_layers_of_a_scalable_filter() {
-        use filterlab_core::{ErrorKind, Persist};
+        use filterlab_core::ErrorKind;
         use filterlab_scalable::ScalableBloomFilter;
         let mut filter = ScalableBloomFilter::with_fpp(0.01)
             .initial_capacity(10)

@@ -21,7 +21,7 @@ use filterlab_redis::{
 };
 
 use crate::sharded::{check_sharded_fpp, never_absent, sharded};
-use crate::{Children, assert_kind, child_protocol, unique};
+use crate::{Children, assert_kind, child_env, child_protocol, unique, until_reconnected};
 
 /// The cluster the tests that do not change it share.
 fn shared() -> &'static Cluster {
@@ -62,12 +62,11 @@ fn writer_keys(writer: u64) -> Vec<u64> {
 #[test]
 #[ignore = "a child process of four_processes_share_one_filter"]
 fn child_writer() {
-    let (Ok(url), Ok(name), Ok(writer)) = (
-        std::env::var(CHILD_URL),
-        std::env::var(CHILD_NAME),
-        std::env::var(CHILD_WRITER),
+    let Some([url, name, writer]) = child_env(
+        [CHILD_URL, CHILD_NAME, CHILD_WRITER],
+        "child_writer",
+        "four_processes_share_one_filter",
     ) else {
-        eprintln!("child_writer runs only as a child of four_processes_share_one_filter");
         return;
     };
     child_protocol(
@@ -392,17 +391,12 @@ fn failover_of_a_master() {
         });
         assert!(!failed.is_empty(), "the writer did not notice the failover");
         // The same handle works again.
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let found = loop {
-            match filter.contains_many(&acknowledged) {
-                Ok(found) => break found,
-                Err(err) if Instant::now() < deadline => {
-                    assert_eq!(err.kind(), ErrorKind::Connection, "{err}");
-                    std::thread::sleep(Duration::from_millis(100));
-                }
-                Err(err) => panic!("the handle did not recover: {err}"),
-            }
-        };
+        let found = until_reconnected(
+            Duration::from_secs(30),
+            Duration::from_millis(100),
+            "the handle did not recover",
+            || filter.contains_many(&acknowledged),
+        );
         let lost = found.iter().filter(|&&hit| !hit).count();
         println!(
             "durable = {durable}: {} keys acknowledged, {lost} of them lost; {} calls failed \

@@ -8,7 +8,8 @@ use filterlab_core::keys::insert_key;
 use filterlab_redis::RedisBloomFilter;
 
 use crate::{
-    Children, Server, assert_all_contained, child_protocol, keys_of, layout_keys, race, unique,
+    Children, Server, assert_all_contained, child_env, child_protocol, init_race, keys_of,
+    layout_keys, unique,
 };
 
 /// Keys per writer, and keys per batch.
@@ -42,14 +43,11 @@ const CHILD_WRITER: &str = "FILTERLAB_REDIS_CHILD_WRITER";
 #[test]
 #[ignore = "a child process of threads_and_processes_insert_disjoint_keys"]
 fn child_inserter() {
-    let (Ok(url), Ok(name), Ok(writer)) = (
-        std::env::var(CHILD_URL),
-        std::env::var(CHILD_NAME),
-        std::env::var(CHILD_WRITER),
+    let Some([url, name, writer]) = child_env(
+        [CHILD_URL, CHILD_NAME, CHILD_WRITER],
+        "child_inserter",
+        "threads_and_processes_insert_disjoint_keys",
     ) else {
-        eprintln!(
-            "child_inserter runs only as a child of threads_and_processes_insert_disjoint_keys"
-        );
         return;
     };
     child_protocol(
@@ -129,27 +127,21 @@ fn threads_and_processes_insert_disjoint_keys() {
 fn init_race_creates_exactly_one_filter() {
     let server = server_or_skip!();
     let clients = 16;
-    for round in 0..5 {
-        let name = unique(&format!("race-{round}"));
-        let created = race(clients, |i| {
-            let (mut filter, created) = crate::split(10_000, 4096)
-                .try_init(&server.client(), &name)
-                .unwrap();
-            filter.insert(&(i as u64)).unwrap();
-            created
-        });
-        assert_eq!(
-            created.iter().filter(|&&created| created).count(),
-            1,
-            "round {round}"
-        );
-        let mut filter = RedisBloomFilter::open(&server.client(), &name).unwrap();
+    let init = |name: &str, i: u64| {
+        let (mut filter, created) = crate::split(10_000, 4096)
+            .try_init(&server.client(), name)
+            .unwrap();
+        filter.insert(&i).unwrap();
+        created
+    };
+    init_race(clients, 5, init, |name| {
+        let mut filter = RedisBloomFilter::open(&server.client(), name).unwrap();
         assert_eq!(filter.parts(), 24);
         assert_eq!(
-            keys_of(&mut server.connection(), &name),
-            layout_keys(&name, 24)
+            keys_of(&mut server.connection(), name),
+            layout_keys(name, 24)
         );
         assert_all_contained(&mut filter, 0..clients as u64);
         filter.delete().unwrap();
-    }
+    });
 }

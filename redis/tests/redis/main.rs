@@ -134,6 +134,62 @@ pub(crate) fn race<T: Send>(clients: usize, step: impl Fn(usize) -> T + Sync) ->
     })
 }
 
+/// `rounds` rounds of `clients` clients racing to create the filter
+/// `race-{round}` (a unique name) with `init(name, i)`, which inserts `i`
+/// and says whether this client created it: exactly one does each round;
+/// `check(round, name)` then inspects the round's filter.
+pub(crate) fn init_race(
+    clients: usize,
+    rounds: usize,
+    init: impl Fn(&str, u64) -> bool + Sync,
+    mut check: impl FnMut(&str),
+) {
+    for round in 0..rounds {
+        let name = unique(&format!("race-{round}"));
+        let created = race(clients, |i| init(&name, i as u64));
+        assert_eq!(
+            created.iter().filter(|&&created| created).count(),
+            1,
+            "round {round}"
+        );
+        check(&name);
+    }
+}
+
+/// The URL, filter name and writer number that the test `parent` passed to
+/// its child test `child` in the environment variables `vars`; `None`, with
+/// a note, when `child` runs on its own.
+pub(crate) fn child_env(vars: [&str; 3], child: &str, parent: &str) -> Option<[String; 3]> {
+    let [url, name, writer] = vars.map(std::env::var);
+    let (Ok(url), Ok(name), Ok(writer)) = (url, name, writer) else {
+        eprintln!("{child} runs only as a child of {parent}");
+        return None;
+    };
+    Some([url, name, writer])
+}
+
+/// Retries `call` every `pause` while it fails with a connection error,
+/// for up to `within`; panics with `what` and the error after that, or at
+/// any other error.
+pub(crate) fn until_reconnected<T>(
+    within: std::time::Duration,
+    pause: std::time::Duration,
+    what: &str,
+    mut call: impl FnMut() -> Result<T, filterlab_redis::Error>,
+) -> T {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        match call() {
+            Ok(value) => return value,
+            Err(err) if std::time::Instant::now() < deadline => {
+                assert_eq!(err.kind(), ErrorKind::Connection, "{err}");
+                std::thread::sleep(pause);
+            }
+            Err(err) => panic!("{what}: {err}"),
+        }
+    }
+}
+
 /// Asserts that the 99.9% Wilson interval of `false_positives` out of
 /// `queries` holds each prediction; `what` describes the filter. Prints the
 /// line it judged.

@@ -158,14 +158,12 @@ fn fpp_matches_the_sharded_theory() {
 fn init_race_creates_exactly_one_filter() {
     let server = server_or_skip!();
     let clients = 12;
-    let init = |name: &str, i: u64| {
-        let (mut filter, created) = sharded(10_000, 0.01, 8)
-            .try_init(&server.client(), name)
-            .unwrap();
-        filter.insert(&i).unwrap();
-        created
+    let init = |name: &str| {
+        let builder = sharded(10_000, 0.01, 8);
+        builder.try_init(&server.client(), name).unwrap()
     };
-    init_race(clients, 3, init, |name| {
+    let insert = |filter: &mut RedisShardedBloomFilter, i: u64| filter.insert(&i);
+    init_race(clients, 3, init, insert, |name| {
         let mut filter = RedisShardedBloomFilter::open(&server.client(), name).unwrap();
         assert_eq!(filter.len().unwrap(), clients as u64);
         let keys: Vec<u64> = (0..clients as u64).collect();

@@ -391,26 +391,14 @@ impl RunConfig {
 
     /// The speed and sweep lines of [`describe`](Self::describe).
     fn describe_timing(&self, out: &mut String) {
-        let list = |values: &[u64]| {
-            values
-                .iter()
-                .map(|v| format_count(*v))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let fpps = self
-            .accuracy_fpps
-            .iter()
-            .map(|p| format!("{p:e}"))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let fpps = fpp_list(&self.accuracy_fpps);
         let _ = writeln!(
             out,
             "- speed: n ∈ {{{}}} at p = {}; lookups timed over {} operations; median of {} \
              repetitions ({} from {} items); {} worker thread(s) for accuracy and capacity, \
              speed measured alone on one thread, one key at a time and, for filters with a batch \
              API, batched; lookups use as many distinct keys as they time",
-            list(&self.speed_items),
+            count_list(&self.speed_items),
             self.speed_fpp,
             format_count(self.speed_lookups),
             self.speed_repetitions,
@@ -423,7 +411,7 @@ impl RunConfig {
             "- sweep: n ∈ {{{}}} × p ∈ {{{fpps}}}; one-key negative lookups over {} distinct \
              never-inserted keys, median of {} rounds alternating the filters (1 from {} items); \
              Pareto charts at n = {}",
-            list(&self.sweep_items),
+            count_list(&self.sweep_items),
             format_count(self.speed_lookups),
             self.sweep_repetitions,
             format_count(self.speed_large_items),
@@ -433,19 +421,7 @@ impl RunConfig {
 
     /// The run's parameters as Markdown list items, for the report.
     pub fn describe(&self) -> String {
-        let list = |values: &[u64]| {
-            values
-                .iter()
-                .map(|v| format_count(*v))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let fpps = self
-            .accuracy_fpps
-            .iter()
-            .map(|p| format!("{p:e}"))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let fpps = fpp_list(&self.accuracy_fpps);
         let mut out = String::new();
         let experiments: Vec<&str> = self.experiments.iter().map(|e| e.name()).collect();
         let _ = writeln!(
@@ -464,7 +440,7 @@ impl RunConfig {
             "- accuracy: n ∈ {{{}}} × p ∈ {{{fpps}}}; about {} expected false positives per row \
              (queries capped at {}); instances per row: ⌈{}/n⌉ clamped to 1..=64; \
              family-wise error rate {} split over the rows (Bonferroni)",
-            list(&self.accuracy_items),
+            count_list(&self.accuracy_items),
             self.expected_false_positives,
             format_count(self.max_queries),
             format_count(self.instance_items),
@@ -499,11 +475,7 @@ impl RunConfig {
              every doubling with up to {} queries (about {} false positives at P), one thread",
             format_count(self.growth_initial),
             format_count(self.growth_final),
-            self.growth_fpps
-                .iter()
-                .map(|p| format!("{p:e}"))
-                .collect::<Vec<_>>()
-                .join(", "),
+            fpp_list(&self.growth_fpps),
             format_count(self.growth_max_queries),
             self.expected_false_positives
         );
@@ -519,6 +491,18 @@ impl RunConfig {
         );
         out
     }
+}
+
+/// `values` as counts, comma-separated, for [`RunConfig::describe`].
+fn count_list(values: &[u64]) -> String {
+    let counts: Vec<String> = values.iter().map(|&v| format_count(v)).collect();
+    counts.join(", ")
+}
+
+/// `values` as probabilities in exponent notation, comma-separated.
+fn fpp_list(values: &[f64]) -> String {
+    let fpps: Vec<String> = values.iter().map(|p| format!("{p:e}")).collect();
+    fpps.join(", ")
 }
 
 #[cfg(test)]

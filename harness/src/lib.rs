@@ -25,3 +25,35 @@ pub mod render;
 pub mod text;
 
 pub use error::{Error, ErrorKind};
+
+/// The `Filter` methods that take no key (`hasher`, `len`, `clear`,
+/// `memory_usage`, `capacity`, `expected_fpp`, `theoretical_fpp`),
+/// forwarded to the field `$field`: for the wrappers that change only how
+/// keys go in (an injected regression, a filter under another name), inside
+/// their `impl Filter`.
+#[macro_export]
+macro_rules! forward_keyless_methods {
+    ($field:tt) => {
+        fn hasher(&self) -> &::filterlab_core::KeyHasher {
+            self.$field.hasher()
+        }
+        fn len(&self) -> usize {
+            self.$field.len()
+        }
+        fn clear(&mut self) {
+            self.$field.clear();
+        }
+        fn memory_usage(&self) -> usize {
+            self.$field.memory_usage()
+        }
+        fn capacity(&self) -> Option<usize> {
+            self.$field.capacity()
+        }
+        fn expected_fpp(&self) -> f64 {
+            self.$field.expected_fpp()
+        }
+        fn theoretical_fpp(&self, items: u64) -> Option<f64> {
+            self.$field.theoretical_fpp(items)
+        }
+    };
+}

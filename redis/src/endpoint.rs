@@ -102,29 +102,24 @@ pub(crate) fn cluster_client(
     })
 }
 
-impl From<Client> for Endpoint {
-    fn from(client: Client) -> Self {
-        Self::Node(client)
-    }
+/// `From` a client and from a reference to one (cloned) for each variant.
+macro_rules! from_client {
+    ($($client:ty => $variant:ident),+) => {$(
+        impl From<$client> for Endpoint {
+            fn from(client: $client) -> Self {
+                Self::$variant(client)
+            }
+        }
+
+        impl From<&$client> for Endpoint {
+            fn from(client: &$client) -> Self {
+                Self::$variant(client.clone())
+            }
+        }
+    )+};
 }
 
-impl From<&Client> for Endpoint {
-    fn from(client: &Client) -> Self {
-        Self::Node(client.clone())
-    }
-}
-
-impl From<ClusterClient> for Endpoint {
-    fn from(client: ClusterClient) -> Self {
-        Self::Cluster(client)
-    }
-}
-
-impl From<&ClusterClient> for Endpoint {
-    fn from(client: &ClusterClient) -> Self {
-        Self::Cluster(client.clone())
-    }
-}
+from_client!(Client => Node, ClusterClient => Cluster);
 
 impl From<&Endpoint> for Endpoint {
     fn from(endpoint: &Endpoint) -> Self {

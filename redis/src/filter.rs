@@ -16,7 +16,7 @@ use crate::info::{Fill, Info};
 use crate::layout::{Layout, check_name, config_key, keys};
 use crate::link::Link;
 use crate::scripts::Call;
-use crate::target::{State, Target, answers, check_bits_per_call, key_methods};
+use crate::target::{State, Target, answers, key_methods, link_methods};
 
 /// Bit positions (k per key) sent in one script call by default: 65,536,
 /// about 9,000 keys at k = 7, a few milliseconds of server time.
@@ -117,12 +117,7 @@ impl RedisBloomFilter {
         &mut self,
         hashes: impl IntoIterator<Item = u64>,
     ) -> Result<Vec<bool>, Error> {
-        let mut new = Vec::new();
-        self.batched(hashes, false, |reply, keys| {
-            new.extend(answers(&reply, keys)?);
-            Ok(())
-        })?;
-        Ok(new)
+        self.batched(hashes, false)
     }
 
     /// Looks up keys given by their hashes under [`hasher`](Self::hasher),
@@ -136,23 +131,18 @@ impl RedisBloomFilter {
         &mut self,
         hashes: impl IntoIterator<Item = u64>,
     ) -> Result<Vec<bool>, Error> {
-        let mut found = Vec::new();
-        self.batched(hashes, true, |reply, keys| {
-            found.extend(answers(&reply, keys)?);
-            Ok(())
-        })?;
-        Ok(found)
+        self.batched(hashes, true)
     }
 
     /// Runs the insert (or, when `contains`, the contains) script on the
-    /// keys, as many per call as `bits_per_call` allows, and hands each
-    /// reply to `reply` with the number of keys the call carried.
+    /// keys, as many per call as `bits_per_call` allows; one answer per
+    /// key, in order.
     fn batched(
         &mut self,
         hashes: impl IntoIterator<Item = u64>,
         contains: bool,
-        mut reply: impl FnMut(redis::Value, usize) -> Result<(), Error>,
-    ) -> Result<(), Error> {
+    ) -> Result<Vec<bool>, Error> {
+        let mut found = Vec::new();
         let keys_per_call =
             (self.bits_per_call / self.target.layout.bloom.num_hashes as usize).max(1);
         let mut hashes = hashes.into_iter().peekable();
@@ -164,10 +154,11 @@ impl RedisBloomFilter {
                 .target
                 .probe_calls(&chunk, contains, self.bits_per_call)
             {
-                reply(self.run(&call)?, keys)?;
+                let reply: redis::Value = self.run(&call)?;
+                found.extend(answers(&reply, keys)?);
             }
         }
-        Ok(())
+        Ok(found)
     }
 
     /// The counter, the bits set when `count_bits` (BITCOUNT over every
@@ -372,35 +363,7 @@ impl RedisBloomFilter {
         self.target.layout.part_bits
     }
 
-    /// Bit positions sent per script call by the batched operations.
-    pub fn bits_per_call(&self) -> usize {
-        self.bits_per_call
-    }
-
-    /// Sets the bit positions (k per key) sent per script call by the
-    /// batched operations: larger batches take fewer round trips, smaller
-    /// ones hold the server for less time per call (Redis runs one script
-    /// at a time). A call carries at least one key.
-    ///
-    /// # Errors
-    ///
-    /// `Filter(InvalidParameter)` for zero.
-    pub fn set_bits_per_call(&mut self, bits: usize) -> Result<(), Error> {
-        self.bits_per_call = check_bits_per_call(bits)?;
-        Ok(())
-    }
-
-    /// The timeout of connecting and of each read and write.
-    pub fn timeout(&self) -> Option<Duration> {
-        self.link.timeout()
-    }
-
-    /// Sets the timeout of connecting and of each read and write (default
-    /// [`DEFAULT_TIMEOUT`](crate::DEFAULT_TIMEOUT); `None` waits forever).
-    /// Reconnects on the next call.
-    pub fn set_timeout(&mut self, timeout: Option<Duration>) {
-        self.link.set_timeout(timeout);
-    }
+    link_methods!();
 }
 
 impl Clone for RedisBloomFilter {

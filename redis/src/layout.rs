@@ -153,24 +153,9 @@ impl Layout {
         name: &str,
         fields: &HashMap<String, String>,
     ) -> Result<(Self, u64), Error> {
-        if fields.is_empty() {
-            return Err(Error::new(
-                ErrorKind::NotFound,
-                format!(
-                    "no filter named {name:?}: {} does not exist",
-                    config_key(name)
-                ),
-            ));
-        }
         let key = config_key(name);
+        check_stored(name, &key, fields, "", LAYOUT_VERSION)?;
         let field = |field: &str| number_field(fields, &key, field);
-        let version = field("version")?;
-        if version != u64::from(LAYOUT_VERSION) {
-            return Err(Error::filter(
-                CoreKind::UnsupportedVersion,
-                format!("{name:?} has layout version {version}, this build reads {LAYOUT_VERSION}"),
-            ));
-        }
         let damaged = |what: String| Error::new(ErrorKind::Damaged, format!("{name:?}: {what}"));
         let num_bits = field("num_bits")?;
         let num_hashes = u32::try_from(field("num_hashes")?)
@@ -203,6 +188,32 @@ impl Layout {
         }
         Ok((layout, field(ITEMS_FIELD)?))
     }
+}
+
+/// Checks that the hash `key` of the filter `name` (HGETALL's reply) exists
+/// and has layout `version`; `sharded` ("" or "sharded ") names the kind
+/// in the errors.
+pub(crate) fn check_stored(
+    name: &str,
+    key: &str,
+    fields: &HashMap<String, String>,
+    sharded: &str,
+    version: u32,
+) -> Result<(), Error> {
+    if fields.is_empty() {
+        return Err(Error::new(
+            ErrorKind::NotFound,
+            format!("no {sharded}filter named {name:?}: {key} does not exist"),
+        ));
+    }
+    let stored = number_field(fields, key, "version")?;
+    if stored != u64::from(version) {
+        return Err(Error::filter(
+            CoreKind::UnsupportedVersion,
+            format!("{name:?} has {sharded}layout version {stored}, this build reads {version}"),
+        ));
+    }
+    Ok(())
 }
 
 /// Field `field` of the hash `key` (HGETALL's reply), a number; missing or

@@ -23,7 +23,7 @@ use crate::scripts::{Call, MARKER};
 use crate::shards::{
     DEFAULT_SHARDS, ShardedLayout, marker_key, shard_capacity, shard_of, shard_tag,
 };
-use crate::target::{Target, answers, check_bits_per_call, key_methods};
+use crate::target::{Target, answers, key_methods, link_methods};
 use crate::transfer::{bloom_header, export, import};
 
 /// How long a creation may go without renewing its lease before another
@@ -609,22 +609,6 @@ impl RedisShardedBloomFilter {
         self.layout.shard.target_fpp
     }
 
-    /// Bit positions per script call (see
-    /// [`RedisBloomFilter::set_bits_per_call`](crate::RedisBloomFilter::set_bits_per_call)).
-    pub fn bits_per_call(&self) -> usize {
-        self.bits_per_call
-    }
-
-    /// Sets the bit positions per script call.
-    ///
-    /// # Errors
-    ///
-    /// `Filter(InvalidParameter)` for zero.
-    pub fn set_bits_per_call(&mut self, bits: usize) -> Result<(), Error> {
-        self.bits_per_call = check_bits_per_call(bits)?;
-        Ok(())
-    }
-
     /// Durable mode, if on.
     pub fn durability(&self) -> Option<Durability> {
         self.durability
@@ -638,16 +622,7 @@ impl RedisShardedBloomFilter {
         self.durability = durability;
     }
 
-    /// The timeout of connecting and of each read and write.
-    pub fn timeout(&self) -> Option<Duration> {
-        self.link.timeout()
-    }
-
-    /// Sets the timeout of connecting and of each read and write; reconnects
-    /// on the next call.
-    pub fn set_timeout(&mut self, timeout: Option<Duration>) {
-        self.link.set_timeout(timeout);
-    }
+    link_methods!();
 }
 
 impl Clone for RedisShardedBloomFilter {

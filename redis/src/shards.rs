@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use filterlab_core::{ErrorKind as CoreKind, mix64, reduce};
 
 use crate::error::{Error, ErrorKind};
-use crate::layout::{CHECKED_FIELDS, LAYOUT_VERSION, Layout, join, number_field};
+use crate::layout::{CHECKED_FIELDS, LAYOUT_VERSION, Layout, check_stored, join, number_field};
 
 /// The version of the sharded layout (marker and shards) this build writes
 /// and reads, stored in the marker's field `version`.
@@ -91,26 +91,9 @@ impl ShardedLayout {
         name: &str,
         fields: &HashMap<String, String>,
     ) -> Result<(Self, u64, String), Error> {
-        if fields.is_empty() {
-            return Err(Error::new(
-                ErrorKind::NotFound,
-                format!(
-                    "no sharded filter named {name:?}: {} does not exist",
-                    marker_key(name)
-                ),
-            ));
-        }
         let key = marker_key(name);
+        check_stored(name, &key, fields, "sharded ", SHARDED_LAYOUT_VERSION)?;
         let number = |field: &str| number_field(fields, &key, field);
-        let version = number("version")?;
-        if version != u64::from(SHARDED_LAYOUT_VERSION) {
-            return Err(Error::filter(
-                CoreKind::UnsupportedVersion,
-                format!(
-                    "{name:?} has sharded layout version {version}, this build reads {SHARDED_LAYOUT_VERSION}"
-                ),
-            ));
-        }
         let shards = number("shards")?;
         let capacity = number("capacity")?;
         // A shard's configuration is a plain filter's, with its share of the

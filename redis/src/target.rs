@@ -102,6 +102,43 @@ macro_rules! key_methods {
 }
 pub(crate) use key_methods;
 
+/// The connection settings of a handle, over its `link` and `bits_per_call`
+/// fields: one copy for the plain and the sharded filter.
+macro_rules! link_methods {
+    () => {
+        /// Bit positions sent per script call by the batched operations.
+        pub fn bits_per_call(&self) -> usize {
+            self.bits_per_call
+        }
+
+        /// Sets the bit positions (k per key) sent per script call by the
+        /// batched operations: larger batches take fewer round trips, smaller
+        /// ones hold the server for less time per call (Redis runs one script
+        /// at a time). A call carries at least one key.
+        ///
+        /// # Errors
+        ///
+        /// `Filter(InvalidParameter)` for zero.
+        pub fn set_bits_per_call(&mut self, bits: usize) -> Result<(), $crate::Error> {
+            self.bits_per_call = $crate::target::check_bits_per_call(bits)?;
+            Ok(())
+        }
+
+        /// The timeout of connecting and of each read and write.
+        pub fn timeout(&self) -> Option<::std::time::Duration> {
+            self.link.timeout()
+        }
+
+        /// Sets the timeout of connecting and of each read and write (default
+        /// [`DEFAULT_TIMEOUT`](crate::DEFAULT_TIMEOUT); `None` waits forever).
+        /// Reconnects on the next call.
+        pub fn set_timeout(&mut self, timeout: Option<::std::time::Duration>) {
+            self.link.set_timeout(timeout);
+        }
+    };
+}
+pub(crate) use link_methods;
+
 /// What the read script reports of a filter or shard.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct State {

@@ -85,28 +85,48 @@ pub const CYCLES_FORMULA: &str = "est. cycles = L1 hits + 5 × LL hits + 35 × L
      instruction fetches and data reads and writes (iai's and gungraun's weights, after Itamar \
      Turner-Trauring)";
 
-/// The events callgrind's cache simulation counts, in its order
-/// (`Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Events {
-    /// Instructions executed.
-    pub ir: u64,
-    /// Data reads.
-    pub dr: u64,
-    /// Data writes.
-    pub dw: u64,
-    /// First-level instruction cache read misses.
-    pub i1mr: u64,
-    /// First-level data cache read misses.
-    pub d1mr: u64,
-    /// First-level data cache write misses.
-    pub d1mw: u64,
-    /// Last-level misses of instruction reads.
-    pub ilmr: u64,
-    /// Last-level misses of data reads.
-    pub dlmr: u64,
-    /// Last-level misses of data writes.
-    pub dlmw: u64,
+/// Declares a struct with its own fields followed by the nine callgrind
+/// event totals (`u64`, named and ordered as [`EVENT_NAMES`]): one list of
+/// the events for [`Events`] and for the rows that store them
+/// (`bench::CountRow`, whose CSV columns follow the field order).
+macro_rules! with_events {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $($(#[$field_meta:meta])* pub $field:ident: $ty:ty,)*
+        }
+    ) => {
+        $(#[$meta])*
+        pub struct $name {
+            $($(#[$field_meta])* pub $field: $ty,)*
+            /// Instructions executed.
+            pub ir: u64,
+            /// Data reads.
+            pub dr: u64,
+            /// Data writes.
+            pub dw: u64,
+            /// First-level instruction cache read misses.
+            pub i1mr: u64,
+            /// First-level data cache read misses.
+            pub d1mr: u64,
+            /// First-level data cache write misses.
+            pub d1mw: u64,
+            /// Last-level misses of instruction reads.
+            pub ilmr: u64,
+            /// Last-level misses of data reads.
+            pub dlmr: u64,
+            /// Last-level misses of data writes.
+            pub dlmw: u64,
+        }
+    };
+}
+pub(crate) use with_events;
+
+with_events! {
+    /// The events callgrind's cache simulation counts, in its order
+    /// (`Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw`).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub struct Events {}
 }
 
 /// The event names callgrind writes, in [`Events`] order.

@@ -356,7 +356,7 @@ fn injected_build(_: &Entry) -> Result<Build, Error> {
 #[cfg(debug_assertions)]
 mod inject {
     use filterlab_bloom::BlockedBloomFilter;
-    use filterlab_core::{BATCH, Error, Filter, KeyHasher, mix64};
+    use filterlab_core::{BATCH, Error, Filter, mix64};
     use filterlab_peers::{FilterlabSubject, Subject, Workload};
 
     /// The filter the regression is injected into.
@@ -366,9 +366,7 @@ mod inject {
     struct ExtraRound<F>(F);
 
     impl<F: Filter> Filter for ExtraRound<F> {
-        fn hasher(&self) -> &KeyHasher {
-            self.0.hasher()
-        }
+        crate::forward_keyless_methods!(0);
         fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
             self.0.insert_hash(mix64(hash))
         }
@@ -396,24 +394,6 @@ mod inject {
                 }
                 self.0.contains_hashes(mixed, found);
             }
-        }
-        fn len(&self) -> usize {
-            self.0.len()
-        }
-        fn clear(&mut self) {
-            self.0.clear();
-        }
-        fn memory_usage(&self) -> usize {
-            self.0.memory_usage()
-        }
-        fn capacity(&self) -> Option<usize> {
-            self.0.capacity()
-        }
-        fn expected_fpp(&self) -> f64 {
-            self.0.expected_fpp()
-        }
-        fn theoretical_fpp(&self, items: u64) -> Option<f64> {
-            self.0.theoretical_fpp(items)
         }
     }
 

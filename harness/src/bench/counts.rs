@@ -10,60 +10,44 @@ use serde::{Deserialize, Serialize};
 
 use filterlab_core::mix64;
 
-use crate::bench::callgrind::{Events, read_dumps, valgrind_args};
+use crate::bench::callgrind::{Events, read_dumps, valgrind_args, with_events};
 use crate::bench::case::{Size, parse_manifest};
 use crate::error::Error;
 use crate::experiments::speed::Operation;
 use crate::registry::{Entry, Origin};
 
-/// One measured operation's counts (a row of `bench.csv` and of the
-/// baseline): the raw callgrind totals over `ops` operations, and the same
-/// per operation for readers.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CountRow {
-    /// The filter's registry name.
-    pub filter: String,
-    /// filterlab or a peer.
-    pub origin: Origin,
-    /// The operation.
-    pub op: Operation,
-    /// One key at a time, or through the filter's batch API.
-    pub mode: Mode,
-    /// The size class.
-    pub size: Size,
-    /// Items in the filter.
-    pub items: u64,
-    /// Operations counted.
-    pub ops: u64,
-    /// Instructions per operation.
-    pub instructions_per_op: f64,
-    /// First-level misses (instruction and data) per operation.
-    pub l1_misses_per_op: f64,
-    /// Last-level misses per operation.
-    pub ll_misses_per_op: f64,
-    /// Estimated cycles per operation (see `CYCLES_FORMULA`).
-    pub est_cycles_per_op: f64,
-    /// Whether `--check` gates this row (false for a filter whose work
-    /// differs run to run, e.g. cuckoofilter's random evictions).
-    pub gated: bool,
-    /// Total instructions.
-    pub ir: u64,
-    /// Total data reads.
-    pub dr: u64,
-    /// Total data writes.
-    pub dw: u64,
-    /// Total L1 instruction read misses.
-    pub i1mr: u64,
-    /// Total L1 data read misses.
-    pub d1mr: u64,
-    /// Total L1 data write misses.
-    pub d1mw: u64,
-    /// Total last-level instruction read misses.
-    pub ilmr: u64,
-    /// Total last-level data read misses.
-    pub dlmr: u64,
-    /// Total last-level data write misses.
-    pub dlmw: u64,
+with_events! {
+    /// One measured operation's counts (a row of `bench.csv` and of the
+    /// baseline): the raw callgrind totals over `ops` operations, and the same
+    /// per operation for readers.
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    pub struct CountRow {
+        /// The filter's registry name.
+        pub filter: String,
+        /// filterlab or a peer.
+        pub origin: Origin,
+        /// The operation.
+        pub op: Operation,
+        /// One key at a time, or through the filter's batch API.
+        pub mode: Mode,
+        /// The size class.
+        pub size: Size,
+        /// Items in the filter.
+        pub items: u64,
+        /// Operations counted.
+        pub ops: u64,
+        /// Instructions per operation.
+        pub instructions_per_op: f64,
+        /// First-level misses (instruction and data) per operation.
+        pub l1_misses_per_op: f64,
+        /// Last-level misses per operation.
+        pub ll_misses_per_op: f64,
+        /// Estimated cycles per operation (see `CYCLES_FORMULA`).
+        pub est_cycles_per_op: f64,
+        /// Whether `--check` gates this row (false for a filter whose work
+        /// differs run to run, e.g. cuckoofilter's random evictions).
+        pub gated: bool,
+    }
 }
 
 /// What identifies a row: filter, operation, mode and size.

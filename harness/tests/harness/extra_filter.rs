@@ -6,7 +6,7 @@ use std::fs;
 use std::path::Path;
 
 use filterlab_bloom::{AtomicBloomFilter, BloomFilter};
-use filterlab_core::{Error, Filter, KeyHasher, RemovableFilter};
+use filterlab_core::{Error, Filter, RemovableFilter};
 use filterlab_harness::commands::report::{ReportOptions, run_with};
 use filterlab_harness::config::{Experiment, Preset, RunConfig};
 use filterlab_harness::registry::{self, Build, Capability, Entry, Origin};
@@ -23,9 +23,7 @@ const NAME: &str = "ExtraTestFilter";
 struct Extra(AtomicBloomFilter);
 
 impl Filter for Extra {
-    fn hasher(&self) -> &KeyHasher {
-        self.0.hasher()
-    }
+    filterlab_harness::forward_keyless_methods!(0);
     fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
         self.0.insert_hash(hash)
     }
@@ -37,24 +35,6 @@ impl Filter for Extra {
     }
     fn contains_hashes(&self, hashes: &[u64], found: &mut [bool]) {
         self.0.contains_hashes(hashes, found);
-    }
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-    fn clear(&mut self) {
-        self.0.clear();
-    }
-    fn memory_usage(&self) -> usize {
-        self.0.memory_usage()
-    }
-    fn capacity(&self) -> Option<usize> {
-        self.0.capacity()
-    }
-    fn expected_fpp(&self) -> f64 {
-        self.0.expected_fpp()
-    }
-    fn theoretical_fpp(&self, items: u64) -> Option<f64> {
-        self.0.theoretical_fpp(items)
     }
 }
 

@@ -21,7 +21,7 @@ use filterlab_redis::{
 };
 
 use crate::sharded::{check_sharded_fpp, never_absent, sharded};
-use crate::{Children, assert_kind, child_protocol, unique};
+use crate::{Children, assert_kind, unique, until_reconnected, writer_child, writer_env};
 
 /// The cluster the tests that do not change it share.
 fn shared() -> &'static Cluster {
@@ -44,16 +44,9 @@ const KEYS_EACH: u64 = 25_000;
 const BATCH: usize = 1_000;
 const SEED: u64 = 0xc105;
 
-/// Environment of a child writer: a node's URL, the filter, the writer number.
-const CHILD_URL: &str = "FILTERLAB_CLUSTER_CHILD_URL";
-const CHILD_NAME: &str = "FILTERLAB_CLUSTER_CHILD_NAME";
-const CHILD_WRITER: &str = "FILTERLAB_CLUSTER_CHILD_WRITER";
-
 /// The keys of writer `writer`: disjoint from every other writer's.
 fn writer_keys(writer: u64) -> Vec<u64> {
-    (writer * KEYS_EACH..(writer + 1) * KEYS_EACH)
-        .map(|i| insert_key(SEED, i))
-        .collect()
+    crate::disjoint_keys(SEED, KEYS_EACH, writer)
 }
 
 /// Run by `four_processes_share_one_filter` in a child process: opens the
@@ -62,18 +55,10 @@ fn writer_keys(writer: u64) -> Vec<u64> {
 #[test]
 #[ignore = "a child process of four_processes_share_one_filter"]
 fn child_writer() {
-    let (Ok(url), Ok(name), Ok(writer)) = (
-        std::env::var(CHILD_URL),
-        std::env::var(CHILD_NAME),
-        std::env::var(CHILD_WRITER),
-    ) else {
-        eprintln!("child_writer runs only as a child of four_processes_share_one_filter");
-        return;
-    };
-    child_protocol(
-        || RedisShardedBloomFilter::open(&Endpoint::open(&url).unwrap(), &name).unwrap(),
-        |mut filter| {
-            writer_keys(writer.parse().unwrap())
+    writer_child(
+        |url, name| RedisShardedBloomFilter::open(&Endpoint::open(url).unwrap(), name).unwrap(),
+        |mut filter, writer| {
+            writer_keys(writer)
                 .chunks(BATCH)
                 .map(|batch| filter.insert_many(batch).unwrap() as u64)
                 .sum()
@@ -94,13 +79,7 @@ fn four_processes_share_one_filter() {
     let (mut filter, created) = builder.try_init(&endpoint(cluster), &name).unwrap();
     assert!(created);
     let envs: Vec<_> = (0..writers)
-        .map(|writer| {
-            vec![
-                (CHILD_URL, cluster.urls()[writer as usize % 3].clone()),
-                (CHILD_NAME, name.clone()),
-                (CHILD_WRITER, writer.to_string()),
-            ]
-        })
+        .map(|writer| writer_env(cluster.urls()[writer as usize % 3].clone(), &name, writer))
         .collect();
     let mut children = Children::spawn("cluster::child_writer", &envs);
     children.go();
@@ -392,17 +371,12 @@ fn failover_of_a_master() {
         });
         assert!(!failed.is_empty(), "the writer did not notice the failover");
         // The same handle works again.
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let found = loop {
-            match filter.contains_many(&acknowledged) {
-                Ok(found) => break found,
-                Err(err) if Instant::now() < deadline => {
-                    assert_eq!(err.kind(), ErrorKind::Connection, "{err}");
-                    std::thread::sleep(Duration::from_millis(100));
-                }
-                Err(err) => panic!("the handle did not recover: {err}"),
-            }
-        };
+        let found = until_reconnected(
+            Duration::from_secs(30),
+            Duration::from_millis(100),
+            "the handle did not recover",
+            || filter.contains_many(&acknowledged),
+        );
         let lost = found.iter().filter(|&&hit| !hit).count();
         println!(
             "durable = {durable}: {} keys acknowledged, {lost} of them lost; {} calls failed \

@@ -4,11 +4,11 @@
 
 use std::sync::Barrier;
 
-use filterlab_core::keys::insert_key;
 use filterlab_redis::RedisBloomFilter;
 
 use crate::{
-    Children, Server, assert_all_contained, child_protocol, keys_of, layout_keys, race, unique,
+    Children, Server, assert_all_contained, init_race, keys_of, layout_keys, unique, writer_child,
+    writer_env,
 };
 
 /// Keys per writer, and keys per batch.
@@ -18,9 +18,7 @@ const SEED: u64 = 0xc0c0;
 
 /// The keys of writer `writer`: disjoint from every other writer's.
 fn writer_keys(writer: u64) -> Vec<u64> {
-    (writer * KEYS_EACH..(writer + 1) * KEYS_EACH)
-        .map(|i| insert_key(SEED, i))
-        .collect()
+    crate::disjoint_keys(SEED, KEYS_EACH, writer)
 }
 
 /// Inserts writer `writer`'s keys in batches; returns how many were new.
@@ -31,35 +29,20 @@ fn insert_all(filter: &mut RedisBloomFilter, writer: u64) -> usize {
         .sum()
 }
 
-/// Environment of a child inserter: server URL, filter name, writer number.
-const CHILD_URL: &str = "FILTERLAB_REDIS_CHILD_URL";
-const CHILD_NAME: &str = "FILTERLAB_REDIS_CHILD_NAME";
-const CHILD_WRITER: &str = "FILTERLAB_REDIS_CHILD_WRITER";
-
 /// Run by `threads_and_processes_insert_disjoint_keys` in a child process:
 /// opens the filter, says it is ready, waits for the go, inserts its keys
 /// and prints how many were new.
 #[test]
 #[ignore = "a child process of threads_and_processes_insert_disjoint_keys"]
 fn child_inserter() {
-    let (Ok(url), Ok(name), Ok(writer)) = (
-        std::env::var(CHILD_URL),
-        std::env::var(CHILD_NAME),
-        std::env::var(CHILD_WRITER),
-    ) else {
-        eprintln!(
-            "child_inserter runs only as a child of threads_and_processes_insert_disjoint_keys"
-        );
-        return;
-    };
-    child_protocol(
-        || {
-            let client = redis::Client::open(url.as_str()).unwrap();
-            let filter = RedisBloomFilter::open(&client, &name).unwrap();
+    writer_child(
+        |url, name| {
+            let client = redis::Client::open(url).unwrap();
+            let filter = RedisBloomFilter::open(&client, name).unwrap();
             assert_eq!(filter.clone().len().unwrap(), 0);
             filter
         },
-        |mut filter| insert_all(&mut filter, writer.parse().unwrap()) as u64,
+        |mut filter, writer| insert_all(&mut filter, writer) as u64,
     );
 }
 
@@ -72,13 +55,7 @@ fn threads_and_processes_insert_disjoint_keys() {
     let (filter, _) =
         RedisBloomFilter::try_init(&server.client(), &name, 1_000_000, 0.001).unwrap();
     let envs: Vec<_> = (0..2u64)
-        .map(|writer| {
-            vec![
-                (CHILD_URL, server.url().to_owned()),
-                (CHILD_NAME, name.clone()),
-                (CHILD_WRITER, writer.to_string()),
-            ]
-        })
+        .map(|writer| writer_env(server.url().to_owned(), &name, writer))
         .collect();
     let mut children = Children::spawn("concurrency::child_inserter", &envs);
     let threads = 3u64;
@@ -129,27 +106,19 @@ fn threads_and_processes_insert_disjoint_keys() {
 fn init_race_creates_exactly_one_filter() {
     let server = server_or_skip!();
     let clients = 16;
-    for round in 0..5 {
-        let name = unique(&format!("race-{round}"));
-        let created = race(clients, |i| {
-            let (mut filter, created) = crate::split(10_000, 4096)
-                .try_init(&server.client(), &name)
-                .unwrap();
-            filter.insert(&(i as u64)).unwrap();
-            created
-        });
-        assert_eq!(
-            created.iter().filter(|&&created| created).count(),
-            1,
-            "round {round}"
-        );
-        let mut filter = RedisBloomFilter::open(&server.client(), &name).unwrap();
+    let init = |name: &str| {
+        let builder = crate::split(10_000, 4096);
+        builder.try_init(&server.client(), name).unwrap()
+    };
+    let insert = |filter: &mut RedisBloomFilter, i: u64| filter.insert(&i);
+    init_race(clients, 5, init, insert, |name| {
+        let mut filter = RedisBloomFilter::open(&server.client(), name).unwrap();
         assert_eq!(filter.parts(), 24);
         assert_eq!(
-            keys_of(&mut server.connection(), &name),
-            layout_keys(&name, 24)
+            keys_of(&mut server.connection(), name),
+            layout_keys(name, 24)
         );
         assert_all_contained(&mut filter, 0..clients as u64);
         filter.delete().unwrap();
-    }
+    });
 }

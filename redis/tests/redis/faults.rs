@@ -3,7 +3,7 @@
 //! middle of a run. Each gives a typed error, never a wrong answer.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use filterlab_core::Probes;
 use filterlab_core::keys::insert_key;
@@ -12,6 +12,7 @@ use redis::Connection;
 
 use crate::{
     Server, assert_all_contained, assert_kind, create, keys_of, private_server, split, unique,
+    until_reconnected,
 };
 
 /// Another client re-creates the filter with other parameters, or edits one
@@ -381,17 +382,12 @@ fn server_killed_and_restarted_mid_run() {
         "the run did not notice the restart"
     );
     // The same handle works again, with every acknowledged key kept.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let found = loop {
-        match filter.contains_many(&acknowledged) {
-            Ok(found) => break found,
-            Err(err) if Instant::now() < deadline => {
-                assert_eq!(err.kind(), ErrorKind::Connection, "{err}");
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            Err(err) => panic!("no reconnection: {err}"),
-        }
-    };
+    let found = until_reconnected(
+        Duration::from_secs(20),
+        Duration::from_millis(50),
+        "no reconnection",
+        || filter.contains_many(&acknowledged),
+    );
     assert!(found.iter().all(|&hit| hit));
     let written: Vec<u64> = (0..20_000).map(|i| insert_key(12, i)).collect();
     assert_all_contained(&mut filter, &written);

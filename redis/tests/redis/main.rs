@@ -134,6 +134,100 @@ pub(crate) fn race<T: Send>(clients: usize, step: impl Fn(usize) -> T + Sync) ->
     })
 }
 
+/// `rounds` rounds of `clients` clients racing to create the filter
+/// `race-{round}` (a unique name) with `init`, which returns a handle and
+/// whether this client created it; each client then inserts its number
+/// with `insert`. Exactly one client creates the filter each round;
+/// `check(name)` then inspects the round's filter.
+pub(crate) fn init_race<H>(
+    clients: usize,
+    rounds: usize,
+    init: impl Fn(&str) -> (H, bool) + Sync,
+    insert: impl Fn(&mut H, u64) -> Result<bool, filterlab_redis::Error> + Sync,
+    mut check: impl FnMut(&str),
+) {
+    for round in 0..rounds {
+        let name = unique(&format!("race-{round}"));
+        let created = race(clients, |i| {
+            let (mut handle, created) = init(&name);
+            insert(&mut handle, i as u64).unwrap();
+            created
+        });
+        assert_eq!(
+            created.iter().filter(|&&created| created).count(),
+            1,
+            "round {round}"
+        );
+        check(&name);
+    }
+}
+
+/// The environment through which a parent test tells a writer child (see
+/// [`writer_child`]) a server's URL, the filter's name and its number.
+const CHILD_URL: &str = "FILTERLAB_REDIS_CHILD_URL";
+const CHILD_NAME: &str = "FILTERLAB_REDIS_CHILD_NAME";
+const CHILD_WRITER: &str = "FILTERLAB_REDIS_CHILD_WRITER";
+
+/// The environment of writer child `writer` on the filter `name` at `url`,
+/// for [`Children::spawn`].
+pub(crate) fn writer_env(url: String, name: &str, writer: u64) -> Vec<(&'static str, String)> {
+    vec![
+        (CHILD_URL, url),
+        (CHILD_NAME, name.to_owned()),
+        (CHILD_WRITER, writer.to_string()),
+    ]
+}
+
+/// The `each` keys (under `seed`) of writer `writer`: disjoint from every
+/// other writer's.
+pub(crate) fn disjoint_keys(seed: u64, each: u64, writer: u64) -> Vec<u64> {
+    (writer * each..(writer + 1) * each)
+        .map(|i| filterlab_core::keys::insert_key(seed, i))
+        .collect()
+}
+
+/// A writer child's side of [`Children`]: opens the filter with
+/// `open(url, name)` from the [`writer_env`] its parent set, then follows
+/// [`child_protocol`] with `work(filter, writer)`. Run on its own (no such
+/// environment), it says so and does nothing.
+pub(crate) fn writer_child<T>(
+    open: impl FnOnce(&str, &str) -> T,
+    work: impl FnOnce(T, u64) -> u64,
+) {
+    let (Ok(url), Ok(name), Ok(writer)) = (
+        std::env::var(CHILD_URL),
+        std::env::var(CHILD_NAME),
+        std::env::var(CHILD_WRITER),
+    ) else {
+        eprintln!("a writer child runs only as a child process of its test (see its #[ignore])");
+        return;
+    };
+    let writer = writer.parse().unwrap();
+    child_protocol(|| open(&url, &name), |filter| work(filter, writer));
+}
+
+/// Retries `call` every `pause` while it fails with a connection error,
+/// for up to `within`; panics with `what` and the error after that, or at
+/// any other error.
+pub(crate) fn until_reconnected<T>(
+    within: std::time::Duration,
+    pause: std::time::Duration,
+    what: &str,
+    mut call: impl FnMut() -> Result<T, filterlab_redis::Error>,
+) -> T {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        match call() {
+            Ok(value) => return value,
+            Err(err) if std::time::Instant::now() < deadline => {
+                assert_eq!(err.kind(), ErrorKind::Connection, "{err}");
+                std::thread::sleep(pause);
+            }
+            Err(err) => panic!("{what}: {err}"),
+        }
+    }
+}
+
 /// Asserts that the 99.9% Wilson interval of `false_positives` out of
 /// `queries` holds each prediction; `what` describes the filter. Prints the
 /// line it judged.

@@ -12,7 +12,7 @@ use filterlab_redis::{
 };
 use redis::Connection;
 
-use crate::{Server, assert_fpp_within, assert_kind, false_positives, race, unique};
+use crate::{Server, assert_fpp_within, assert_kind, false_positives, init_race, unique};
 
 /// A builder of `shards` shards sized for `items` at `fpp`, seed 9.
 pub(crate) fn sharded(items: u64, fpp: f64, shards: u64) -> RedisShardedBloomBuilder {
@@ -158,28 +158,20 @@ fn fpp_matches_the_sharded_theory() {
 fn init_race_creates_exactly_one_filter() {
     let server = server_or_skip!();
     let clients = 12;
-    for round in 0..3 {
-        let name = unique(&format!("race-{round}"));
-        let created = race(clients, |i| {
-            let (mut filter, created) = sharded(10_000, 0.01, 8)
-                .try_init(&server.client(), &name)
-                .unwrap();
-            filter.insert(&(i as u64)).unwrap();
-            created
-        });
-        assert_eq!(
-            created.iter().filter(|&&created| created).count(),
-            1,
-            "round {round}"
-        );
-        let mut filter = RedisShardedBloomFilter::open(&server.client(), &name).unwrap();
+    let init = |name: &str| {
+        let builder = sharded(10_000, 0.01, 8);
+        builder.try_init(&server.client(), name).unwrap()
+    };
+    let insert = |filter: &mut RedisShardedBloomFilter, i: u64| filter.insert(&i);
+    init_race(clients, 3, init, insert, |name| {
+        let mut filter = RedisShardedBloomFilter::open(&server.client(), name).unwrap();
         assert_eq!(filter.len().unwrap(), clients as u64);
         let keys: Vec<u64> = (0..clients as u64).collect();
         assert_eq!(never_absent(&mut filter, &keys, ErrorKind::NotFound), 0);
         // 8 shards of 2 keys each, and the marker.
-        assert_eq!(sharded_keys(&mut server.connection(), &name).len(), 17);
+        assert_eq!(sharded_keys(&mut server.connection(), name).len(), 17);
         filter.delete().unwrap();
-    }
+    });
 }
 
 /// A creation abandoned half-way: its client wrote the marker and the

@@ -1,7 +1,7 @@
 //! `filterlab bench --check` against a baseline the test saves itself (the
 //! test binary is a debug build, whose counts differ from the committed
 //! release baseline's): the same counts pass, and the regression injected
-//! into debug builds (an extra mixing round on every key hash of a
+//! into debug builds (extra mixing rounds on every key hash of a
 //! `BlockedBloomFilter`) fails, naming the filter, each operation and the
 //! size. Needs Valgrind; skipped without it, as the Redis tests are
 //! without a server (`.ci/run` installs both).

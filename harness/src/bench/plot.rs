@@ -31,8 +31,7 @@ pub fn figures(rows: &[CountRow], entries: &[Entry]) -> Vec<FigureFile> {
         },
         &|what| {
             format!(
-                "{what}: estimated cycles per operation counted under Valgrind (counts, not time); \
-                 dashed: batched"
+                "{what}: estimated cycles per operation counted under Valgrind (counts, not time)"
             )
         },
     )

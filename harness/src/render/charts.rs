@@ -538,7 +538,8 @@ pub type OperationPoints<'a> = dyn Fn(&str, &[Operation], Mode) -> Vec<Point> + 
 /// the items in the filter by family, one key at a time solid and batched
 /// dashed: the speed figures, and `filterlab bench`'s counts. Files are
 /// named `{prefix}_{operation}.svg`; `points(filter, ops, mode)` gives a
-/// filter's points, `title(what)` a figure's title.
+/// filter's points, `title(what)` a figure's title (to which "dashed:
+/// batched" is added when the figure has batched lines).
 pub fn operation_figures(
     entries: &[Entry],
     (prefix, y): (&str, &Axis),
@@ -563,9 +564,14 @@ pub fn operation_figures(
         if lines.is_empty() {
             continue;
         }
+        let batched = lines.iter().any(|line| line.dash == Dash::Dashed);
         figures.push(figure(
             format!("{prefix}_{stem}.svg"),
-            title(what),
+            if batched {
+                format!("{}; dashed: batched", title(what))
+            } else {
+                title(what)
+            },
             ctx.family_panels(&Axis::new("items in the filter", true), y, &lines, &[]),
             true,
         ));
@@ -587,7 +593,7 @@ fn speed_figures(measured: &Measurements, speed: &SpeedResults) -> Vec<FigureFil
                 .map(|r| Point::at(r.n as f64, r.ns_per_op))
                 .collect()
         },
-        &|what| format!("{what}: ns per operation (median), p = {fpp}; dashed: batched"),
+        &|what| format!("{what}: ns per operation (median), p = {fpp}"),
     )
 }
 

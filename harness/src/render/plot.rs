@@ -7,6 +7,8 @@
 use std::path::Path;
 
 use plotters::coord::Shift;
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -445,8 +447,94 @@ pub fn axis_label(value: f64, log: bool) -> String {
     } else if integral_exponent {
         format!("1e{}", value.round() as i32)
     } else {
-        format!("{power:.1e}")
+        // 2e4, 1.5e-3: one or two significant digits, as the ticks have.
+        format!("{power:.1e}").replace(".0e", "e")
     }
+}
+
+/// An axis in plotters' linear coordinates (log10 units on a log axis)
+/// with the ticks [`ticks`] chose.
+struct Ticked {
+    coord: RangedCoordf64,
+    ticks: Vec<f64>,
+}
+
+impl Ticked {
+    fn new(range: std::ops::Range<f64>, ticks: Vec<f64>) -> Self {
+        Self {
+            coord: range.into(),
+            ticks,
+        }
+    }
+}
+
+impl Ranged for Ticked {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        self.coord.map(value, limit)
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, _: Hint) -> Vec<f64> {
+        self.ticks.clone()
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.coord.range()
+    }
+}
+
+/// The ticks of a log axis over `range` (in log10 units): the powers of
+/// ten when the axis spans enough decades, else the first of 1-2-5, then
+/// 1-1.5-2-3-5-7, then every digit, that gives at least three ticks; at
+/// most `most` of them. A linear axis gets multiples of 1, 2 or 5 times a
+/// power of ten, at most `most`.
+fn ticks(range: &std::ops::Range<f64>, log: bool, most: usize) -> Vec<f64> {
+    let (low, high) = (range.start, range.end);
+    if !log {
+        let rough = (high - low) / most.max(1) as f64;
+        if !(rough.is_finite() && rough > 0.0) {
+            return Vec::new();
+        }
+        let power = 10f64.powf(rough.log10().floor());
+        let step = [1.0, 2.0, 5.0, 10.0]
+            .into_iter()
+            .map(|m| m * power)
+            .find(|&step| (high - low) / step <= most as f64)
+            .unwrap_or(10.0 * power);
+        let first = (low / step).ceil() as i64;
+        let last = (high / step).floor() as i64;
+        return (first..=last).map(|i| i as f64 * step).collect();
+    }
+    let steps: [&[f64]; 4] = [
+        &[1.0],
+        &[1.0, 2.0, 5.0],
+        &[1.0, 1.5, 2.0, 3.0, 5.0, 7.0],
+        &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0],
+    ];
+    let candidates = |mantissas: &[f64]| -> Vec<f64> {
+        let mut ticks = Vec::new();
+        for decade in (low.floor() as i32)..=(high.ceil() as i32) {
+            for mantissa in mantissas {
+                let tick = f64::from(decade) + mantissa.log10();
+                if (low..=high).contains(&tick) {
+                    ticks.push(tick);
+                }
+            }
+        }
+        ticks
+    };
+    let mut chosen = candidates(steps[0]);
+    for mantissas in &steps[1..] {
+        if chosen.len() >= 3 {
+            break;
+        }
+        chosen = candidates(mantissas);
+    }
+    // Too many decades for the axis: every second (third, ...) power.
+    let every = chosen.len().div_ceil(most.max(1)).max(1);
+    chosen.into_iter().step_by(every).collect()
 }
 
 /// The axis-space values of a plot along one axis (intervals included).
@@ -733,11 +821,12 @@ fn draw_plot<'a>(
         (data.w + Y_AXIS_W, data.h + X_AXIS_H),
     );
     let (y_low, y_high) = (y_range.start, y_range.end);
+    let (x_log, y_log) = (plot.x.log, plot.y.log);
+    let (x_ticks, y_ticks) = (ticks(&x_range, x_log, 8), ticks(&y_range, y_log, 7));
     let mut chart = ChartBuilder::on(&area)
         .x_label_area_size(X_AXIS_H)
         .y_label_area_size(Y_AXIS_W)
-        .build_cartesian_2d(x_range, y_range)?;
-    let (x_log, y_log) = (plot.x.log, plot.y.log);
+        .build_cartesian_2d(Ticked::new(x_range, x_ticks), Ticked::new(y_range, y_ticks))?;
     let x_format = |v: &f64| axis_label(*v, x_log);
     let y_format = |v: &f64| axis_label(*v, y_log);
     chart
@@ -844,6 +933,28 @@ fn draw_labelled<'a>(
             marker(root, point.look.marker, at, 5, rgb(point.look.colour))?;
         }
     }
+    // The lines drawn (the Pareto frontier), every 3 pixels along them:
+    // a label placed over one is hard to read.
+    let on_lines: Vec<(i32, i32)> = plot
+        .series
+        .iter()
+        .flat_map(|series| {
+            let points: Vec<(i32, i32)> = series
+                .points
+                .iter()
+                .filter_map(|p| pixel(p.x, p.y))
+                .collect();
+            points
+                .windows(2)
+                .flat_map(|pair| {
+                    let ((x0, y0), (x1, y1)) = (pair[0], pair[1]);
+                    let samples = ((x1 - x0).abs().max((y1 - y0).abs()) / 3).max(1);
+                    (0..=samples)
+                        .map(move |i| (x0 + (x1 - x0) * i / samples, y0 + (y1 - y0) * i / samples))
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
     // Points in the crowded lower left first get the near places.
     let mut order: Vec<usize> = (0..plot.labelled.len()).collect();
     order.sort_by_key(|&i| at[i].map_or(i32::MAX, |(x, y)| x - y));
@@ -859,12 +970,19 @@ fn draw_labelled<'a>(
         let cost = |&(cx, cy, step): &(i32, i32, i32)| {
             let rect = Rect { x: cx, y: cy, w, h };
             let overlap: i64 = taken.iter().chain(&markers).map(|r| r.overlap(&rect)).sum();
+            let crossed = on_lines
+                .iter()
+                .filter(|&&(px, py)| {
+                    (rect.x..rect.x + rect.w).contains(&px)
+                        && (rect.y..rect.y + rect.h).contains(&py)
+                })
+                .count() as i64;
             let outside = if place.data.contains(&rect) {
                 0
             } else {
                 100_000
             };
-            overlap * 100 + outside + i64::from(step) * 50
+            overlap * 100 + crossed * 400 + outside + i64::from(step) * 50
         };
         let places = label_places(x, y, w, h);
         let (bx, by, step) =
@@ -1014,6 +1132,34 @@ fn draw_grid<'a>(root: &Area<'a>, grid: &Grid, place: &PanelLayout) -> DrawResul
 mod tests {
     use super::*;
     use crate::render::style::PALETTE;
+
+    #[test]
+    fn ticks_fall_on_round_values() {
+        let labels = |range: std::ops::Range<f64>, log: bool, most: usize| -> Vec<String> {
+            ticks(&range, log, most)
+                .into_iter()
+                .map(|t| axis_label(t, log))
+                .collect()
+        };
+        // Decades where the axis spans them (n from 10^4 to 10^7).
+        assert_eq!(labels(3.8..7.2, true, 8), ["1e4", "1e5", "1e6", "1e7"]);
+        // Every second decade when they are too many.
+        assert_eq!(labels(-6.1..0.1, true, 4), ["1e-6", "1e-4", "0.01", "1"]);
+        // Within a decade and a bit: 1-2-5.
+        assert_eq!(labels(0.9..2.5, true, 7), ["10", "20", "50", "100", "200"]);
+        // Within a decade: finer round values (a ratio around 1).
+        assert_eq!(
+            labels(0.65f64.log10()..1.45f64.log10(), true, 7),
+            ["0.7", "0.8", "0.9", "1"]
+        );
+        assert_eq!(labels(0.0..1.2, true, 7), ["1", "2", "5", "10"]);
+        // Linear: steps of 1, 2 or 5 times a power of ten.
+        assert_eq!(
+            labels(0.0..3.2, false, 8),
+            ["0", "0.5", "1", "1.5", "2", "2.5", "3"]
+        );
+        assert_eq!(labels(0.0..170.0, false, 7), ["0", "50", "100", "150"]);
+    }
 
     #[test]
     fn log_labels_read_as_powers() {

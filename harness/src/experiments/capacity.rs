@@ -15,6 +15,7 @@ use crate::experiments::accuracy::{count_false_negatives, derive_seed};
 use crate::parallel::map_in_order;
 use crate::progress::Tracker;
 use crate::registry::{Build, Entry, Origin};
+use crate::text::plural;
 
 /// One row of `capacity.csv`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -82,7 +83,7 @@ pub fn run(
         stage.step(dynamic[index].name);
         rows
     });
-    stage.finish(&format!("{} filters", dynamic.len()));
+    stage.finish(&plural(dynamic.len() as u64, "filter", "filters"));
     let mut rows = Vec::new();
     for result in results {
         rows.extend(result?);

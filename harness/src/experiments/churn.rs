@@ -17,7 +17,7 @@ use crate::experiments::sample::{FppSample, SampledRow, dynamic_with};
 use crate::parallel::map_in_order;
 use crate::progress::Tracker;
 use crate::registry::{Build, Capability, Entry, GateOn, Origin};
-use crate::text::format_count;
+use crate::text::{format_count, plural};
 
 /// Where one churn row was measured: the filter, the point, and what it
 /// lost or refused so far.
@@ -135,7 +135,7 @@ pub fn run(
         stage.step(entry.name);
         measured
     });
-    stage.finish(&format!("{} filters", removable.len()));
+    stage.finish(&plural(removable.len() as u64, "filter", "filters"));
     let (mut rows, mut bogus) = (Vec::new(), Vec::new());
     for result in results {
         let (churned, removed) = result?;

@@ -20,7 +20,7 @@ use crate::experiments::accuracy::{count_false_negatives, derive_seed, row_confi
 use crate::experiments::sample::{FppSample, SampledRow, dynamic_with};
 use crate::progress::Tracker;
 use crate::registry::{Build, Capability, Entry, GateOn, Origin};
-use crate::text::format_count;
+use crate::text::{format_count, plural};
 
 /// Lookups are timed in chunks of this many keys.
 const CHUNK: u64 = 4096;
@@ -147,7 +147,7 @@ pub fn run(
             stage.step(&format!("{} at P = {fpp:e}", entry.name));
         }
     }
-    stage.finish(&format!("{} filters", growing.len()));
+    stage.finish(&plural(growing.len() as u64, "filter", "filters"));
     Ok(GrowthResults {
         rows: results,
         notes,

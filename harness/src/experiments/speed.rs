@@ -21,7 +21,7 @@ use crate::error::Error;
 use crate::experiments::accuracy::derive_seed;
 use crate::progress::Tracker;
 use crate::registry::{Build, Capability, Entry, Origin};
-use crate::text::format_count;
+use crate::text::{format_count, plural};
 
 /// An operation timed (the `op` column of speed.csv).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -154,9 +154,9 @@ pub fn run(entries: &[Entry], config: &RunConfig, progress: &Tracker) -> SpeedRe
         }
     }
     stage.finish(&format!(
-        "{} filters at {} sizes",
-        entries.len(),
-        config.speed_items.len()
+        "{} at {}",
+        plural(entries.len() as u64, "filter", "filters"),
+        plural(config.speed_items.len() as u64, "size", "sizes")
     ));
     SpeedResults {
         rows: summarize(entries, &samples, config.speed_fpp),

@@ -25,7 +25,7 @@ use crate::experiments::speed::{TimedKeys, median};
 use crate::experiments::verdict::TheoryKind;
 use crate::progress::{Stage, Tracker};
 use crate::registry::{Entry, Origin};
-use crate::text::format_count;
+use crate::text::{format_count, plural};
 
 /// Cells up to this many items build every filter before timing them.
 const ALTERNATE_UP_TO: u64 = 10_000_000;
@@ -131,9 +131,9 @@ pub fn run(
         }
     }
     stage.finish(&format!(
-        "{} filters at {} (n, p) cells",
-        entries.len(),
-        cells
+        "{} at {}",
+        plural(entries.len() as u64, "filter", "filters"),
+        plural(cells as u64, "(n, p) cell", "(n, p) cells")
     ));
     SweepResults {
         rows,

@@ -79,6 +79,14 @@ impl RunRecord {
         Preset::from_name(&self.preset)
     }
 
+    /// The flag that runs this record's preset again, `None` for the
+    /// default preset (no flag) or an unknown one.
+    pub fn preset_flag(&self) -> Option<&'static str> {
+        self.preset()
+            .map(Preset::flag)
+            .filter(|flag| !flag.is_empty())
+    }
+
     /// Whether a report made by `self` holds at least the data of one made
     /// by `other`: a preset at least as large, and complete if `other` is.
     pub fn covers(&self, other: &Self) -> bool {

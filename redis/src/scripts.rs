@@ -22,27 +22,13 @@ use crate::error::{CODE_DAMAGED, CODE_DRIFT, CODE_EXISTS, CODE_INCOMPLETE, CODE_
 use crate::layout::{CHECKED_FIELDS, ITEMS_FIELD, SHARD_FIELDS, SIZING_FIELDS};
 use crate::shards::MARKER_FIELDS;
 
-/// What every script starts with: the field lists, the sizes of the parts,
-/// the configuration check, and the location of a bit offset.
-const PROLOGUE: &str = r"
-local NFIELDS = #FIELDS
+/// What every script starts with, the marker's included: the error helper
+/// and the configuration check (fails unless fields names[i] of the hash at
+/// KEYS[1] equal ARGV[i]; a hash that does not exist is `NO_FILTER`).
+const CHECKS: &str = r"
 local function fail(code, message)
   error({err = code .. ' ' .. message})
 end
-
-local num_bits = tonumber(ARGV[2])
-local part_bits = tonumber(ARGV[6])
-local parts = tonumber(ARGV[7])
-local part_bytes = part_bits / 8
-local total_bytes = math.ceil(num_bits / 64) * 8
-
--- Bytes of part p (counted from 0).
-local function part_len(p)
-  if p < parts - 1 then return part_bytes end
-  return total_bytes - (parts - 1) * part_bytes
-end
-
--- Fails unless fields names[i] of the configuration equal ARGV[i].
 local function compare(names)
   local stored = redis.call('HMGET', KEYS[1], unpack(names))
   if not stored[1] and redis.call('EXISTS', KEYS[1]) == 0 then
@@ -54,6 +40,24 @@ local function compare(names)
         .. ', this client expects ' .. ARGV[i])
     end
   end
+end
+";
+
+/// What every filter script adds: the sizes of the parts and the location
+/// of a bit offset.
+const PROLOGUE: &str = r"
+local NFIELDS = #FIELDS
+
+local num_bits = tonumber(ARGV[2])
+local part_bits = tonumber(ARGV[6])
+local parts = tonumber(ARGV[7])
+local part_bytes = part_bits / 8
+local total_bytes = math.ceil(num_bits / 64) * 8
+
+-- Bytes of part p (counted from 0).
+local function part_len(p)
+  if p < parts - 1 then return part_bytes end
+  return total_bytes - (parts - 1) * part_bytes
 end
 
 -- The key of part p, checked once per call to be a string of its length.
@@ -447,23 +451,6 @@ pub(crate) static UPLOAD_SCRIPT: LazyLock<Script> = LazyLock::new(|| {
     )
 });
 
-/// What the marker scripts start with: the marker's configuration fields
-/// (ARGV[1..#CONFIG]) and the error helper.
-const MARKER_PROLOGUE: &str = r"
-local function fail(code, message)
-  error({err = code .. ' ' .. message})
-end
-local function compare()
-  local stored = redis.call('HMGET', KEYS[1], unpack(CONFIG))
-  for i = 1, #CONFIG do
-    if stored[i] ~= ARGV[i] then
-      fail(DRIFT, KEYS[1] .. ' holds ' .. CONFIG[i] .. ' = ' .. (stored[i] or 'nothing')
-        .. ', this client expects ' .. ARGV[i])
-    end
-  end
-end
-";
-
 /// Step one of creating a sharded filter. A marker that exists must hold
 /// this configuration; returns {state, epoch, ms left of its lease} with
 /// state 'ready' or 'creating' (a delete under way fails). An absent one is
@@ -471,7 +458,7 @@ end
 /// ARGV[#CONFIG + 2] ms: returns {'create', epoch, lease}.
 const BEGIN: &str = r"
 if redis.call('EXISTS', KEYS[1]) == 1 then
-  compare()
+  compare(CONFIG)
   local state = redis.call('HGET', KEYS[1], 'state')
   if state ~= 'ready' and state ~= 'creating' then
     fail(INCOMPLETE, KEYS[1] .. ' is being deleted, or a delete stopped half-way: delete it again')
@@ -548,7 +535,7 @@ return 1
 ";
 
 /// The shared constants of a script: its family's field lists, the error
-/// codes, then `prologue` and `body`.
+/// codes, [`CHECKS`], then `prologue` and `body`.
 fn source(fields: &[&str], prologue: &str, body: &str) -> String {
     let list = |names: &[&str]| {
         names
@@ -562,7 +549,7 @@ fn source(fields: &[&str], prologue: &str, body: &str) -> String {
         "local FIELDS = {{{}}}\nlocal ALL_FIELDS = {{{}}}\nlocal CONFIG = {{{}}}\n\
          local ITEMS = '{ITEMS_FIELD}'\n\
          local DRIFT, NO_FILTER, DAMAGED, EXISTS, INCOMPLETE = '{CODE_DRIFT}', '{CODE_NO_FILTER}', \
-         '{CODE_DAMAGED}', '{CODE_EXISTS}', '{CODE_INCOMPLETE}'\n{prologue}{body}",
+         '{CODE_DAMAGED}', '{CODE_EXISTS}', '{CODE_INCOMPLETE}'\n{CHECKS}{prologue}{body}",
         list(fields),
         list(&all),
         list(&MARKER_FIELDS),
@@ -618,7 +605,7 @@ pub(crate) struct MarkerScripts {
 
 /// The marker's scripts.
 pub(crate) static MARKER: LazyLock<MarkerScripts> = LazyLock::new(|| {
-    let script = |body: &str| Script::new(&source(&[], MARKER_PROLOGUE, body));
+    let script = |body: &str| Script::new(&source(&[], "", body));
     MarkerScripts {
         begin: script(BEGIN),
         lease: script(LEASE),

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::commands::bench::DEFAULT_BASELINE;
-use crate::config::{Experiment, Preset, RunConfig};
+use crate::config::{Experiment, RunConfig};
 use crate::error::Error;
 use crate::experiments::measurements::{Measurements, measure, plan};
 use crate::machine::Machine;
@@ -86,9 +86,7 @@ pub fn destination(
             dir.display(),
             old.describe(),
             record.describe(),
-            old.preset()
-                .map(Preset::flag)
-                .filter(|flag| !flag.is_empty())
+            old.preset_flag()
                 .map_or_else(String::new, |flag| format!(" ({flag})"))
         ))
     };
@@ -112,10 +110,7 @@ pub fn destination(
         default.display(),
         old.describe(),
         fallback.display(),
-        old.preset()
-            .map(Preset::flag)
-            .filter(|flag| !flag.is_empty())
-            .unwrap_or("the same run"),
+        old.preset_flag().unwrap_or("the same run"),
         default.display()
     );
     Ok((fallback.to_owned(), Some(note)))

@@ -33,8 +33,9 @@ use crate::progress::Tracker;
 use crate::registry::{Entry, GateOn, Origin};
 use crate::text::format_count;
 
-/// A design FPP up to this factor over the target still counts as meeting it.
-const DESIGN_TOLERANCE: f64 = 1.001;
+/// A design FPP up to this factor over the target still counts as meeting it
+/// (here and in the sweep).
+pub(crate) const DESIGN_TOLERANCE: f64 = 1.001;
 
 /// Query keys are generated and looked up in chunks of this many.
 const QUERY_CHUNK: u64 = 4096;

@@ -20,7 +20,7 @@ use filterlab_peers::{Mode, Subject, Theory, Workload};
 use serde::{Deserialize, Serialize};
 
 use crate::config::RunConfig;
-use crate::experiments::accuracy::{AccuracyRow, derive_seed, row_confidence};
+use crate::experiments::accuracy::{AccuracyRow, DESIGN_TOLERANCE, derive_seed, row_confidence};
 use crate::experiments::speed::{TimedKeys, median};
 use crate::experiments::verdict::TheoryKind;
 use crate::progress::{Stage, Tracker};
@@ -29,10 +29,6 @@ use crate::text::{format_count, plural};
 
 /// Cells up to this many items build every filter before timing them.
 const ALTERNATE_UP_TO: u64 = 10_000_000;
-
-/// A design FPP up to this factor over the target still meets it (as in
-/// the accuracy experiment).
-const DESIGN_TOLERANCE: f64 = 1.001;
 
 /// One row of `sweep.csv`: one filter at one (n, p).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -38,6 +38,39 @@ const BLOCK: Locality = Locality::OneBlock { bytes: 64 };
 /// A split-block filter's block: half a cache line, 32-byte aligned.
 const SPLIT_BLOCK: Locality = Locality::OneBlock { bytes: 32 };
 
+/// The entry of a filter built of blocks (blocked, split-block): the two
+/// share their builder and sizing methods but no trait, so one macro
+/// writes both: `block_entry!(Type, description, theory, space label, locality)`.
+macro_rules! block_entry {
+    ($filter:ident, $description:expr, $theory:expr, $space:expr, $locality:expr) => {
+        Entry::new(
+            stringify!($filter),
+            Origin::Filterlab,
+            "filterlab-bloom",
+            $description,
+            $theory,
+            Build::Empty(|w| {
+                let builder = $filter::with_fpp(w.fpp).expected_items(w.items);
+                Ok(FilterlabSubject::new(builder.seed(w.seed).build()?).boxed())
+            }),
+        )
+        .space(SpaceFormula {
+            label: $space,
+            bits_per_item: |n, p| $filter::params(n, p).map_or(f64::NAN, |s| s.bits_per_item()),
+        })
+        .sizer(Sizer {
+            for_target: |n, p| Ok(Sizing::bloom(&$filter::params(n, p)?, $locality)),
+            within_memory: |n, bytes| {
+                let builder = $filter::with_bits(bytes.saturating_mul(8));
+                Ok(Sizing::bloom(
+                    &builder.expected_items(n).sizing()?,
+                    $locality,
+                ))
+            },
+        })
+    };
+}
+
 /// The standard Bloom filter's optimum: −ln p / ln²2 bits per item.
 pub(crate) const BLOOM_SPACE: SpaceFormula = SpaceFormula {
     label: "−ln p / ln²2 = 1.44·log2(1/p)",
@@ -118,31 +151,20 @@ fn bloom_entries() -> Vec<Entry> {
                 Ok(Sizing::bloom(&sizing, Locality::RandomLines))
             },
         }),
-        Entry::new(
-            "BlockedBloomFilter",
-            Origin::Filterlab,
-            "filterlab-bloom",
+        block_entry!(
+            BlockedBloomFilter,
             "blocked Bloom filter: k probes inside one 512-bit block per key, sized by the blocked FPP formula",
             "exact: Σ_i Pois(i; n/blocks) × the exact FPP of one 512-bit block holding i keys (Putze, Sanders, Singler 2007)",
-            Build::Empty(|w| {
-                let builder = BlockedBloomFilter::with_fpp(w.fpp).expected_items(w.items);
-                Ok(FilterlabSubject::new(builder.seed(w.seed).build()?).boxed())
-            }),
-        )
-        .space(SpaceFormula {
-            label: "smallest whole-block array whose blocked FPP (Putze et al.) meets p",
-            bits_per_item: |n, p| {
-                BlockedBloomFilter::params(n, p).map_or(f64::NAN, |s| s.bits_per_item())
-            },
-        })
-        .sizer(Sizer {
-            for_target: |n, p| Ok(Sizing::bloom(&BlockedBloomFilter::params(n, p)?, BLOCK)),
-            within_memory: |n, bytes| {
-                let builder = BlockedBloomFilter::with_bits(bytes.saturating_mul(8));
-                Ok(Sizing::bloom(&builder.expected_items(n).sizing()?, BLOCK))
-            },
-        }),
-        split_block_entry(),
+            "smallest whole-block array whose blocked FPP (Putze et al.) meets p",
+            BLOCK
+        ),
+        block_entry!(
+            SplitBlockBloomFilter,
+            "split-block Bloom filter (Parquet's layout, sbbf's): one bit in each of the eight 32-bit words of one 256-bit block per key, k = 8 fixed, sized by the exact split-block FPP",
+            "exact: Σ_i Binomial(i; n, 1/blocks)·(1 − (31/32)^i)^8 (one bit in each of the eight 32-bit words of a 256-bit block)",
+            "smallest whole-block array whose exact split-block FPP meets p",
+            SPLIT_BLOCK
+        ),
         bloom_filter(
             "AtomicBloomFilter",
             "BloomFilter whose inserts take &self (atomic fetch_or), for several threads",
@@ -153,36 +175,6 @@ fn bloom_entries() -> Vec<Entry> {
         )
         .can(&[Capability::ConcurrentInserts]),
     ]
-}
-
-/// filterlab-bloom's split-block filter (Parquet's layout).
-fn split_block_entry() -> Entry {
-    Entry::new(
-        "SplitBlockBloomFilter",
-        Origin::Filterlab,
-        "filterlab-bloom",
-        "split-block Bloom filter (Parquet's layout, sbbf's): one bit in each of the eight 32-bit words of one 256-bit block per key, k = 8 fixed, sized by the exact split-block FPP",
-        "exact: Σ_i Binomial(i; n, 1/blocks)·(1 − (31/32)^i)^8 (one bit in each of the eight 32-bit words of a 256-bit block)",
-        Build::Empty(|w| {
-            let builder = SplitBlockBloomFilter::with_fpp(w.fpp).expected_items(w.items);
-            Ok(FilterlabSubject::new(builder.seed(w.seed).build()?).boxed())
-        }),
-    )
-    .space(SpaceFormula {
-        label: "smallest whole-block array whose exact split-block FPP meets p",
-        bits_per_item: |n, p| {
-            SplitBlockBloomFilter::params(n, p).map_or(f64::NAN, |s| s.bits_per_item())
-        },
-    })
-    .sizer(Sizer {
-        for_target: |n, p| {
-            Ok(Sizing::bloom(&SplitBlockBloomFilter::params(n, p)?, SPLIT_BLOCK))
-        },
-        within_memory: |n, bytes| {
-            let builder = SplitBlockBloomFilter::with_bits(bytes.saturating_mul(8));
-            Ok(Sizing::bloom(&builder.expected_items(n).sizing()?, SPLIT_BLOCK))
-        },
-    })
 }
 
 /// The filters that delete: counting Bloom and cuckoo.

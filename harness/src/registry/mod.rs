@@ -80,6 +80,11 @@ mod tests {
         entries.iter().map(|e| e.name).collect()
     }
 
+    /// The registry's entry of this exact name.
+    fn entry(name: &str) -> Entry {
+        registry().into_iter().find(|e| e.name == name).unwrap()
+    }
+
     #[test]
     fn names_are_unique_and_selectable() {
         let all = registry();
@@ -103,13 +108,7 @@ mod tests {
 
     #[test]
     fn peers_read_as_crate_and_version_filterlab_filters_as_types() {
-        let label = |name: &str| {
-            registry()
-                .into_iter()
-                .find(|e| e.name == name)
-                .map(|e| e.display_name())
-                .unwrap()
-        };
+        let label = |name: &str| entry(name).display_name();
         assert_eq!(label("bloomfilter"), "bloomfilter 3.0");
         assert_eq!(label("BloomFilter"), "BloomFilter");
         assert_eq!(label("BloomFilter-pow2"), "BloomFilter (pow2)");
@@ -158,13 +157,7 @@ mod tests {
 
     #[test]
     fn lookup_costs_read_as_data() {
-        let sizer = |name: &str| {
-            filterlab_entries()
-                .into_iter()
-                .find(|e| e.name == name)
-                .and_then(|e| e.sizer)
-                .unwrap()
-        };
+        let sizer = |name: &str| entry(name).sizer.unwrap();
         let blocked = (sizer("BlockedBloomFilter").for_target)(1_000_000, 0.01).unwrap();
         assert_eq!(blocked.lookup.memory_accesses(), 1);
         assert!(

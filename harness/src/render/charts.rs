@@ -75,6 +75,29 @@ impl Ctx<'_> {
         })
     }
 
+    /// One line per entry that has points: the points `point` makes of the
+    /// rows whose filter (`filter_of`) it is, labelled with its name and
+    /// `suffix`, drawn in `dash`.
+    fn lines<R>(
+        &self,
+        rows: &[R],
+        filter_of: fn(&R) -> &str,
+        point: impl Fn(&R) -> Option<Point>,
+        (suffix, dash): (&str, Dash),
+    ) -> Vec<FilterLine> {
+        self.entries
+            .iter()
+            .filter_map(|entry| {
+                let points = rows
+                    .iter()
+                    .filter(|r| filter_of(r) == entry.name)
+                    .filter_map(&point)
+                    .collect();
+                self.line(entry.name, suffix, dash, points)
+            })
+            .collect()
+    }
+
     /// `lines` as panels, one per family (in the style table's order),
     /// each with `references` after its filters; a family whose lines do
     /// not fit in one panel is split, a filter's lines kept together.
@@ -432,23 +455,18 @@ pub fn skyline_cell<'a>(
 fn accuracy_figure(ctx: &Ctx<'_>, measured: &Measurements) -> Option<FigureFile> {
     let largest = measured.accuracy.iter().map(|r| r.n).max()?;
     let confidence = measured.accuracy.first().map_or(0.0, |r| r.confidence);
-    let lines: Vec<FilterLine> = ctx
-        .entries
-        .iter()
-        .filter_map(|entry| {
-            let points = measured
-                .accuracy
-                .iter()
-                .filter(|r| r.filter == entry.name && r.n == largest && r.empirical_fpp > 0.0)
-                .map(|r| Point {
-                    x: r.target_fpp,
-                    y: r.empirical_fpp / r.target_fpp,
-                    interval: Some((r.ci_low / r.target_fpp, r.ci_high / r.target_fpp)),
-                })
-                .collect();
-            ctx.line(entry.name, "", Dash::Solid, points)
-        })
-        .collect();
+    let lines = ctx.lines(
+        &measured.accuracy,
+        |r| &r.filter,
+        |r| {
+            (r.n == largest && r.empirical_fpp > 0.0).then(|| Point {
+                x: r.target_fpp,
+                y: r.empirical_fpp / r.target_fpp,
+                interval: Some((r.ci_low / r.target_fpp, r.ci_high / r.target_fpp)),
+            })
+        },
+        ("", Dash::Solid),
+    );
     let fpps = &measured.config.accuracy_fpps;
     let target = Series::reference(
         "target (measured = p)",
@@ -474,19 +492,12 @@ fn accuracy_figure(ctx: &Ctx<'_>, measured: &Measurements) -> Option<FigureFile>
 /// Bits per item against target, beside the Bloom optimum and the bound.
 fn space_figure(ctx: &Ctx<'_>, measured: &Measurements) -> Option<FigureFile> {
     let n = measured.space.first()?.n;
-    let lines: Vec<FilterLine> = ctx
-        .entries
-        .iter()
-        .filter_map(|entry| {
-            let points = measured
-                .space
-                .iter()
-                .filter(|r| r.filter == entry.name)
-                .map(|r| Point::at(r.target_fpp, r.bits_per_item))
-                .collect();
-            ctx.line(entry.name, "", Dash::Solid, points)
-        })
-        .collect();
+    let lines = ctx.lines(
+        &measured.space,
+        |r| &r.filter,
+        |r| Some(Point::at(r.target_fpp, r.bits_per_item)),
+        ("", Dash::Solid),
+    );
     let fpps = &measured.config.accuracy_fpps;
     let curve = |name: &str, f: fn(f64) -> f64| {
         Series::reference(name, fpps.iter().map(|&p| Point::at(p, f(p))).collect())
@@ -619,19 +630,12 @@ fn capacity_lines(
     (suffix, dash): (&str, Dash),
     only: &dyn Fn(&str) -> bool,
 ) -> Vec<FilterLine> {
-    ctx.entries
-        .iter()
-        .filter(|e| only(e.name))
-        .filter_map(|entry| {
-            let points = capacity
-                .rows
-                .iter()
-                .filter(|r| r.filter == entry.name)
-                .filter_map(point)
-                .collect();
-            ctx.line(entry.name, suffix, dash, points)
-        })
-        .collect()
+    ctx.lines(
+        &capacity.rows,
+        |r| &r.filter,
+        |r| point(r).filter(|_| only(&r.filter)),
+        (suffix, dash),
+    )
 }
 
 /// FPP, memory, refusals and losses against load past capacity.
@@ -738,18 +742,7 @@ fn capacity_figures(
 fn churn_figures(ctx: &Ctx<'_>, measured: &Measurements, churn: &ChurnResults) -> Vec<FigureFile> {
     let config = &measured.config;
     let lines_of = |point: &dyn Fn(&ChurnRow) -> Option<Point>, suffix: &str, dash: Dash| {
-        ctx.entries
-            .iter()
-            .filter_map(|entry| {
-                let points = churn
-                    .rows
-                    .iter()
-                    .filter(|r| r.at.filter == entry.name)
-                    .filter_map(point)
-                    .collect();
-                ctx.line(entry.name, suffix, dash, points)
-            })
-            .collect::<Vec<_>>()
+        ctx.lines(&churn.rows, |r| &r.at.filter, point, (suffix, dash))
     };
     let mut fpp = lines_of(
         &|r| {
@@ -824,20 +817,12 @@ fn growth_figures(
     let panels = |y_axis: &Axis, point: fn(&GrowthRow) -> Point, with_target: bool| {
         let mut panels = Vec::new();
         for &p in &config.growth_fpps {
+            let at_p =
+                |r: &GrowthRow| Some(point(r)).filter(|pt| r.at.target_fpp == p && pt.y > 0.0);
             let mut series: Vec<Series> = ctx
-                .entries
+                .lines(&growth.rows, |r| &r.at.filter, at_p, ("", Dash::Solid))
                 .iter()
-                .filter_map(|entry| {
-                    let points: Vec<Point> = growth
-                        .rows
-                        .iter()
-                        .filter(|r| r.at.filter == entry.name && r.at.target_fpp == p)
-                        .map(point)
-                        .filter(|pt| pt.y > 0.0)
-                        .collect();
-                    ctx.line(entry.name, "", Dash::Solid, points)
-                        .map(|l| ctx.series(&l))
-                })
+                .map(|l| ctx.series(l))
                 .collect();
             if series.is_empty() {
                 continue;

@@ -135,24 +135,6 @@ fn recommend_sizes_ibm_streams_example_and_warns_about_the_hash() {
     );
 }
 
-/// A budget nothing fits: the closest fits by FPP within the budget, and
-/// the filter that needs the least extra memory for the target.
-#[test]
-fn recommend_without_a_fit_names_the_closest_ones_and_what_they_take() {
-    let command = "recommend --items 1e7 --fpp 0.001 --memory 16MiB --report /nonexistent";
-    let (stdout, _) = run(command, 0);
-    assert_contains(
-        &stdout,
-        &[
-            "No suitable filterlab filter meets FPP 1e-3 at 10^7 items within 16.00 MiB",
-            "  - BloomFilter: within 16.00 MiB its exact FPP is 1.586e-3 (1.59× the target); \
-             meeting 1e-3 takes 17.14 MiB (+7.1%)",
-            "  - CuckooFilter: within 16.00 MiB",
-            "meeting 1e-3 takes 16.31 MiB (+2.0%)",
-        ],
-    );
-}
-
 #[test]
 fn recommend_names_filterlab_filters_that_delete_or_grow() {
     let command = "recommend --items 1e6 --fpp 0.001 --deletes --report /nonexistent";

@@ -38,7 +38,7 @@ pub enum Preset {
     /// The default (`cargo run --release`, bare `filterlab`): n up to 10^7,
     /// fewer repetitions; at most 5 minutes on 2 cores.
     Default,
-    /// `--full`: the committed report, n up to 10^8 (about half an hour).
+    /// `--full`: the committed report, n up to 10^8 (52 minutes on 2 idle cores).
     Full,
 }
 

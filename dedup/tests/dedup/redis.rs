@@ -59,7 +59,9 @@ fn input(lines: &[u64], pick: impl Fn(usize) -> bool) -> Vec<u8> {
 
 #[test]
 fn two_processes_on_a_cluster_emit_each_key_once() {
-    let cluster = Cluster::start(3, 1).expect("a Redis Cluster (redis-server and redis-cli)");
+    let Some(cluster) = Cluster::start_or_skip(3, 1) else {
+        return;
+    };
     let urls = cluster.urls();
     let distinct = 30_000u64;
     let (expected, fpp, shards) = (distinct, 0.02, 16u64);

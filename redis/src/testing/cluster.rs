@@ -96,6 +96,22 @@ impl Cluster {
         Err(last.unwrap_or_else(|| io::Error::other("the cluster did not form")))
     }
 
+    /// [`Cluster::start`] for a test: `None`, for the test to skip, when
+    /// `redis-server` or `redis-cli` cannot be run (said once, as
+    /// [`skip`](super::skip) does).
+    ///
+    /// # Panics
+    ///
+    /// When they cannot be run and `FILTERLAB_REQUIRE_REDIS=1`, or when the
+    /// cluster does not form.
+    pub fn start_or_skip(masters: usize, replicas: usize) -> Option<Self> {
+        match Self::start(masters, replicas) {
+            Ok(cluster) => Some(cluster),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => super::skip(&err),
+            Err(err) => panic!("a Redis Cluster of {masters} masters: {err}"),
+        }
+    }
+
     fn form(&mut self, masters: usize, replicas: usize) -> io::Result<()> {
         let count = masters * (1 + replicas);
         for port in free_ports(count)? {

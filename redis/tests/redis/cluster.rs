@@ -23,15 +23,16 @@ use filterlab_redis::{
 use crate::sharded::{check_sharded_fpp, never_absent, sharded};
 use crate::{Children, assert_kind, unique, until_reconnected, writer_child, writer_env};
 
-/// The cluster the tests that do not change it share.
-fn shared() -> &'static Cluster {
-    static SHARED: OnceLock<Cluster> = OnceLock::new();
-    SHARED.get_or_init(start)
+/// The cluster the tests that do not change it share (`None`: the test
+/// skips, as every Redis test does without the binaries).
+fn shared() -> Option<&'static Cluster> {
+    static SHARED: OnceLock<Option<Cluster>> = OnceLock::new();
+    SHARED.get_or_init(start).as_ref()
 }
 
-/// A cluster of 3 masters with a replica each.
-fn start() -> Cluster {
-    Cluster::start(3, 1).expect("a Redis Cluster (redis-server and redis-cli on the PATH)")
+/// A cluster of 3 masters with a replica each (`None`: the test skips).
+fn start() -> Option<Cluster> {
+    Cluster::start_or_skip(3, 1)
 }
 
 /// The cluster as an endpoint, through the cluster client.
@@ -72,7 +73,7 @@ fn child_writer() {
 /// the interval of the exact sharded theory.
 #[test]
 fn four_processes_share_one_filter() {
-    let cluster = shared();
+    let Some(cluster) = shared() else { return };
     let name = unique("writers");
     let writers = 4u64;
     let builder = sharded(writers * KEYS_EACH, 0.01, 64);
@@ -114,7 +115,7 @@ fn never_absent_batched(filter: &mut RedisShardedBloomFilter, keys: &[u64]) -> u
 /// same size spreads over the three masters and works.
 #[test]
 fn a_filter_bigger_than_a_node() {
-    let cluster = start();
+    let Some(cluster) = start() else { return };
     let bits = 96 * 1024 * 1024; // 12 MiB
     let used = |port: u16| -> u64 {
         let info: String = redis::cmd("INFO")
@@ -179,7 +180,7 @@ fn a_filter_bigger_than_a_node() {
 /// keys, never a false "absent"; the others answer.
 #[test]
 fn drift_and_damage_through_the_cluster() {
-    let cluster = shared();
+    let Some(cluster) = shared() else { return };
     let endpoint = endpoint(cluster);
     let (mut filter, _) = sharded(20_000, 0.01, 8)
         .try_init(&endpoint, &unique("cluster-damage"))
@@ -231,7 +232,7 @@ fn drift_and_damage_through_the_cluster() {
 #[test]
 #[ignore = "long (a slot migration under traffic): run with --ignored; .ci/run does"]
 fn resharding_under_traffic() {
-    let cluster = start();
+    let Some(cluster) = start() else { return };
     let endpoint = endpoint(&cluster);
     let (filter, _) = sharded(400_000, 0.01, 64)
         .try_init(&endpoint, &unique("reshard"))
@@ -314,7 +315,7 @@ fn resharding_under_traffic() {
 #[test]
 #[ignore = "long (two failovers of a master): run with --ignored; .ci/run does"]
 fn failover_of_a_master() {
-    let mut cluster = start();
+    let Some(mut cluster) = start() else { return };
     let endpoint = endpoint(&cluster);
     for durable in [false, true] {
         let (mut filter, _) = sharded(400_000, 0.01, 64)

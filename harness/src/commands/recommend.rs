@@ -263,9 +263,10 @@ fn closest(request: &Request, budget: u64, too_big: &[&Candidate]) -> String {
         .enumerate()
         .min_by_key(|(_, fit)| fit.0.1.memory_bytes)
         .map(|(index, _)| index);
-    let shown = fits.into_iter().enumerate().filter(|&(index, _)| {
-        index < TOP || (Some(index) == least_memory && least_memory >= Some(TOP))
-    });
+    let shown = fits
+        .into_iter()
+        .enumerate()
+        .filter(|&(index, _)| index < TOP || Some(index) == least_memory);
     let mut out = String::new();
     for (_, ((entry, sizing), within)) in shown {
         let extra = (sizing.memory_bytes as f64 / budget as f64 - 1.0) * 100.0;

@@ -498,7 +498,7 @@ fn ticks(range: &std::ops::Range<f64>, log: bool, most: usize) -> Vec<f64> {
             return Vec::new();
         }
         let power = 10f64.powf(rough.log10().floor());
-        let step = [1.0, 2.0, 5.0, 10.0]
+        let step = [1.0, 2.0, 5.0]
             .into_iter()
             .map(|m| m * power)
             .find(|&step| (high - low) / step <= most as f64)
@@ -835,8 +835,6 @@ fn draw_plot<'a>(
         .y_desc(&plot.y.label)
         .x_label_formatter(&x_format)
         .y_label_formatter(&y_format)
-        .x_labels(8)
-        .y_labels(7)
         .label_style((FONT, SMALL_SIZE))
         .axis_desc_style((FONT, TEXT_SIZE))
         .bold_line_style(BLACK.mix(0.08))

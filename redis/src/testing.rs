@@ -20,7 +20,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::io::{self, Write};
+use std::io;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Child;
@@ -32,18 +32,11 @@ pub use crate::reference::BitfieldReference;
 mod cluster;
 mod process;
 pub use cluster::{Cluster, ClusterNode};
-pub use process::unique;
+pub use process::{REQUIRE_VARIABLE, skip, unique};
 use process::{calls_in, spawn_with};
 
 /// The variable naming a server to use instead of a private one.
 pub const URL_VARIABLE: &str = "FILTERLAB_REDIS_URL";
-
-/// The variable that makes a missing server fail the tests instead of
-/// skipping them, when set to `1`.
-pub const REQUIRE_VARIABLE: &str = "FILTERLAB_REQUIRE_REDIS";
-
-/// How to get `redis-server`, for messages.
-const INSTALL_HINT: &str = "install it (apt-get install redis-server) or set FILTERLAB_REDIS_URL";
 
 /// A server to talk to: private (a child process of this one) or the user's.
 pub struct Server {
@@ -302,32 +295,6 @@ impl Private {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-/// What a test does without a server: with `FILTERLAB_REQUIRE_REDIS=1`,
-/// fail; otherwise return `None` for the test to skip, after saying so on
-/// stderr the first time in this process (written to the stream itself,
-/// past the test harness's capture, so that `cargo test` shows it).
-///
-/// # Panics
-///
-/// When `FILTERLAB_REQUIRE_REDIS` is `1`.
-pub fn skip<T>(err: &io::Error) -> Option<T> {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    let required = std::env::var(REQUIRE_VARIABLE).is_ok_and(|value| value == "1");
-    assert!(
-        !required,
-        "no Redis server ({REQUIRE_VARIABLE}=1): {err}; {INSTALL_HINT}"
-    );
-    ONCE.call_once(|| {
-        let _ = writeln!(
-            io::stderr(),
-            "\nSKIPPED: every test of this binary that needs a Redis server passes without \
-             running ({err}; FILTERLAB_REDIS_URL is unset). To run them, {INSTALL_HINT}; \
-             {REQUIRE_VARIABLE}=1 makes a missing server an error.\n"
-        );
-    });
-    None
 }
 
 /// `FILTERLAB_REDIS_URL`, when set and not empty.

@@ -16,7 +16,7 @@ use std::process::{Child, Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-use super::process::{calls_in, spawn_with, unique};
+use super::process::{calls_in, skip, spawn_with, unique};
 
 /// How long forming the cluster, a failover or a resharding may take.
 const SETTLE: Duration = Duration::from_secs(60);
@@ -107,7 +107,7 @@ impl Cluster {
     pub fn start_or_skip(masters: usize, replicas: usize) -> Option<Self> {
         match Self::start(masters, replicas) {
             Ok(cluster) => Some(cluster),
-            Err(err) if err.kind() == io::ErrorKind::NotFound => super::skip(&err),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => skip(&err),
             Err(err) => panic!("a Redis Cluster of {masters} masters: {err}"),
         }
     }

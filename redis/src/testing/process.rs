@@ -2,7 +2,7 @@
 //! `redis-server` process, reading its command counts, and names no one
 //! else uses.
 
-use std::io;
+use std::io::{self, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -44,4 +44,37 @@ pub(super) fn calls_in(commandstats: &str, command: &str) -> u64 {
         .and_then(|rest| rest.split(',').next())
         .and_then(|calls| calls.parse().ok())
         .unwrap_or(0)
+}
+
+/// The variable that makes a missing server fail the tests instead of
+/// skipping them, when set to `1`.
+pub const REQUIRE_VARIABLE: &str = "FILTERLAB_REQUIRE_REDIS";
+
+/// How to get `redis-server`, for messages.
+const INSTALL_HINT: &str = "install it (apt-get install redis-server) or set FILTERLAB_REDIS_URL";
+
+/// What a test does without a server: with `FILTERLAB_REQUIRE_REDIS=1`,
+/// fail; otherwise return `None` for the test to skip, after saying so on
+/// stderr the first time in this process (written to the stream itself,
+/// past the test harness's capture, so that `cargo test` shows it).
+///
+/// # Panics
+///
+/// When `FILTERLAB_REQUIRE_REDIS` is `1`.
+pub fn skip<T>(err: &io::Error) -> Option<T> {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    let required = std::env::var(REQUIRE_VARIABLE).is_ok_and(|value| value == "1");
+    assert!(
+        !required,
+        "no Redis server ({REQUIRE_VARIABLE}=1): {err}; {INSTALL_HINT}"
+    );
+    ONCE.call_once(|| {
+        let _ = writeln!(
+            io::stderr(),
+            "\nSKIPPED: every test of this binary that needs a Redis server passes without \
+             running ({err}; FILTERLAB_REDIS_URL is unset). To run them, {INSTALL_HINT}; \
+             {REQUIRE_VARIABLE}=1 makes a missing server an error.\n"
+        );
+    });
+    None
 }

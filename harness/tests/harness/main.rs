@@ -28,6 +28,22 @@ pub(crate) fn run(command_line: &str, code: i32) -> (String, String) {
     (stdout, stderr)
 }
 
+/// Runs `filterlab command_line`, expects it to succeed with every one of
+/// `needles` in its standard output, and returns that output.
+pub(crate) fn stdout_with(command_line: &str, needles: &[&str]) -> String {
+    let (stdout, _) = run(command_line, 0);
+    assert_contains(&stdout, needles);
+    stdout
+}
+
+/// Runs `filterlab command_line`, expects it to be refused (exit code 2)
+/// with every one of `needles` in its standard error, and returns that.
+pub(crate) fn refused_with(command_line: &str, needles: &[&str]) -> String {
+    let (_, stderr) = run(command_line, 2);
+    assert_contains(&stderr, needles);
+    stderr
+}
+
 /// Checks that `text` contains every one of `needles`.
 pub(crate) fn assert_contains(text: &str, needles: &[&str]) {
     for needle in needles {

@@ -106,10 +106,8 @@ fn threads_and_processes_insert_disjoint_keys() {
 fn init_race_creates_exactly_one_filter() {
     let server = server_or_skip!();
     let clients = 16;
-    let init = |name: &str| {
-        let builder = crate::split(10_000, 4096);
-        builder.try_init(&server.client(), name).unwrap()
-    };
+    let builder = crate::split(10_000, 4096);
+    let init = |name: &str| builder.try_init(&server.client(), name).unwrap();
     let insert = |filter: &mut RedisBloomFilter, i: u64| filter.insert(&i);
     init_race(clients, 5, init, insert, |name| {
         let mut filter = RedisBloomFilter::open(&server.client(), name).unwrap();

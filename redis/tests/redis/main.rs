@@ -35,6 +35,13 @@ use redis::Connection;
 
 pub(crate) use filterlab_redis::testing::{Server, unique};
 
+/// Runs the raw Redis command `words` (a name and its arguments), as a
+/// test does to tamper with a filter's keys behind its back.
+#[track_caller]
+pub(crate) fn tamper(con: &mut Connection, words: &[&str]) {
+    redis::cmd(words[0]).arg(&words[1..]).exec(con).unwrap();
+}
+
 /// Every key of filter `name` on the server (SCAN over its hash tag), sorted.
 pub(crate) fn keys_of(con: &mut Connection, name: &str) -> Vec<String> {
     let mut keys: Vec<String> = redis::cmd("SCAN")

@@ -12,12 +12,34 @@ use filterlab_redis::{
 };
 use redis::Connection;
 
-use crate::{Server, assert_fpp_within, assert_kind, false_positives, init_race, unique};
+use crate::{Server, assert_fpp_within, assert_kind, false_positives, init_race, tamper, unique};
 
 /// A builder of `shards` shards sized for `items` at `fpp`, seed 9.
 pub(crate) fn sharded(items: u64, fpp: f64, shards: u64) -> RedisShardedBloomBuilder {
     RedisShardedBloomFilter::builder(BloomFilter::with_fpp(fpp).expected_items(items).seed(9))
         .shards(shards)
+}
+
+/// A filter of four shards sized for `items` at 1% under a new name from
+/// `label`, holding `items / 2` keys of stream `seed`: its builder, name,
+/// handle and keys.
+fn four_shards_holding(
+    server: &Server,
+    label: &str,
+    items: u64,
+    seed: u64,
+) -> (
+    RedisShardedBloomBuilder,
+    String,
+    RedisShardedBloomFilter,
+    Vec<u64>,
+) {
+    let builder = sharded(items, 0.01, 4);
+    let name = unique(label);
+    let (mut filter, _) = builder.try_init(&server.client(), &name).unwrap();
+    let keys: Vec<u64> = (0..items / 2).map(|i| insert_key(seed, i)).collect();
+    filter.insert_many(&keys).unwrap();
+    (builder, name, filter, keys)
 }
 
 /// Every key of the sharded filter `name` on a server: its marker and its
@@ -158,10 +180,8 @@ fn fpp_matches_the_sharded_theory() {
 fn init_race_creates_exactly_one_filter() {
     let server = server_or_skip!();
     let clients = 12;
-    let init = |name: &str| {
-        let builder = sharded(10_000, 0.01, 8);
-        builder.try_init(&server.client(), name).unwrap()
-    };
+    let builder = sharded(10_000, 0.01, 8);
+    let init = |name: &str| builder.try_init(&server.client(), name).unwrap();
     let insert = |filter: &mut RedisShardedBloomFilter, i: u64| filter.insert(&i);
     init_race(clients, 3, init, insert, |name| {
         let mut filter = RedisShardedBloomFilter::open(&server.client(), name).unwrap();
@@ -188,17 +208,8 @@ fn abandoned_creation_is_refused_then_taken_over() {
     let (mut abandoned, _) = builder.try_init(&server.client(), &name).unwrap();
     abandoned.insert_many(0..1000u64).unwrap();
     let marker = format!("{{{name}}}:sharded");
-    redis::cmd("HSET")
-        .arg(&marker)
-        .arg("state")
-        .arg("creating")
-        .exec(&mut con)
-        .unwrap();
-    redis::cmd("PEXPIRE")
-        .arg(&marker)
-        .arg(1500)
-        .exec(&mut con)
-        .unwrap();
+    tamper(&mut con, &["HSET", &marker, "state", "creating"]);
+    tamper(&mut con, &["PEXPIRE", &marker, "1500"]);
 
     assert_kind(
         RedisShardedBloomFilter::open(&server.client(), &name),
@@ -228,24 +239,21 @@ fn abandoned_creation_is_refused_then_taken_over() {
 fn stopped_delete_is_refused_until_destroyed() {
     let server = server_or_skip!();
     let mut con = server.connection();
-    let builder = sharded(5_000, 0.01, 4);
-    let name = unique("half-deleted");
-    let (mut filter, _) = builder.try_init(&server.client(), &name).unwrap();
-    let keys: Vec<u64> = (0..2000).map(|i| insert_key(7, i)).collect();
-    filter.insert_many(&keys).unwrap();
-    redis::cmd("HSET")
-        .arg(format!("{{{name}}}:sharded"))
-        .arg("state")
-        .arg("deleting")
-        .exec(&mut con)
-        .unwrap();
+    let (builder, name, mut filter, keys) = four_shards_holding(&server, "half-deleted", 5_000, 7);
+    tamper(
+        &mut con,
+        &["HSET", &format!("{{{name}}}:sharded"), "state", "deleting"],
+    );
     for shard in 0..2 {
         let tag = filter.shard_tag(shard);
-        redis::cmd("DEL")
-            .arg(format!("{{{tag}}}:config"))
-            .arg(format!("{{{tag}}}:bits:0"))
-            .exec(&mut con)
-            .unwrap();
+        tamper(
+            &mut con,
+            &[
+                "DEL",
+                &format!("{{{tag}}}:config"),
+                &format!("{{{tag}}}:bits:0"),
+            ],
+        );
     }
     assert_kind(
         RedisShardedBloomFilter::open(&server.client(), &name),
@@ -276,30 +284,15 @@ fn stopped_delete_is_refused_until_destroyed() {
 fn drift_and_damage_of_a_shard_are_typed_errors() {
     let server = server_or_skip!();
     let mut con = server.connection();
-    let builder = sharded(8_000, 0.01, 4);
-    let name = unique("damaged");
-    let (mut filter, _) = builder.try_init(&server.client(), &name).unwrap();
-    let keys: Vec<u64> = (0..4000).map(|i| insert_key(8, i)).collect();
-    filter.insert_many(&keys).unwrap();
+    let (builder, name, mut filter, keys) = four_shards_holding(&server, "damaged", 8_000, 8);
     let tags: Vec<String> = (0..4)
         .map(|shard| filter.shard_tag(shard).to_owned())
         .collect();
-    redis::cmd("HSET")
-        .arg(format!("{{{}}}:config", tags[0]))
-        .arg("num_hashes")
-        .arg(3)
-        .exec(&mut con)
-        .unwrap();
-    redis::cmd("DEL")
-        .arg(format!("{{{}}}:config", tags[1]))
-        .arg(format!("{{{}}}:bits:0", tags[1]))
-        .exec(&mut con)
-        .unwrap();
-    redis::cmd("SET")
-        .arg(format!("{{{}}}:bits:0", tags[2]))
-        .arg("short")
-        .exec(&mut con)
-        .unwrap();
+    let config = |shard: usize| format!("{{{}}}:config", tags[shard]);
+    let bits = |shard: usize| format!("{{{}}}:bits:0", tags[shard]);
+    tamper(&mut con, &["HSET", &config(0), "num_hashes", "3"]);
+    tamper(&mut con, &["DEL", &config(1), &bits(1)]);
+    tamper(&mut con, &["SET", &bits(2), "short"]);
     let by_shard: Vec<Vec<u64>> = (0..4)
         .map(|shard| {
             keys.iter()
@@ -327,15 +320,11 @@ fn drift_and_damage_of_a_shard_are_typed_errors() {
     assert_eq!(never_absent(&mut filter, &intact, ErrorKind::Damaged), 0);
     assert_kind(filter.contains_many(&keys), ErrorKind::ConfigDrift);
     assert_kind(filter.len(), ErrorKind::ConfigDrift);
-    let before: Vec<u8> = redis::cmd("GET")
-        .arg(format!("{{{}}}:bits:0", tags[3]))
-        .query(&mut con)
-        .unwrap();
+    let intact_bits =
+        |con: &mut Connection| -> Vec<u8> { redis::cmd("GET").arg(bits(3)).query(con).unwrap() };
+    let before = intact_bits(&mut con);
     assert_kind(filter.insert(&in_shard(2)[0]), ErrorKind::Damaged);
-    let after: Vec<u8> = redis::cmd("GET")
-        .arg(format!("{{{}}}:bits:0", tags[3]))
-        .query(&mut con)
-        .unwrap();
+    let after = intact_bits(&mut con);
     assert_eq!(before, after);
 
     assert!(filter.delete().unwrap());

@@ -10,7 +10,7 @@ use filterlab_core::FilterKind;
 use filterlab_core::format::{FrameReader, FrameWriter};
 use filterlab_dedup::{AtomicFile, Deduplicator, ErrorKind, PartitionKey, SizingMode, Verdict};
 
-use crate::{key, scratch_dir, snapshot};
+use crate::{key, scratch_dir, scratch_state, snapshot};
 
 fn builder() -> filterlab_dedup::DeduplicatorBuilder {
     Deduplicator::with_fpp(0.001)
@@ -39,8 +39,7 @@ fn filled(offset: u64) -> Deduplicator {
 /// A scratch directory for `test` holding `dedup`'s checkpoint in a file
 /// named `state`: (the directory, the file).
 fn saved(test: &str, dedup: &Deduplicator) -> (PathBuf, PathBuf) {
-    let dir = scratch_dir(test);
-    let path = dir.join("state");
+    let (dir, path) = scratch_state(test);
     dedup.write_checkpoint(&path).unwrap();
     (dir, path)
 }
@@ -177,8 +176,7 @@ pub(crate) fn damaged_versions(bytes: &[u8]) -> Vec<(String, Vec<u8>)> {
 #[test]
 fn every_damaged_checkpoint_is_refused_from_a_reader_and_a_file_and_changes_nothing() {
     let bytes = snapshot(&filled(0));
-    let dir = scratch_dir("damaged-files");
-    let path = dir.join("state");
+    let (dir, path) = scratch_state("damaged-files");
     let mut running = filled(10);
     let before = (snapshot(&running), running.status());
     for (what, damaged) in damaged_versions(&bytes) {

@@ -16,7 +16,7 @@ use filterlab_core::theory::{bloom_fpp_exact, wilson_interval};
 use filterlab_dedup::{Deduplicator, SizingMode};
 
 use crate::checkpoint::damaged_versions;
-use crate::{key, other_key, scratch_dir};
+use crate::{key, other_key, scratch_state};
 
 /// The binary with the progress line off.
 fn dedup(args: &[&str]) -> Command {
@@ -190,8 +190,7 @@ fn spawn_with_state(state: &Path, args: &[&str]) -> Child {
 
 #[test]
 fn killed_with_sigkill_and_restarted_it_remembers_every_key_before_its_last_checkpoint() {
-    let dir = scratch_dir("sigkill");
-    let state = dir.join("state");
+    let (dir, state) = scratch_state("sigkill");
     let mut child = spawn_with_state(&state, &["-n", "100000", "--checkpoint-every", "1000"]);
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(&lines((0..5000).map(key))).unwrap();
@@ -232,8 +231,7 @@ fn killed_with_sigkill_and_restarted_it_remembers_every_key_before_its_last_chec
 
 #[test]
 fn sigkill_during_checkpoints_never_leaves_a_damaged_state() {
-    let dir = scratch_dir("sigkill-loop");
-    let state = dir.join("state");
+    let (dir, state) = scratch_state("sigkill-loop");
     let mut confirmed = 0u64;
     for round in 0..6u64 {
         // 2e6 keys at 1e-6: an 8 MiB filter, written after every block of input.
@@ -287,8 +285,7 @@ fn signal(child: &Child, signal: &str) {
 
 #[test]
 fn sigusr1_prints_status_and_sigterm_checkpoints_before_exiting() {
-    let dir = scratch_dir("sigterm");
-    let state = dir.join("state");
+    let (dir, state) = scratch_state("sigterm");
     let state_arg = state.to_str().unwrap();
     let mut child = dedup(&["-n", "1000", "--state", state_arg, "--emit", "all"])
         .stdin(Stdio::piped())
@@ -371,8 +368,7 @@ fn sigusr1_prints_status_and_sigterm_checkpoints_before_exiting() {
 /// A scratch directory for `test` with the state of a run of `-n 100` over
 /// ten keys: (the directory, the state file, its bytes).
 fn state_of_ten_keys(test: &str) -> (PathBuf, PathBuf, Vec<u8>) {
-    let dir = scratch_dir(test);
-    let state = dir.join("state");
+    let (dir, state) = scratch_state(test);
     let first = run(
         &["-n", "100", "--state", state.to_str().unwrap()],
         &lines((0..10).map(key)),
@@ -435,8 +431,7 @@ const PERMISSIVE_ALL: &[&str] = &["--faults", "permissive", "--emit", "all"];
 
 #[test]
 fn a_missing_field_is_a_fault_strict_or_permissive() {
-    let dir = scratch_dir("field");
-    let state = dir.join("state");
+    let (dir, state) = scratch_state("field");
     let state_arg = state.to_str().unwrap();
     let input = b"a,1\nb,2\nc\nd,4\n";
     // Strict: stops at line 3, naming it, after saving lines 1 and 2.
@@ -685,8 +680,7 @@ fn entries(dir: &Path) -> Vec<String> {
 fn a_run_killed_while_writing_its_state_leaves_a_temporary_the_next_run_removes() {
     use std::os::unix::process::ExitStatusExt;
 
-    let dir = scratch_dir("killed-mid-write");
-    let state = dir.join("state");
+    let (dir, state) = scratch_state("killed-mid-write");
     let state_arg = state.to_str().unwrap();
     // N = 100,000 at 1e-6: a 512 KiB filter.
     let flags = ["--no-progress", "-n", "100000", "--state", state_arg];
@@ -800,8 +794,7 @@ fn only_stale_temporaries_of_the_same_state_are_removed() {
 
 #[test]
 fn runs_starting_beside_a_checkpointing_run_never_take_its_temporary() {
-    let dir = scratch_dir("stale-concurrent");
-    let state = dir.join("state");
+    let (dir, state) = scratch_state("stale-concurrent");
     // A long run checkpointing after every block of input: its temporary
     // exists most of the time.
     let state_arg = state.to_str().unwrap();
@@ -838,8 +831,7 @@ fn runs_starting_beside_a_checkpointing_run_never_take_its_temporary() {
 fn a_reader_that_goes_away_ends_the_run_quietly_after_writing_the_state() {
     use std::io::{BufRead, BufReader};
 
-    let dir = scratch_dir("epipe");
-    let state = dir.join("state");
+    let (dir, state) = scratch_state("epipe");
     // 100,000 distinct lines: far more output than the pipe holds, so the
     // run is still writing when the reader goes.
     let (mut child, feeder) = spawn_fed(
@@ -906,8 +898,7 @@ fn run_with_stderr_closed(args: &[&str], input: &[u8], shell: bool) -> Output {
 
 #[test]
 fn a_closed_stderr_is_no_reason_to_fail_and_errors_still_set_the_exit_code() {
-    let dir = scratch_dir("stderr-closed");
-    let state = dir.join("state");
+    let (dir, state) = scratch_state("stderr-closed");
     let with_state = [
         "-n",
         "100",
@@ -937,8 +928,7 @@ fn a_closed_stderr_is_no_reason_to_fail_and_errors_still_set_the_exit_code() {
 
 #[test]
 fn quiet_leaves_stderr_to_errors_faults_and_events() {
-    let dir = scratch_dir("quiet");
-    let state = dir.join("state");
+    let (dir, state) = scratch_state("quiet");
     let state_arg = state.to_str().unwrap();
     for _ in 0..2 {
         // No sizing, no state lines, no summary: nothing at all.

@@ -37,6 +37,14 @@ pub(crate) fn scratch_dir(test: &str) -> PathBuf {
     dir
 }
 
+/// A fresh scratch directory for `test` and the path of a state file in
+/// it (not created).
+pub(crate) fn scratch_state(test: &str) -> (PathBuf, PathBuf) {
+    let dir = scratch_dir(test);
+    let state = dir.join("state");
+    (dir, state)
+}
+
 /// The `i`-th key of a stream of distinct keys.
 pub(crate) fn key(i: u64) -> String {
     format!("key-{:016x}", insert_key(12, i))

@@ -113,9 +113,7 @@ impl RedisBloomBuilder {
         check_name(name)?;
         let layout = self.layout()?;
         let mut filter = RedisBloomFilter::with_layout(Link::new(endpoint), name, layout);
-        let mut call = filter.call(&filter.target.scripts.init);
-        call.arg(&layout.sizing_values()[..]);
-        let created: u64 = filter.run(&call)?;
+        let created: u64 = filter.run(&filter.target.init_call())?;
         Ok((filter, created == 1))
     }
 }

@@ -789,16 +789,8 @@ impl RedisShardedBloomBuilder {
             }
         }
         let mut filter = RedisShardedBloomFilter::with_layout(link, name, layout, epoch);
-        let sizing = layout.shard.sizing_values();
         for group in filter.shards.chunks(SHARDS_PER_LEASE) {
-            let calls: Vec<Call> = group
-                .iter()
-                .map(|target| {
-                    let mut call = target.call(&target.scripts.init);
-                    call.arg(&sizing[..]);
-                    call
-                })
-                .collect();
+            let calls: Vec<Call> = group.iter().map(Target::init_call).collect();
             filter.link.run_calls(&calls)?;
             lease(&mut filter.link, name, epoch, Some(self.lease))?;
         }

@@ -198,6 +198,14 @@ impl Target {
         call
     }
 
+    /// The call that creates this target (its bits zeroed, its configuration
+    /// with the sizing target) unless it exists; it answers 1 when it did.
+    pub(crate) fn init_call(&self) -> Call {
+        let mut call = self.call(&self.scripts.init);
+        call.arg(&self.layout.sizing_values()[..]);
+        call
+    }
+
     /// The calls that insert (or, when `contains`, look up) the keys of
     /// `hashes`, as many keys per call as `bits_per_call` bit positions
     /// allow (at least one), with the number of keys each carries. The

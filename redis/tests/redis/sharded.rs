@@ -20,6 +20,29 @@ pub(crate) fn sharded(items: u64, fpp: f64, shards: u64) -> RedisShardedBloomBui
         .shards(shards)
 }
 
+/// A filter of `builder` created (not found) under a new name from
+/// `label`: its name and handle.
+fn created(
+    server: &Server,
+    builder: &RedisShardedBloomBuilder,
+    label: &str,
+) -> (String, RedisShardedBloomFilter) {
+    let name = unique(label);
+    let (filter, created) = builder.try_init(&server.client(), &name).unwrap();
+    assert!(created, "{name} was new");
+    (name, filter)
+}
+
+/// The first `count` keys of insert stream `seed`.
+fn inserted(seed: u64, count: u64) -> Vec<u64> {
+    (0..count).map(|i| insert_key(seed, i)).collect()
+}
+
+/// The first `count` keys of query stream `seed` (never inserted).
+fn queried(seed: u64, count: u64) -> Vec<u64> {
+    (0..count).map(|i| query_key(seed, i)).collect()
+}
+
 /// A filter of four shards sized for `items` at 1% under a new name from
 /// `label`, holding `items / 2` keys of stream `seed`: its builder, name,
 /// handle and keys.
@@ -35,9 +58,8 @@ fn four_shards_holding(
     Vec<u64>,
 ) {
     let builder = sharded(items, 0.01, 4);
-    let name = unique(label);
-    let (mut filter, _) = builder.try_init(&server.client(), &name).unwrap();
-    let keys: Vec<u64> = (0..items / 2).map(|i| insert_key(seed, i)).collect();
+    let (name, mut filter) = created(server, &builder, label);
+    let keys = inserted(seed, items / 2);
     filter.insert_many(&keys).unwrap();
     (builder, name, filter, keys)
 }
@@ -87,13 +109,10 @@ pub(crate) fn never_absent(
 fn sharded_filter_answers_as_the_local_one() {
     let server = server_or_skip!();
     let builder = sharded(20_000, 0.01, 16);
-    let (mut shared, created) = builder
-        .try_init(&server.client(), &unique("sharded"))
-        .unwrap();
-    assert!(created);
+    let (_, mut shared) = created(&server, &builder, "sharded");
     let mut local = builder.build_local().unwrap();
-    let keys: Vec<u64> = (0..20_000).map(|i| insert_key(5, i)).collect();
-    let probes: Vec<u64> = (0..20_000).map(|i| query_key(5, i)).collect();
+    let keys = inserted(5, 20_000);
+    let probes = queried(5, 20_000);
     // One at a time, then batched (the first keys again: not new).
     for key in &keys[..100] {
         let hash = local.hasher().hash(key);
@@ -166,9 +185,7 @@ pub(crate) fn check_sharded_fpp(
 fn fpp_matches_the_sharded_theory() {
     let server = server_or_skip!();
     // About 2,000 false positives expected: ±5%.
-    let (mut filter, _) = sharded(20_000, 0.01, 32)
-        .try_init(&server.client(), &unique("fpp"))
-        .unwrap();
+    let (_, mut filter) = created(&server, &sharded(20_000, 0.01, 32), "fpp");
     check_sharded_fpp(&mut filter, 20_000, 200_000, 0x5eed_0003);
     filter.delete().unwrap();
 }
@@ -204,8 +221,7 @@ fn abandoned_creation_is_refused_then_taken_over() {
     let server = server_or_skip!();
     let mut con = server.connection();
     let builder = sharded(5_000, 0.01, 4).creation_lease(Duration::from_millis(1500));
-    let name = unique("abandoned");
-    let (mut abandoned, _) = builder.try_init(&server.client(), &name).unwrap();
+    let (name, mut abandoned) = created(&server, &builder, "abandoned");
     abandoned.insert_many(0..1000u64).unwrap();
     let marker = format!("{{{name}}}:sharded");
     tamper(&mut con, &["HSET", &marker, "state", "creating"]);
@@ -351,10 +367,7 @@ fn drift_and_damage_of_a_shard_are_typed_errors() {
 fn expire_persist_and_delete_act_on_every_key() {
     let server = server_or_skip!();
     let mut con = server.connection();
-    let name = unique("expiring");
-    let (mut filter, _) = sharded(5_000, 0.01, 4)
-        .try_init(&server.client(), &name)
-        .unwrap();
+    let (name, mut filter) = created(&server, &sharded(5_000, 0.01, 4), "expiring");
     filter.insert_many(0..100u64).unwrap();
     let keys = sharded_keys(&mut con, &name);
     assert_eq!(keys.len(), 9);
@@ -390,10 +403,8 @@ fn expire_persist_and_delete_act_on_every_key() {
 fn export_and_import_round_trip() {
     let server = server_or_skip!();
     let builder = sharded(10_000, 0.01, 8);
-    let (mut shared, _) = builder
-        .try_init(&server.client(), &unique("export"))
-        .unwrap();
-    let keys: Vec<u64> = (0..10_000).map(|i| insert_key(9, i)).collect();
+    let (_, mut shared) = created(&server, &builder, "export");
+    let keys = inserted(9, 10_000);
     shared.insert_many(&keys).unwrap();
     let exported = shared.export().unwrap();
     let mut local = builder.build_local().unwrap();
@@ -402,7 +413,7 @@ fn export_and_import_round_trip() {
     assert_eq!(exported, local);
     let name = unique("imported");
     let mut imported = RedisShardedBloomFilter::import(&server.client(), &name, &exported).unwrap();
-    let probes: Vec<u64> = (0..20_000).map(|i| query_key(9, i)).collect();
+    let probes = queried(9, 20_000);
     assert_eq!(
         imported.contains_many(&probes).unwrap(),
         exported.contains_many(&probes)
@@ -422,9 +433,7 @@ fn export_and_import_round_trip() {
 #[test]
 fn durable_mode_without_replicas_reports_not_replicated() {
     let server = server_or_skip!();
-    let (mut filter, _) = sharded(1_000, 0.01, 2)
-        .try_init(&server.client(), &unique("durable"))
-        .unwrap();
+    let (_, mut filter) = created(&server, &sharded(1_000, 0.01, 2), "durable");
     filter.set_durability(Some(Durability {
         replicas: 1,
         timeout: Duration::from_millis(100),

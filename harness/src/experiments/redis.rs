@@ -284,10 +284,17 @@ pub fn run(entries: &[Entry], config: &RunConfig, progress: &Tracker) -> RedisRe
     }
     let stage = progress.stage("redis", 7);
     let keys = Keys::new(config);
-    if let Err(err) = one_server(&server, config, &keys, &mut results.rows, &stage) {
+    let mut run = Run {
+        config,
+        keys: &keys,
+        rows: Vec::new(),
+        progress: &stage,
+    };
+    if let Err(err) = run.one_server(&server) {
         results.notes.push(format!(
             "stopped by a Redis error (the rows before it stand): {err}"
         ));
+        results.rows = run.rows;
         stage.finish(&format!("{} rows", results.rows.len()));
         return results;
     }
@@ -297,7 +304,7 @@ pub fn run(entries: &[Entry], config: &RunConfig, progress: &Tracker) -> RedisRe
                 "{CLUSTER_MASTERS} masters (redis-server {version}, no replicas) started by this \
                  run on loopback, joined by redis-cli --cluster create"
             ));
-            match on_cluster(&cluster, config, &keys, &mut results.rows, &stage) {
+            match run.on_cluster(&cluster) {
                 Ok(fpp) => results.cluster_fpp = Some(fpp),
                 Err(err) => results.notes.push(format!(
                     "cluster stopped by a Redis error (the rows before it stand): {err}"
@@ -309,6 +316,7 @@ pub fn run(entries: &[Entry], config: &RunConfig, progress: &Tracker) -> RedisRe
              redis-server and redis-cli on the PATH"
         )),
     }
+    results.rows = run.rows;
     stage.finish(&format!("{} rows", results.rows.len()));
     results
 }
@@ -490,191 +498,173 @@ impl Servers<'_> {
     }
 }
 
-/// Measures the local `BloomFilter`, the scripts and the raw reference on
-/// one server into `rows`: the reference right after the scripts, on the
-/// same keys, so that their ratio shares the machine's load.
-fn one_server(
-    server: &Server,
-    config: &RunConfig,
-    keys: &Keys,
-    rows: &mut Vec<RedisRow>,
-    progress: &Stage<'_>,
-) -> Result<(), Failure> {
-    let sizing = keys.sizing(config);
-    let n = keys.inserted.len();
-    let mut local = sizing.build()?;
-    let mut all = Answers::default();
-    let (new, seconds) = timed(|| Ok(local.insert_many(&keys.inserted)))?;
-    all.new = new;
-    rows.push(row(
-        Shape::Local,
-        Operation::Insert,
-        n,
-        seconds,
-        None,
-        new,
-        config,
-    ));
-    for op in [Operation::LookupPositive, Operation::LookupNegative] {
-        let (found, seconds) = timed(|| Ok(local.contains_many(keys.of(op, n))))?;
-        rows.push(row(
-            Shape::Local,
-            op,
-            n,
-            seconds,
-            None,
-            count(&found),
-            config,
-        ));
-        if op == Operation::LookupPositive {
-            all.present = found;
-        } else {
-            all.absent = found;
+/// The experiment under way: what every step measures with (the
+/// configuration, the keys, the progress) and the rows measured so far.
+struct Run<'a> {
+    config: &'a RunConfig,
+    keys: &'a Keys,
+    rows: Vec<RedisRow>,
+    progress: &'a Stage<'a>,
+}
+
+impl Run<'_> {
+    /// Measures the local `BloomFilter`, the scripts and the raw reference
+    /// on one server: the reference right after the scripts, on the same
+    /// keys, so that their ratio shares the machine's load.
+    fn one_server(&mut self, server: &Server) -> Result<(), Failure> {
+        let keys = self.keys;
+        let sizing = keys.sizing(self.config);
+        let n = keys.inserted.len();
+        let mut local = sizing.build()?;
+        let mut all = Answers::default();
+        let (new, seconds) = timed(|| Ok(local.insert_many(&keys.inserted)))?;
+        all.new = new;
+        let insert = self.row(Shape::Local, Operation::Insert, n, seconds, None, new);
+        self.rows.push(insert);
+        for op in [Operation::LookupPositive, Operation::LookupNegative] {
+            let (found, seconds) = timed(|| Ok(local.contains_many(keys.of(op, n))))?;
+            let lookup = self.row(Shape::Local, op, n, seconds, None, count(&found));
+            self.rows.push(lookup);
+            if op == Operation::LookupPositive {
+                all.present = found;
+            } else {
+                all.absent = found;
+            }
         }
+        self.progress.step(LOCAL);
+        let per_key = keys.len(Shape::RedisPerKey, self.config);
+        let prefix = Answers::of(sizing.build()?, keys, per_key)?;
+        warm_up(server, &sizing)?;
+        let servers = Servers::One(server);
+        for shape in [
+            Shape::RedisBatched,
+            Shape::ReferenceBatched,
+            Shape::RedisPerKey,
+            Shape::ReferencePerKey,
+        ] {
+            let expected = if shape.batched() { &all } else { &prefix };
+            let mut remote: Box<dyn Remote> = if shape.reference().is_some() {
+                let builder = RedisBloomFilter::builder(sizing.clone());
+                Box::new(builder.try_init(&server.client(), &unique("harness"))?.0)
+            } else {
+                Box::new(Reference {
+                    raw: BitfieldReference::create(
+                        &server.client(),
+                        &unique("harness-reference"),
+                        sizing.config()?,
+                        filterlab_redis::DEFAULT_BITS_PER_CALL,
+                    )?,
+                    hasher: *local.hasher(),
+                })
+            };
+            self.measure(remote.as_mut(), shape, &servers, expected)?;
+            self.progress.step(shape.describe());
+        }
+        Ok(())
     }
-    progress.step(LOCAL);
-    let per_key = keys.len(Shape::RedisPerKey, config);
-    let prefix = Answers::of(sizing.build()?, keys, per_key)?;
-    warm_up(server, &sizing)?;
-    let servers = Servers::One(server);
-    for shape in [
-        Shape::RedisBatched,
-        Shape::ReferenceBatched,
-        Shape::RedisPerKey,
-        Shape::ReferencePerKey,
-    ] {
-        let expected = if shape.batched() { &all } else { &prefix };
-        let mut remote: Box<dyn Remote> = if shape.reference().is_some() {
-            let builder = RedisBloomFilter::builder(sizing.clone());
-            Box::new(builder.try_init(&server.client(), &unique("harness"))?.0)
-        } else {
-            Box::new(Reference {
-                raw: BitfieldReference::create(
-                    &server.client(),
-                    &unique("harness-reference"),
-                    sizing.config()?,
-                    filterlab_redis::DEFAULT_BITS_PER_CALL,
-                )?,
-                hasher: *local.hasher(),
+
+    /// Measures the sharded filter on the cluster, against a local
+    /// `ShardedBloomFilter` of its configuration; returns its false
+    /// positives against the exact sharded theory.
+    fn on_cluster(&mut self, cluster: &Cluster) -> Result<ClusterFpp, Failure> {
+        let keys = self.keys;
+        let endpoint = Endpoint::from(cluster.client());
+        let builder = RedisShardedBloomFilter::builder(keys.sizing(self.config));
+        // Every master loads the scripts before anything is counted.
+        let (mut warm, _) = builder.try_init(&endpoint, &unique("harness-warm-up"))?;
+        let warm_keys = &keys.inserted[..keys.inserted.len().min(4096)];
+        warm.insert_keys(warm_keys, true)?;
+        warm.contains_keys(warm_keys, true)?;
+        warm.remove()?;
+        let servers = Servers::Cluster(cluster);
+        let mut fpp = None;
+        for shape in [Shape::ClusterBatched, Shape::ClusterPerKey] {
+            let len = keys.len(shape, self.config);
+            let expected = Answers::of(builder.build_local()?, keys, len)?;
+            let (mut filter, _) = builder.try_init(&endpoint, &unique("harness"))?;
+            if shape.batched() {
+                fpp = Some(ClusterFpp {
+                    shards: filter.shards(),
+                    shard_bits: filter.shard_config().num_bits,
+                    hashes: filter.num_hashes(),
+                    keys: len as u64,
+                    false_positives: 0,
+                    theory: filter.theoretical_fpp(len as u64)?,
+                    interval: (0.0, 1.0),
+                });
+            }
+            self.measure(&mut filter, shape, &servers, &expected)?;
+            self.progress.step(shape.describe());
+        }
+        let mut fpp = fpp.ok_or("the batched cluster shape did not run")?;
+        fpp.false_positives = self
+            .rows
+            .iter()
+            .find(|row| {
+                row.at.shape == Shape::ClusterBatched && row.at.op == Operation::LookupNegative
             })
+            .map_or(0, |row| row.outcome.positives);
+        fpp.interval = wilson_interval(fpp.false_positives, fpp.keys, FPP_CONFIDENCE);
+        Ok(fpp)
+    }
+
+    /// Measures `shape`'s insert and two lookups through `remote` (fresh)
+    /// on the keys the shape sends, each answer held to `expected`; then
+    /// removes it.
+    fn measure(
+        &mut self,
+        remote: &mut dyn Remote,
+        shape: Shape,
+        servers: &Servers<'_>,
+        expected: &Answers,
+    ) -> Result<(), Failure> {
+        let commands: &[&str] = match shape {
+            Shape::ReferenceBatched | Shape::ReferencePerKey => &["bitfield", "bitfield_ro"],
+            _ => &["evalsha"],
         };
-        measure(
-            remote.as_mut(),
-            shape,
-            &servers,
-            keys,
-            expected,
-            config,
-            rows,
-        )?;
-        progress.step(shape.describe());
-    }
-    Ok(())
-}
-
-/// Measures the sharded filter on the cluster into `rows`, against a local
-/// `ShardedBloomFilter` of its configuration; returns its false positives
-/// against the exact sharded theory.
-fn on_cluster(
-    cluster: &Cluster,
-    config: &RunConfig,
-    keys: &Keys,
-    rows: &mut Vec<RedisRow>,
-    progress: &Stage<'_>,
-) -> Result<ClusterFpp, Failure> {
-    let endpoint = Endpoint::from(cluster.client());
-    let builder = RedisShardedBloomFilter::builder(keys.sizing(config));
-    // Every master loads the scripts before anything is counted.
-    let (mut warm, _) = builder.try_init(&endpoint, &unique("harness-warm-up"))?;
-    let warm_keys = &keys.inserted[..keys.inserted.len().min(4096)];
-    warm.insert_keys(warm_keys, true)?;
-    warm.contains_keys(warm_keys, true)?;
-    warm.remove()?;
-    let servers = Servers::Cluster(cluster);
-    let mut fpp = None;
-    for shape in [Shape::ClusterBatched, Shape::ClusterPerKey] {
-        let len = keys.len(shape, config);
-        let expected = Answers::of(builder.build_local()?, keys, len)?;
-        let (mut filter, _) = builder.try_init(&endpoint, &unique("harness"))?;
-        if shape.batched() {
-            fpp = Some(ClusterFpp {
-                shards: filter.shards(),
-                shard_bits: filter.shard_config().num_bits,
-                hashes: filter.num_hashes(),
-                keys: len as u64,
-                false_positives: 0,
-                theory: filter.theoretical_fpp(len as u64)?,
-                interval: (0.0, 1.0),
-            });
-        }
-        measure(&mut filter, shape, &servers, keys, &expected, config, rows)?;
-        progress.step(shape.describe());
-    }
-    let mut fpp = fpp.ok_or("the batched cluster shape did not run")?;
-    fpp.false_positives = rows
-        .iter()
-        .find(|row| row.at.shape == Shape::ClusterBatched && row.at.op == Operation::LookupNegative)
-        .map_or(0, |row| row.outcome.positives);
-    fpp.interval = wilson_interval(fpp.false_positives, fpp.keys, FPP_CONFIDENCE);
-    Ok(fpp)
-}
-
-/// Measures `shape`'s insert and two lookups through `remote` (fresh) on
-/// the keys the shape sends, each answer held to `expected`; then removes it.
-fn measure(
-    remote: &mut dyn Remote,
-    shape: Shape,
-    servers: &Servers<'_>,
-    keys: &Keys,
-    expected: &Answers,
-    config: &RunConfig,
-    rows: &mut Vec<RedisRow>,
-) -> Result<(), Failure> {
-    let commands: &[&str] = match shape {
-        Shape::ReferenceBatched | Shape::ReferencePerKey => &["bitfield", "bitfield_ro"],
-        _ => &["evalsha"],
-    };
-    let (batched, len) = (shape.batched(), keys.len(shape, config));
-    let (new, seconds, trips) = counted(servers, commands, || {
-        remote.insert_keys(keys.of(Operation::Insert, len), batched)
-    })?;
-    let mut insert = row(shape, Operation::Insert, len, seconds, trips, new, config);
-    insert.outcome.disagreements = Some(new.abs_diff(expected.new) as u64);
-    rows.push(insert);
-    for op in [Operation::LookupPositive, Operation::LookupNegative] {
-        let (found, seconds, trips) = counted(servers, commands, || {
-            remote.contains_keys(keys.of(op, len), batched)
+        let keys = self.keys;
+        let (batched, len) = (shape.batched(), keys.len(shape, self.config));
+        let (new, seconds, trips) = counted(servers, commands, || {
+            remote.insert_keys(keys.of(Operation::Insert, len), batched)
         })?;
-        let mut lookup = row(shape, op, len, seconds, trips, count(&found), config);
-        lookup.outcome.disagreements = Some(differences(&found, expected.answers(op)));
-        rows.push(lookup);
+        let mut insert = self.row(shape, Operation::Insert, len, seconds, trips, new);
+        insert.outcome.disagreements = Some(new.abs_diff(expected.new) as u64);
+        self.rows.push(insert);
+        for op in [Operation::LookupPositive, Operation::LookupNegative] {
+            let (found, seconds, trips) = counted(servers, commands, || {
+                remote.contains_keys(keys.of(op, len), batched)
+            })?;
+            let mut lookup = self.row(shape, op, len, seconds, trips, count(&found));
+            lookup.outcome.disagreements = Some(differences(&found, expected.answers(op)));
+            self.rows.push(lookup);
+        }
+        remote.remove()
     }
-    remote.remove()
-}
 
-/// A row with no disagreements counted yet.
-fn row(
-    shape: Shape,
-    op: Operation,
-    keys: usize,
-    seconds: f64,
-    round_trips: Option<u64>,
-    positives: usize,
-    config: &RunConfig,
-) -> RedisRow {
-    RedisRow {
-        at: RedisPoint {
-            shape,
-            op,
-            keys: keys as u64,
-            target_fpp: config.redis_fpp,
-        },
-        outcome: RedisOutcome {
-            seconds,
-            round_trips,
-            positives: positives as u64,
-            disagreements: None,
-        },
+    /// A row with no disagreements counted yet.
+    fn row(
+        &self,
+        shape: Shape,
+        op: Operation,
+        keys: usize,
+        seconds: f64,
+        round_trips: Option<u64>,
+        positives: usize,
+    ) -> RedisRow {
+        RedisRow {
+            at: RedisPoint {
+                shape,
+                op,
+                keys: keys as u64,
+                target_fpp: self.config.redis_fpp,
+            },
+            outcome: RedisOutcome {
+                seconds,
+                round_trips,
+                positives: positives as u64,
+                disagreements: None,
+            },
+        }
     }
 }
 

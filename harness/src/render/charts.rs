@@ -805,6 +805,16 @@ fn churn_figures(ctx: &Ctx<'_>, measured: &Measurements, churn: &ChurnResults) -
     ]
 }
 
+/// One growth figure: its file, what it shows, its y axis, each row's
+/// point on it, and whether the target P is drawn.
+struct GrowthFigure<'t> {
+    file: &'static str,
+    what: &'t str,
+    y_axis: Axis,
+    point: fn(&GrowthRow) -> Point,
+    with_target: bool,
+}
+
 /// FPP, memory and lookup time against items held while growing: one
 /// panel per target P.
 fn growth_figures(
@@ -850,45 +860,47 @@ fn growth_figures(
             format_count(config.growth_initial)
         )
     };
-    vec![
-        figure(
-            "growth_fpp.svg".to_owned(),
-            growing(&format!(
-                "Measured FPP with {:.3}% intervals (an FPP of 0 is not drawn)",
-                growth.rows.first().map_or(0.0, |r| r.sample.confidence) * 100.0
-            )),
-            panels(
-                &Axis::new("measured FPP", true),
-                |r| Point {
-                    x: r.at.items as f64,
-                    y: r.sample.empirical_fpp,
-                    interval: Some((r.sample.ci_low, r.sample.ci_high)),
-                },
-                true,
-            ),
-            true,
-        ),
-        figure(
-            "growth_memory.svg".to_owned(),
-            growing("Memory per item"),
-            panels(
-                &Axis::new("bits per item held", false),
-                |r| Point::at(r.at.items as f64, r.at.bits_per_item),
-                false,
-            ),
-            true,
-        ),
-        figure(
-            "growth_lookup.svg".to_owned(),
-            growing("Negative lookup, one key at a time"),
-            panels(
-                &Axis::new("ns per lookup", true),
-                |r| Point::at(r.at.items as f64, r.at.negative_ns),
-                false,
-            ),
-            true,
-        ),
+    let fpp_title = format!(
+        "Measured FPP with {:.3}% intervals (an FPP of 0 is not drawn)",
+        growth.rows.first().map_or(0.0, |r| r.sample.confidence) * 100.0
+    );
+    [
+        GrowthFigure {
+            file: "growth_fpp.svg",
+            what: &fpp_title,
+            y_axis: Axis::new("measured FPP", true),
+            point: |r| Point {
+                x: r.at.items as f64,
+                y: r.sample.empirical_fpp,
+                interval: Some((r.sample.ci_low, r.sample.ci_high)),
+            },
+            with_target: true,
+        },
+        GrowthFigure {
+            file: "growth_memory.svg",
+            what: "Memory per item",
+            y_axis: Axis::new("bits per item held", false),
+            point: |r| Point::at(r.at.items as f64, r.at.bits_per_item),
+            with_target: false,
+        },
+        GrowthFigure {
+            file: "growth_lookup.svg",
+            what: "Negative lookup, one key at a time",
+            y_axis: Axis::new("ns per lookup", true),
+            point: |r| Point::at(r.at.items as f64, r.at.negative_ns),
+            with_target: false,
+        },
     ]
+    .into_iter()
+    .map(|shown| {
+        figure(
+            shown.file.to_owned(),
+            growing(shown.what),
+            panels(&shown.y_axis, shown.point, shown.with_target),
+            true,
+        )
+    })
+    .collect()
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 use filterlab_peers::Mode;
 
 use crate::experiments::accuracy::AccuracyRow;
+use crate::experiments::growth::GrowthRow;
 use crate::experiments::measurements::Measurements;
 use crate::experiments::speed::Operation;
 use crate::registry::{Capability, Entry};
@@ -251,23 +252,37 @@ fn nothing(what: &str) -> (String, String) {
     )
 }
 
-fn fewest_bits_cell(facts: &Facts<'_>) -> (String, String) {
-    let p = facts.reference;
+/// A cell naming the dynamic filter with the fewest bits that meets `p`:
+/// its bits and FPP (the FPP called `fpp`), then what `more` says of it and
+/// the filters tied with it, if anything.
+fn fewest_bits_pick(
+    facts: &Facts<'_>,
+    p: f64,
+    fpp: &str,
+    more: impl FnOnce(&[&AccuracyRow]) -> Option<String>,
+) -> (String, String) {
     let group = facts.fewest_bits(&facts.dynamic(false), p);
     let Some(first) = group.first() else {
         return nothing("no filter met p");
     };
     let mut why = format!(
-        "{:.2} bits/item at {} (measured FPP {})",
+        "{:.2} bits/item at {} ({fpp} {})",
         first.bits_per_item,
         facts.at(p),
         sci(first.empirical_fpp)
     );
-    if group.len() > 1 {
-        let _ = write!(why, "; tied: {}", facts.label(&group[1].filter));
+    if let Some(more) = more(&group) {
+        let _ = write!(why, "; {more}");
     }
     why.push('.');
     (facts.bold(&first.filter), why)
+}
+
+fn fewest_bits_cell(facts: &Facts<'_>) -> (String, String) {
+    fewest_bits_pick(facts, facts.reference, "measured FPP", |group| {
+        let tied = group.get(1)?;
+        Some(format!("tied: {}", facts.label(&tied.filter)))
+    })
 }
 
 fn fastest_cell(facts: &Facts<'_>) -> (String, String) {
@@ -308,27 +323,14 @@ fn low_fpp_cell(facts: &Facts<'_>) -> (String, String) {
     let Some(p) = low_target(facts) else {
         return nothing("no target below 2^-8");
     };
-    let group = facts.fewest_bits(&facts.dynamic(false), p);
-    let Some(first) = group.first() else {
-        return nothing("no filter met p");
-    };
-    let mut why = format!(
-        "{:.2} bits/item at {} (FPP {})",
-        first.bits_per_item,
-        facts.at(p),
-        sci(first.empirical_fpp)
-    );
-    if let Some(row) = sweep_fastest(facts, p) {
-        let _ = write!(
-            why,
-            "; fastest meeting it: {} at {:.0} ns (n = {})",
-            facts.label(&row.0),
-            row.1,
-            format_count(row.2)
-        );
-    }
-    why.push('.');
-    (facts.bold(&first.filter), why)
+    fewest_bits_pick(facts, p, "FPP", |_| {
+        let (filter, ns, n) = sweep_fastest(facts, p)?;
+        Some(format!(
+            "fastest meeting it: {} at {ns:.0} ns (n = {})",
+            facts.label(&filter),
+            format_count(n)
+        ))
+    })
 }
 
 /// The fastest one-key negative lookup meeting `p` in the sweep, at the
@@ -724,59 +726,52 @@ fn static_section(facts: &Facts<'_>) -> String {
     {
         chosen.push(entry);
     }
-    let body: Vec<Vec<String>> = chosen
-        .iter()
-        .map(|entry| {
-            let row = facts.accuracy(entry.name, p);
-            let build = facts
-                .evidence
-                .speed(entry.name, Operation::Build, Mode::OneKey)
-                .or_else(|| {
-                    facts
-                        .evidence
-                        .speed(entry.name, Operation::Insert, Mode::OneKey)
-                });
-            let lookup = facts
-                .evidence
-                .speed(entry.name, Operation::LookupNegative, Mode::OneKey);
-            vec![
-                facts.label(entry.name),
-                if entry.has(Capability::StaticSet) {
+    let accuracy = |entry: &Entry| facts.accuracy(entry.name, p);
+    let timed = |entry: &Entry, op| facts.evidence.speed(entry.name, op, Mode::OneKey);
+    section.columns(
+        &chosen,
+        &[
+            ("filter", &|e| facts.label(e.name)),
+            ("kind", &|e| {
+                if e.has(Capability::StaticSet) {
                     "static"
                 } else {
                     "takes inserts"
                 }
-                .to_owned(),
-                bits_cell(row),
-                row.map_or_else(String::new, |r| sci(r.empirical_fpp)),
-                row.map_or_else(String::new, |r| {
+                .to_owned()
+            }),
+            ("bits/item", &|e| bits_cell(accuracy(e))),
+            ("measured FPP", &|e| fpp_cell(accuracy(e))),
+            ("Bloom bits for that FPP", &|e| {
+                accuracy(e).map_or_else(String::new, |r| {
                     format!(
                         "{:.2}",
                         -r.empirical_fpp.ln() / std::f64::consts::LN_2.powi(2)
                     )
-                }),
-                build.map_or_else(String::new, |(n, ns)| {
-                    format!("{ns:.0} (n = {})", format_count(n))
-                }),
-                lookup.map_or_else(String::new, |(n, ns)| {
-                    format!("{ns:.0} (n = {})", format_count(n))
-                }),
-            ]
-        })
-        .collect();
-    section.table(
-        &header(&[
-            "filter",
-            "kind",
-            "bits/item",
-            "measured FPP",
-            "Bloom bits for that FPP",
-            "build or insert ns/key",
-            "negative lookup ns",
-        ]),
-        &body,
+                })
+            }),
+            ("build or insert ns/key", &|e| {
+                let build = timed(e, Operation::Build).or_else(|| timed(e, Operation::Insert));
+                ns_at_n_cell(build)
+            }),
+            ("negative lookup ns", &|e| {
+                ns_at_n_cell(timed(e, Operation::LookupNegative))
+            }),
+        ],
     );
     section.finish(&[])
+}
+
+/// "12 (n = 10^7)" for a timing at its n, "" without one.
+fn ns_at_n_cell(timing: Option<(u64, f64)>) -> String {
+    timing.map_or_else(String::new, |(n, ns)| {
+        format!("{ns:.0} (n = {})", format_count(n))
+    })
+}
+
+/// "9.9e-3" for a row's measured FPP, "" without one.
+fn fpp_cell(row: Option<&AccuracyRow>) -> String {
+    row.map_or_else(String::new, |r| sci(r.empirical_fpp))
 }
 
 fn deletes_section(facts: &Facts<'_>) -> String {
@@ -793,48 +788,53 @@ fn deletes_section(facts: &Facts<'_>) -> String {
         format_count(config.churn_items),
         config.churn_span
     ));
-    let body: Vec<Vec<String>> = facts
+    let deleting: Vec<&Entry> = facts
         .entries()
         .iter()
         .filter(|e| e.has(Capability::Deletes))
-        .map(|entry| {
-            let row = facts.accuracy(entry.name, p);
-            let churn = facts.evidence.churn_losses(entry.name);
-            let bogus = facts.evidence.bogus.iter().find(|r| r.filter == entry.name);
-            let timed = |op| {
-                facts
-                    .evidence
-                    .speed(entry.name, op, Mode::OneKey)
-                    .map_or_else(String::new, |(_, ns)| format!("{ns:.0}"))
-            };
-            vec![
-                facts.label(entry.name),
-                bits_cell(row),
-                row.map_or_else(String::new, |r| sci(r.empirical_fpp)),
-                churn.map_or_else(String::new, |(lost, _)| lost.to_string()),
-                churn.map_or_else(String::new, |(_, failed)| failed.to_string()),
+        .collect();
+    let accuracy = |entry: &Entry| facts.accuracy(entry.name, p);
+    let churn = |entry: &Entry| facts.evidence.churn_losses(entry.name);
+    let timed = |entry: &Entry, op| {
+        facts
+            .evidence
+            .speed(entry.name, op, Mode::OneKey)
+            .map_or_else(String::new, |(_, ns)| format!("{ns:.0}"))
+    };
+    section.columns(
+        &deleting,
+        &[
+            ("filter", &|e| facts.label(e.name)),
+            ("bits/item", &|e| bits_cell(accuracy(e))),
+            ("measured FPP", &|e| fpp_cell(accuracy(e))),
+            ("live keys lost (churn)", &|e| {
+                churn(e).map_or_else(String::new, |(lost, _)| lost.to_string())
+            }),
+            ("failed removals", &|e| {
+                churn(e).map_or_else(String::new, |(_, failed)| failed.to_string())
+            }),
+            ("lost per bogus removal", &|e| {
+                let bogus = facts.evidence.bogus.iter().find(|r| r.filter == e.name);
                 bogus.map_or_else(String::new, |b| {
                     format!("{:.2}", b.false_negatives_per_removal)
-                }),
-                timed(Operation::LookupNegative),
-                timed(Operation::Remove),
-            ]
-        })
-        .collect();
-    section.table(
-        &header(&[
-            "filter",
-            "bits/item",
-            "measured FPP",
-            "live keys lost (churn)",
-            "failed removals",
-            "lost per bogus removal",
-            "negative lookup ns",
-            "remove ns",
-        ]),
-        &body,
+                })
+            }),
+            ("negative lookup ns", &|e| {
+                timed(e, Operation::LookupNegative)
+            }),
+            ("remove ns", &|e| timed(e, Operation::Remove)),
+        ],
     );
     section.finish(&[])
+}
+
+/// One growing filter at one target P: its measured points and the last
+/// of them, the end.
+struct Grown<'a> {
+    filter: &'a str,
+    p: f64,
+    points: Vec<&'a GrowthRow>,
+    last: &'a GrowthRow,
 }
 
 fn growth_section(facts: &Facts<'_>) -> String {
@@ -853,46 +853,53 @@ fn growth_section(facts: &Facts<'_>) -> String {
         .iter()
         .filter(|e| e.has(Capability::Growth))
         .collect();
-    let mut body = Vec::new();
+    let mut grown = Vec::new();
     for &p in &config.growth_fpps {
         for entry in &growing {
-            let rows = facts.evidence.growth_at(entry.name, p);
-            let Some(last) = rows.last() else { continue };
-            if last.at.target_fpp != p {
-                continue;
+            let points = facts.evidence.growth_at(entry.name, p);
+            if let Some(&last) = points.last()
+                && last.at.target_fpp == p
+            {
+                grown.push(Grown {
+                    filter: entry.name,
+                    p,
+                    points,
+                    last,
+                });
             }
-            let worst = rows
-                .iter()
-                .map(|r| r.sample.empirical_fpp)
-                .fold(0.0, f64::max);
-            let above = rows.iter().filter(|r| r.above_target()).count();
-            body.push(vec![
-                facts.label(entry.name),
-                format!("{p:e}"),
-                sci(last.sample.empirical_fpp),
-                format!("{} ({above} of {} above P)", sci(worst), rows.len()),
-                format!("{:.2}", last.at.bits_per_item),
-                format!("{:.2}", last.at.bloom_bits_per_item),
-                format!("{:.0}", last.at.negative_ns),
-                last.at.false_negatives.to_string(),
-            ]);
         }
     }
-    if body.is_empty() {
+    if grown.is_empty() {
         return section.finish(&["the growth experiment did not run".to_owned()]);
     }
-    section.table(
-        &header(&[
-            "filter",
-            "P",
-            "FPP at the end",
-            "worst FPP",
-            "bits/item at the end",
-            "BloomFilter bits/item",
-            "negative lookup ns",
-            "false negatives",
-        ]),
-        &body,
+    section.columns(
+        &grown,
+        &[
+            ("filter", &|g| facts.label(g.filter)),
+            ("P", &|g| format!("{:e}", g.p)),
+            ("FPP at the end", &|g| sci(g.last.sample.empirical_fpp)),
+            ("worst FPP", &|g| {
+                let worst = g
+                    .points
+                    .iter()
+                    .map(|r| r.sample.empirical_fpp)
+                    .fold(0.0, f64::max);
+                let above = g.points.iter().filter(|r| r.above_target()).count();
+                format!("{} ({above} of {} above P)", sci(worst), g.points.len())
+            }),
+            ("bits/item at the end", &|g| {
+                format!("{:.2}", g.last.at.bits_per_item)
+            }),
+            ("BloomFilter bits/item", &|g| {
+                format!("{:.2}", g.last.at.bloom_bits_per_item)
+            }),
+            ("negative lookup ns", &|g| {
+                format!("{:.0}", g.last.at.negative_ns)
+            }),
+            ("false negatives", &|g| {
+                g.last.at.false_negatives.to_string()
+            }),
+        ],
     );
     section.finish(&[])
 }
@@ -907,48 +914,49 @@ fn threads_section(facts: &Facts<'_>) -> String {
          inserters are listed too: several threads need one of the shared filters.",
         facts.at(facts.reference)
     ));
-    let speed = facts.evidence.speed;
-    let mut rows: Vec<(f64, Vec<String>)> = Vec::new();
-    for entry in facts.entries().iter().filter(|e| e.takes_inserts()) {
-        let figure = |op, mode| facts.evidence.speed(entry.name, op, mode);
-        let Some((n, one)) = figure(Operation::Insert, Mode::OneKey) else {
-            continue;
-        };
-        let cell = |value: Option<(u64, f64)>| {
-            value.map_or_else(|| "—".to_owned(), |(_, ns)| format!("{ns:.0}"))
-        };
-        let shared = entry.has(Capability::ConcurrentInserts);
-        rows.push((
-            if shared { 0.0 } else { one },
-            vec![
-                facts.label(entry.name),
-                if shared { "yes" } else { "no" }.to_owned(),
-                format!("{one:.0}"),
-                cell(figure(Operation::InsertConcurrent, Mode::OneKey)),
-                cell(figure(Operation::Insert, Mode::Batched)),
-                cell(figure(Operation::InsertConcurrent, Mode::Batched)),
-                format_count(n),
-                bits_cell(facts.accuracy(entry.name, facts.reference)),
-            ],
-        ));
-    }
-    if speed.is_empty() {
+    if facts.evidence.speed.is_empty() {
         return section.finish(&["the speed experiment did not run".to_owned()]);
     }
-    rows.sort_by(|a, b| a.0.total_cmp(&b.0));
-    rows.truncate(8);
-    section.table(
-        &header(&[
-            "filter",
-            "shared inserts",
-            "one thread ns/key",
-            "all cores ns/key",
-            "one thread, batched",
-            "all cores, batched",
-            "n",
-            "bits/item",
-        ]),
-        &rows.into_iter().map(|(_, c)| c).collect::<Vec<_>>(),
+    let figure = |entry: &Entry, op, mode| facts.evidence.speed(entry.name, op, mode);
+    let shared = |entry: &Entry| entry.has(Capability::ConcurrentInserts);
+    // Each inserting filter with its one-thread, one-key timing (n, ns/key).
+    let mut timed: Vec<(&Entry, (u64, f64))> = facts
+        .entries()
+        .iter()
+        .filter(|e| e.takes_inserts())
+        .filter_map(|e| Some((e, figure(e, Operation::Insert, Mode::OneKey)?)))
+        .collect();
+    // The shared filters first, then the fastest one-thread inserters.
+    timed.sort_by(|a, b| {
+        let key = |&(entry, (_, one)): &(&Entry, (u64, f64))| if shared(entry) { 0.0 } else { one };
+        key(a).total_cmp(&key(b))
+    });
+    timed.truncate(8);
+    let cell = |value: Option<(u64, f64)>| {
+        value.map_or_else(|| "—".to_owned(), |(_, ns)| format!("{ns:.0}"))
+    };
+    section.columns(
+        &timed,
+        &[
+            ("filter", &|&(e, _)| facts.label(e.name)),
+            ("shared inserts", &|&(e, _)| {
+                if shared(e) { "yes" } else { "no" }.to_owned()
+            }),
+            ("one thread ns/key", &|&(_, (_, one))| format!("{one:.0}")),
+            ("all cores ns/key", &|&(e, _)| {
+                cell(figure(e, Operation::InsertConcurrent, Mode::OneKey))
+            }),
+            ("one thread, batched", &|&(e, _)| {
+                cell(figure(e, Operation::Insert, Mode::Batched))
+            }),
+            ("all cores, batched", &|&(e, _)| {
+                cell(figure(e, Operation::InsertConcurrent, Mode::Batched))
+            }),
+            ("n", &|&(_, (n, _))| format_count(n)),
+            ("bits/item", &|&(e, _)| {
+                bits_cell(facts.accuracy(e.name, facts.reference))
+            }),
+        ],
     );
     section.finish(&[])
 }

@@ -7,6 +7,9 @@ use std::fmt::{Display, Write as _};
 use crate::registry::Entry;
 use crate::render::table::{bullets, table};
 
+/// A table column: its heading, and how one row's facts fill its cell.
+pub type Column<'f, R> = (&'static str, &'f dyn Fn(&R) -> String);
+
 /// A README section under construction: `## title`, then paragraphs and
 /// tables (each followed by a blank line), then the notes as a list.
 pub struct Section(String);
@@ -31,6 +34,18 @@ impl Section {
     pub fn table(&mut self, header: &[String], body: &[Vec<String>]) {
         self.0.push_str(&table(header, body));
         self.0.push('\n');
+    }
+
+    /// A table laid out by column, each heading beside how its cell is
+    /// filled so the two cannot drift apart: one line per item of `rows`,
+    /// then a blank line.
+    pub fn columns<R>(&mut self, rows: &[R], columns: &[Column<'_, R>]) {
+        let header: Vec<String> = columns.iter().map(|&(h, _)| h.to_owned()).collect();
+        let body: Vec<Vec<String>> = rows
+            .iter()
+            .map(|row| columns.iter().map(|(_, cell)| cell(row)).collect())
+            .collect();
+        self.table(&header, &body);
     }
 
     /// The finished section, `notes` as its closing list (none when empty).

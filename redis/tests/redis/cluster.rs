@@ -21,7 +21,7 @@ use filterlab_redis::{
 };
 
 use crate::sharded::{check_sharded_fpp, never_absent, sharded};
-use crate::{Children, assert_kind, unique, until_reconnected, writer_child, writer_env};
+use crate::{Children, assert_kind, tamper, unique, until_reconnected, writer_child, writer_env};
 
 /// The cluster the tests that do not change it share (`None`: the test
 /// skips, as every Redis test does without the binaries).
@@ -190,22 +190,19 @@ fn drift_and_damage_through_the_cluster() {
     let mut con = cluster.client().get_connection().unwrap();
     let tag = |shard: u64| filter.shard_tag(shard).to_owned();
     let (drifted, deleted, truncated) = (tag(0), tag(1), tag(2));
-    redis::cmd("HSET")
-        .arg(format!("{{{drifted}}}:config"))
-        .arg("seed")
-        .arg(1)
-        .exec(&mut con)
-        .unwrap();
-    redis::cmd("DEL")
-        .arg(format!("{{{deleted}}}:config"))
-        .arg(format!("{{{deleted}}}:bits:0"))
-        .exec(&mut con)
-        .unwrap();
-    redis::cmd("SET")
-        .arg(format!("{{{truncated}}}:bits:0"))
-        .arg("short")
-        .exec(&mut con)
-        .unwrap();
+    tamper(
+        &mut con,
+        &["HSET", &format!("{{{drifted}}}:config"), "seed", "1"],
+    );
+    let (config, bits) = (
+        format!("{{{deleted}}}:config"),
+        format!("{{{deleted}}}:bits:0"),
+    );
+    tamper(&mut con, &["DEL", &config, &bits]);
+    tamper(
+        &mut con,
+        &["SET", &format!("{{{truncated}}}:bits:0"), "short"],
+    );
     for (shard, kind) in [
         (0, ErrorKind::ConfigDrift),
         (1, ErrorKind::NotFound),

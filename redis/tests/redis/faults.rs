@@ -11,8 +11,8 @@ use filterlab_redis::{ErrorKind, RedisBloomFilter};
 use redis::Connection;
 
 use crate::{
-    Server, assert_all_contained, assert_kind, create, keys_of, private_server, split, unique,
-    until_reconnected,
+    Server, assert_all_contained, assert_kind, create, keys_of, private_server, split, tamper,
+    unique, until_reconnected,
 };
 
 /// Another client re-creates the filter with other parameters, or edits one
@@ -62,17 +62,12 @@ fn drift_is_an_error_for_reads_and_writes() {
         let mut edited = create(&server, 1_000, 0.01, 7);
         edited.insert("k").unwrap();
         let key = format!("{{{}}}:config", edited.name());
-        let _: () = redis::cmd("HSET")
-            .arg(&key)
-            .arg(field)
-            .arg(value)
-            .query(&mut con)
-            .unwrap();
+        tamper(&mut con, &["HSET", &key, field, value]);
         let err = edited.contains("k").unwrap_err();
         assert_eq!(err.kind(), ErrorKind::ConfigDrift, "{err}");
         assert!(err.to_string().contains(field), "{err}");
         assert_kind(edited.insert("k2"), ErrorKind::ConfigDrift);
-        let _: () = redis::cmd("DEL").arg(&key).query(&mut con).unwrap();
+        tamper(&mut con, &["DEL", &key]);
         assert!(edited.delete().unwrap(), "the parts remain to be deleted");
         assert!(keys_of(&mut con, edited.name()).is_empty());
     }
@@ -93,7 +88,7 @@ fn missing_bits_are_damage_and_missing_config_is_not_found() {
     let keys: Vec<u64> = (0..1_000).collect();
     filter.insert_many(&keys).unwrap();
     let part = format!("{{{}}}:bits:3", filter.name());
-    let _: () = redis::cmd("DEL").arg(&part).query(&mut con).unwrap();
+    tamper(&mut con, &["DEL", &part]);
     assert_kind(filter.contains_many(&keys), ErrorKind::Damaged);
     assert_kind(filter.insert_many(&keys), ErrorKind::Damaged);
     assert_kind(filter.export(), ErrorKind::Damaged);
@@ -102,15 +97,11 @@ fn missing_bits_are_damage_and_missing_config_is_not_found() {
         split(10_000, 4096).try_init(&server.client(), filter.name()),
         ErrorKind::Damaged,
     );
-    let _: () = redis::cmd("SET")
-        .arg(&part)
-        .arg("short")
-        .query(&mut con)
-        .unwrap();
+    tamper(&mut con, &["SET", &part, "short"]);
     assert_kind(filter.len(), ErrorKind::Damaged);
 
     let config = format!("{{{}}}:config", filter.name());
-    let _: () = redis::cmd("DEL").arg(&config).query(&mut con).unwrap();
+    tamper(&mut con, &["DEL", &config]);
     assert_kind(filter.contains(&1u64), ErrorKind::NotFound);
     assert_kind(
         RedisBloomFilter::open(&server.client(), filter.name()),
@@ -134,7 +125,7 @@ fn damages() -> [(&'static str, Damage, ErrorKind); 4] {
     [
         (
             "deleted",
-            |con, part| redis::cmd("DEL").arg(part).exec(con).unwrap(),
+            |con, part| tamper(con, &["DEL", part]),
             ErrorKind::Damaged,
         ),
         (
@@ -154,20 +145,15 @@ fn damages() -> [(&'static str, Damage, ErrorKind); 4] {
             "extended",
             |con, part| {
                 let len: u64 = redis::cmd("STRLEN").arg(part).query(con).unwrap();
-                redis::cmd("SETRANGE")
-                    .arg(part)
-                    .arg(len)
-                    .arg("x")
-                    .exec(con)
-                    .unwrap();
+                tamper(con, &["SETRANGE", part, &len.to_string(), "x"]);
             },
             ErrorKind::Damaged,
         ),
         (
             "another type",
             |con, part| {
-                redis::cmd("DEL").arg(part).exec(con).unwrap();
-                redis::cmd("LPUSH").arg(part).arg("x").exec(con).unwrap();
+                tamper(con, &["DEL", part]);
+                tamper(con, &["LPUSH", part, "x"]);
             },
             ErrorKind::WrongType,
         ),
@@ -277,29 +263,21 @@ fn wrong_type_is_a_typed_error() {
     let client = server.client();
     let mut con = server.connection();
     let name = unique("wrongtype");
-    let _: () = redis::cmd("SET")
-        .arg(format!("{{{name}}}:config"))
-        .arg("a string")
-        .query(&mut con)
-        .unwrap();
+    tamper(
+        &mut con,
+        &["SET", &format!("{{{name}}}:config"), "a string"],
+    );
     assert_kind(RedisBloomFilter::open(&client, &name), ErrorKind::WrongType);
     assert_kind(
         RedisBloomFilter::try_init(&client, &name, 1000, 0.01),
         ErrorKind::WrongType,
     );
-    let _: () = redis::cmd("DEL")
-        .arg(format!("{{{name}}}:config"))
-        .query(&mut con)
-        .unwrap();
+    tamper(&mut con, &["DEL", &format!("{{{name}}}:config")]);
 
     let mut filter = create(&server, 1000, 0.01, 1);
     let part = format!("{{{}}}:bits:0", filter.name());
-    let _: () = redis::cmd("DEL").arg(&part).query(&mut con).unwrap();
-    let _: () = redis::cmd("LPUSH")
-        .arg(&part)
-        .arg("x")
-        .query(&mut con)
-        .unwrap();
+    tamper(&mut con, &["DEL", &part]);
+    tamper(&mut con, &["LPUSH", &part, "x"]);
     assert_kind(filter.insert("k"), ErrorKind::WrongType);
     assert_kind(filter.contains("k"), ErrorKind::WrongType);
     assert_kind(filter.estimated_len(), ErrorKind::WrongType);

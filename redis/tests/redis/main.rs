@@ -38,7 +38,7 @@ pub(crate) use filterlab_redis::testing::{Server, unique};
 /// Runs the raw Redis command `words` (a name and its arguments), as a
 /// test does to tamper with a filter's keys behind its back.
 #[track_caller]
-pub(crate) fn tamper(con: &mut Connection, words: &[&str]) {
+pub(crate) fn tamper(con: &mut impl redis::ConnectionLike, words: &[&str]) {
     redis::cmd(words[0]).arg(&words[1..]).exec(con).unwrap();
 }
 

@@ -8,8 +8,9 @@
 # with reports/bench-baseline.csv: it fails naming each filter, operation,
 # mode and size whose instructions per operation rose by more than 1% or
 # whose estimated cycles rose by more than 3%. It also times two filters
-# against their peers in alternating rounds; those ratios are compared with
-# reports/bench-wall-baseline.csv only on the CPU model that made it.
+# against their peers in alternating rounds (a process a round); a ratio
+# fails when it lies more than 25% past the range of the runs in
+# reports/bench-wall-baseline.csv, compared only on the CPU that made it.
 # The tables go to stdout and, as Markdown, to MARKDOWN_FILE (a CI job
 # summary); the CSV files and the charts to OUT_DIR.
 #

@@ -131,7 +131,16 @@ pub fn counts_table(rows: &[CountRow], changes: Option<&[Change]>) -> Table {
     }
 }
 
-/// The wall-clock ratios; with a baseline, its interval beside them.
+/// `15 rounds`, or `10 runs of 15 rounds`.
+fn runs_label(row: &WallRow) -> String {
+    if row.runs > 1 {
+        format!("{} runs of {} rounds", row.runs, row.rounds)
+    } else {
+        format!("{} rounds", row.rounds)
+    }
+}
+
+/// The wall-clock ratios; with a baseline, its range beside them.
 pub fn wall_table(rows: &[WallRow], baseline: &[WallRow]) -> Table {
     let mut header: Vec<String> = [
         "size",
@@ -158,17 +167,25 @@ pub fn wall_table(rows: &[WallRow], baseline: &[WallRow]) -> Table {
                 row.peer.clone(),
                 format!("{:.3}", row.ratio),
                 format!(
-                    "[{:.3}, {:.3}] ({:.0}%, {} rounds)",
+                    "[{:.3}, {:.3}] ({:.0}%, {})",
                     row.ratio_low,
                     row.ratio_high,
                     100.0 * row.coverage,
-                    row.rounds
+                    runs_label(row)
                 ),
             ];
             if !baseline.is_empty() {
                 cells.push(baseline.iter().find(|b| b.key() == row.key()).map_or_else(
                     || "-".to_owned(),
-                    |b| format!("{:.3} [{:.3}, {:.3}]", b.ratio, b.ratio_low, b.ratio_high),
+                    |b| {
+                        format!(
+                            "{:.3} [{:.3}, {:.3}] ({})",
+                            b.ratio,
+                            b.ratio_low,
+                            b.ratio_high,
+                            runs_label(b)
+                        )
+                    },
                 ));
             }
             cells

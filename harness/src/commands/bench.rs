@@ -50,7 +50,7 @@ pub const CI_WALL_FILTERS: [&str; 2] = ["BlockedBloomFilter", "SplitBlockBloomFi
 pub struct BenchArgs {
     /// Compare with the baseline; exit 3 naming every regression beyond the
     /// thresholds (+1% instructions, +3% est. cycles per operation; a
-    /// wall-clock ratio interval above the baseline's).
+    /// wall-clock ratio interval more than 25% above the baseline's range).
     #[arg(long, conflicts_with = "save")]
     pub check: bool,
     /// Write this run into the baseline (rows it did not measure are kept
@@ -81,6 +81,16 @@ pub struct BenchArgs {
     /// Rounds of the wall-clock mode (and repetitions of `--timings`).
     #[arg(long, value_name = "N", default_value_t = 15, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(3..))]
     pub rounds: u32,
+    /// Independent wall-clock runs of `--rounds` rounds; a row of several
+    /// is the range of their intervals (default: 10 with `--save`, as the
+    /// baseline must span how far a shared host moves a ratio between
+    /// runs; 1 otherwise).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub wall_runs: Option<u32>,
+    /// With `--save`, replace the wall-clock baseline instead of widening
+    /// it (after an intended change of speed).
+    #[arg(long, requires = "save")]
+    pub wall_fresh: bool,
     /// Also time every counted operation in cache, and print the rank
     /// correlation between counts and times.
     #[arg(long)]
@@ -106,6 +116,13 @@ pub struct BenchArgs {
     /// Inject the tests' regression (debug builds only).
     #[arg(long, hide = true)]
     pub inject_regression: bool,
+    /// Time one wall-clock round of this filterlab filter and its peer in
+    /// this process and print the ratios (what `--wall` runs per round).
+    #[arg(long, hide = true, value_name = "FILTER")]
+    pub wall_round: Option<String>,
+    /// In `--wall-round`, time the peer first.
+    #[arg(long, hide = true)]
+    pub peer_first: bool,
 }
 
 /// The progress stage of the counting.
@@ -120,6 +137,15 @@ fn count_seconds(size: Size) -> f64 {
         Size::ExceedsLlc => 140.0,
         Size::Tiny => 1.0,
     }
+}
+
+/// Wall-clock runs a baseline spans by default.
+const SAVED_WALL_RUNS: u32 = 10;
+
+/// The wall-clock runs of this invocation.
+fn wall_runs(args: &BenchArgs) -> u32 {
+    args.wall_runs
+        .unwrap_or(if args.save { SAVED_WALL_RUNS } else { 1 })
 }
 
 /// Rough seconds to time one filter's operations once in cache (the
@@ -206,6 +232,10 @@ pub fn bench(args: &BenchArgs) -> Result<String, Error> {
     if let Some(filter) = &args.case {
         let size = args.sizes.first().copied().unwrap_or(Size::InCache);
         return run_case(filter, size, args.inject_regression);
+    }
+    if let Some(filter) = &args.wall_round {
+        let size = args.sizes.first().copied().unwrap_or(Size::InCache);
+        return wall::round(filter, size, args.peer_first);
     }
     let plan = plan(args)?;
     let progress = Tracker::new(progress_plan(args, &plan), args.quiet);
@@ -313,7 +343,7 @@ fn progress_plan(args: &BenchArgs, plan: &Plan) -> progress::Plan {
     if !plan.wall.is_empty() {
         estimate.add(
             WALL_STAGE,
-            plan.wall.len() as f64 * rounds * 2.0 * TIMING_SECONDS,
+            plan.wall.len() as f64 * rounds * f64::from(wall_runs(args)) * 2.0 * TIMING_SECONDS,
         );
     }
     if args.timings {
@@ -382,7 +412,13 @@ fn measure(args: &BenchArgs, plan: &Plan, progress: &Tracker) -> Result<Run, Err
         Vec::new()
     } else {
         let pairs = wall::pairs(&plan.wall)?;
-        wall::measure(&pairs, &[Size::InCache], args.rounds, progress)
+        wall::measure(
+            &runner.exe,
+            &pairs,
+            &[Size::InCache],
+            (args.rounds, wall_runs(args)),
+            progress,
+        )?
     };
     Ok(Run {
         setup,
@@ -488,10 +524,35 @@ fn report_comparison(output: &mut Output, comparison: &Comparison, failures: &mu
     failures.extend(missing);
 }
 
+/// The CPU a wall-clock baseline belongs to: the model name and, as cloud
+/// hosts give one generic name to several generations, family and model.
+fn wall_cpu() -> String {
+    let cpu = Machine::detect().cpu;
+    let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let field = |name: &str| {
+        cpuinfo.lines().find_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            (key.trim() == name).then(|| value.trim().to_owned())
+        })
+    };
+    match (field("cpu family"), field("model")) {
+        (Some(family), Some(model)) => format!("{cpu} (family {family}, model {model})"),
+        _ => cpu,
+    }
+}
+
+/// The CPU a wall-clock baseline's header names.
+fn recorded_cpu(header: &str) -> &str {
+    header
+        .lines()
+        .find_map(|line| line.strip_prefix("# cpu: "))
+        .unwrap_or("unknown")
+}
+
 /// Compares the wall-clock ratios with their baseline, when it was measured
 /// on this CPU model (ratios of other machines say nothing about this one).
 fn check_wall(args: &BenchArgs, run: &Run, output: &mut Output, failures: &mut Vec<String>) {
-    let cpu = Machine::detect().cpu;
+    let cpu = wall_cpu();
     output.heading("Wall-clock ratios to the peers (below 1: filterlab faster)");
     let Ok((header, baseline)) = read_rows::<WallRow>(&args.wall_baseline) else {
         output.line(&format!(
@@ -501,10 +562,7 @@ fn check_wall(args: &BenchArgs, run: &Run, output: &mut Output, failures: &mut V
         output.table(&wall_table(&run.wall, &[]));
         return;
     };
-    let recorded = header
-        .lines()
-        .find_map(|line| line.strip_prefix("# cpu: "))
-        .unwrap_or("unknown");
+    let recorded = recorded_cpu(&header);
     if recorded != cpu {
         output.line(&format!(
             "the wall-clock baseline was measured on `{recorded}`, this machine is `{cpu}`: ratios shown, not compared"
@@ -514,8 +572,9 @@ fn check_wall(args: &BenchArgs, run: &Run, output: &mut Output, failures: &mut V
     }
     let comparison = wall::compare(&baseline, &run.wall);
     output.line(&format!(
-        "a ratio fails when its {:.0}% interval lies wholly above the baseline's; {} compared",
+        "a ratio fails when its {:.0}% interval lies wholly above the baseline's range by more than {:.0}%; {} compared",
         100.0 * CONFIDENCE,
+        100.0 * wall::WALL_TOLERANCE,
         comparison.compared
     ));
     output.table(&wall_table(&run.wall, &baseline));
@@ -618,17 +677,31 @@ fn save(args: &BenchArgs, run: &Run) -> Result<(), Error> {
     });
     write_rows(&args.baseline, &run.setup.header(), &rows)?;
     if !run.wall.is_empty() {
-        let header = format!(
-            "# filterlab bench --wall: median ratios of a filterlab filter's time to its peer's, {}-round alternating runs, distribution-free intervals\n# cpu: {}\n",
-            args.rounds,
-            Machine::detect().cpu
-        );
-        let wall = sorted(&run.wall, |r| {
-            (r.size, r.filter.as_str(), r.op as u8 * 2 + r.mode as u8)
-        });
-        write_rows(&args.wall_baseline, &header, &wall)?;
+        save_wall(args, &run.wall)?;
     }
     Ok(())
+}
+
+/// Writes the wall-clock baseline. On the CPU that made it, a saved run
+/// widens it (each row's range spans every run saved into it, as the
+/// other tenants of a shared host move a ratio further between sessions
+/// than within one); `--wall-fresh`, another CPU or a new pair replace.
+fn save_wall(args: &BenchArgs, run: &[WallRow]) -> Result<(), Error> {
+    let cpu = wall_cpu();
+    let kept = match read_rows::<WallRow>(&args.wall_baseline) {
+        Ok((header, old)) if !args.wall_fresh && recorded_cpu(&header) == cpu => old,
+        _ => Vec::new(),
+    };
+    let rows = wall::envelope(&[kept, run.to_vec()]);
+    let runs = rows.iter().map(|r| r.runs).max().unwrap_or(1);
+    let header = format!(
+        "# filterlab bench --wall: ratios of a filterlab filter's time to its peer's over {runs} runs of {} alternating rounds (a process a round); ratio: the median of the runs' medians; low, high: the range of their distribution-free intervals\n# cpu: {cpu}\n",
+        args.rounds
+    );
+    let rows = sorted(&rows, |r| {
+        (r.size, r.filter.as_str(), r.op as u8 * 2 + r.mode as u8)
+    });
+    write_rows(&args.wall_baseline, &header, &rows)
 }
 
 /// `--out`: the run's CSV files, its Markdown and its charts.

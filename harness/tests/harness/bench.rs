@@ -57,3 +57,37 @@ fn check_passes_on_the_same_counts_and_names_an_injected_regression() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// What `bench --wall` runs once per round, in a process of its own: both
+/// filters of the pair timed in turn, a ratio per operation and mode of the
+/// filterlab filter, whichever goes first.
+#[test]
+fn a_wall_clock_round_prints_a_ratio_per_operation_and_mode() {
+    for order in ["", " --peer-first"] {
+        let (stdout, _) = run(
+            &format!("bench --wall-round SplitBlockBloomFilter --sizes tiny{order}"),
+            0,
+        );
+        let mut lines = stdout.lines();
+        assert_eq!(lines.next(), Some("op,mode,ratio"), "{stdout}");
+        let mut seen = Vec::new();
+        for line in lines {
+            let [op, mode, ratio] = <[&str; 3]>::try_from(line.split(',').collect::<Vec<_>>())
+                .unwrap_or_else(|_| panic!("not op,mode,ratio: {line}"));
+            let ratio: f64 = ratio.parse().unwrap();
+            assert!(ratio.is_finite() && ratio > 0.0, "{line}");
+            seen.push(format!("{op} {mode}"));
+        }
+        for op in ["insert", "lookup_positive", "lookup_negative"] {
+            for mode in ["one_key", "batched"] {
+                assert!(
+                    seen.contains(&format!("{op} {mode}")),
+                    "{op} {mode}: {stdout}"
+                );
+            }
+        }
+    }
+    // A peer has no peer of its own.
+    let (_, stderr) = run("bench --wall-round fastbloom --sizes tiny", 2);
+    assert_contains(&stderr, &["`fastbloom` has no wall-clock peer"]);
+}

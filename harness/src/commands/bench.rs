@@ -85,7 +85,7 @@ pub struct BenchArgs {
     /// is the range of their intervals (default: 10 with `--save`, as the
     /// baseline must span how far a shared host moves a ratio between
     /// runs; 1 otherwise).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..))]
     pub wall_runs: Option<u32>,
     /// With `--save`, replace the wall-clock baseline instead of widening
     /// it (after an intended change of speed).

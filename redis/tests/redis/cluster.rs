@@ -325,6 +325,9 @@ fn failover_of_a_master() {
                 timeout: Duration::from_millis(500),
             }));
         }
+        // The filter's creation is on every replica before the writer
+        // starts, so that only the writes during the cut can be lost.
+        cluster.wait_replicated().unwrap();
         let victim = cluster.masters().unwrap()[0].port;
         let replica = cluster.replicas_of(victim).unwrap()[0].port;
         let stop = AtomicBool::new(false);

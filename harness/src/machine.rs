@@ -26,11 +26,7 @@ impl Machine {
     /// Reads the machine's description (Linux paths; "unknown" elsewhere).
     pub fn detect() -> Self {
         let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-        let cpu = cpuinfo
-            .lines()
-            .find(|line| line.starts_with("model name"))
-            .and_then(|line| line.split(':').nth(1))
-            .map_or_else(|| "unknown".to_owned(), |name| name.trim().to_owned());
+        let cpu = cpuinfo_field(&cpuinfo, "model name").unwrap_or_else(|| "unknown".to_owned());
         let logical_cpus = cpuinfo
             .lines()
             .filter(|line| line.starts_with("processor"))
@@ -68,6 +64,28 @@ impl Machine {
             self.cpu, self.logical_cpus, self.caches, self.memory, self.os, self.revision
         )
     }
+}
+
+/// The CPU a wall-clock figure belongs to: the model name and, as cloud
+/// hosts give one generic name to several generations, family and model.
+pub fn cpu_identity() -> String {
+    let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let name = cpuinfo_field(&cpuinfo, "model name").unwrap_or_else(|| "unknown".to_owned());
+    match (
+        cpuinfo_field(&cpuinfo, "cpu family"),
+        cpuinfo_field(&cpuinfo, "model"),
+    ) {
+        (Some(family), Some(model)) => format!("{name} (family {family}, model {model})"),
+        _ => name,
+    }
+}
+
+/// The first value of the field `name` in /proc/cpuinfo's text.
+fn cpuinfo_field(cpuinfo: &str, name: &str) -> Option<String> {
+    cpuinfo.lines().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        (key.trim() == name).then(|| value.trim().to_owned())
+    })
 }
 
 /// Cache levels from sysfs, e.g. "L1d 32K, L1i 32K, L2 512K (shared by 2)".

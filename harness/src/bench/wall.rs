@@ -1,7 +1,7 @@
 //! The wall-clock mode: a filterlab filter and its peer timed in
 //! alternating rounds, each round in a fresh process (the speed
-//! experiment's timing, one repetition per round), reported as the median of the per-round ratios
-//! with a distribution-free interval. Its unit is a ratio because absolute
+//! experiment's timing, one repetition per round), reported as the median
+//! of the per-round ratios with a distribution-free interval. Its unit is a ratio because absolute
 //! times swing 2-4x on shared machines while both filters of a round see
 //! the same machine. It sees what counts cannot: memory-level parallelism,
 //! the real caches, the AVX-512 kernels Valgrind cannot run.
@@ -403,7 +403,7 @@ pub fn envelope(runs: &[Vec<WallRow>]) -> Vec<WallRow> {
             Some(WallRow {
                 rounds: rows.iter().map(|r| r.rounds).min()?,
                 runs: rows.iter().map(|r| r.runs).sum(),
-                ratio: speed::median(&sorted(medians)),
+                ratio: median_interval(&medians, CONFIDENCE)?.median,
                 ratio_low: rows
                     .iter()
                     .map(|r| r.ratio_low)
@@ -417,11 +417,6 @@ pub fn envelope(runs: &[Vec<WallRow>]) -> Vec<WallRow> {
             })
         })
         .collect()
-}
-
-fn sorted(mut values: Vec<f64>) -> Vec<f64> {
-    values.sort_by(f64::total_cmp);
-    values
 }
 
 /// A wall-clock row whose interval lies past the baseline's range (and

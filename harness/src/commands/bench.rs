@@ -22,7 +22,7 @@ use crate::bench::sanity::{correlations, join};
 use crate::bench::table::{Table, counts_table, sanity_table, wall_table};
 use crate::bench::wall::{self, CONFIDENCE, WALL_STAGE, WallRow};
 use crate::error::Error;
-use crate::machine::Machine;
+use crate::machine::cpu_identity;
 use crate::parallel::map_in_order;
 use crate::progress::{self, Tracker};
 use crate::registry::{self, Entry, Origin};
@@ -524,23 +524,6 @@ fn report_comparison(output: &mut Output, comparison: &Comparison, failures: &mu
     failures.extend(missing);
 }
 
-/// The CPU a wall-clock baseline belongs to: the model name and, as cloud
-/// hosts give one generic name to several generations, family and model.
-fn wall_cpu() -> String {
-    let cpu = Machine::detect().cpu;
-    let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let field = |name: &str| {
-        cpuinfo.lines().find_map(|line| {
-            let (key, value) = line.split_once(':')?;
-            (key.trim() == name).then(|| value.trim().to_owned())
-        })
-    };
-    match (field("cpu family"), field("model")) {
-        (Some(family), Some(model)) => format!("{cpu} (family {family}, model {model})"),
-        _ => cpu,
-    }
-}
-
 /// The CPU a wall-clock baseline's header names.
 fn recorded_cpu(header: &str) -> &str {
     header
@@ -552,7 +535,7 @@ fn recorded_cpu(header: &str) -> &str {
 /// Compares the wall-clock ratios with their baseline, when it was measured
 /// on this CPU model (ratios of other machines say nothing about this one).
 fn check_wall(args: &BenchArgs, run: &Run, output: &mut Output, failures: &mut Vec<String>) {
-    let cpu = wall_cpu();
+    let cpu = cpu_identity();
     output.heading("Wall-clock ratios to the peers (below 1: filterlab faster)");
     let Ok((header, baseline)) = read_rows::<WallRow>(&args.wall_baseline) else {
         output.line(&format!(
@@ -687,16 +670,16 @@ fn save(args: &BenchArgs, run: &Run) -> Result<(), Error> {
 /// other tenants of a shared host move a ratio further between sessions
 /// than within one); `--wall-fresh`, another CPU or a new pair replace.
 fn save_wall(args: &BenchArgs, run: &[WallRow]) -> Result<(), Error> {
-    let cpu = wall_cpu();
+    let cpu = cpu_identity();
     let kept = match read_rows::<WallRow>(&args.wall_baseline) {
         Ok((header, old)) if !args.wall_fresh && recorded_cpu(&header) == cpu => old,
         _ => Vec::new(),
     };
     let rows = wall::envelope(&[kept, run.to_vec()]);
     let runs = rows.iter().map(|r| r.runs).max().unwrap_or(1);
+    let rounds = rows.iter().map(|r| r.rounds).min().unwrap_or(args.rounds);
     let header = format!(
-        "# filterlab bench --wall: ratios of a filterlab filter's time to its peer's over {runs} runs of {} alternating rounds (a process a round); ratio: the median of the runs' medians; low, high: the range of their distribution-free intervals\n# cpu: {cpu}\n",
-        args.rounds
+        "# filterlab bench --wall: ratios of a filterlab filter's time to its peer's over {runs} runs of {rounds} alternating rounds (a process a round); ratio: the median of the runs' medians; low, high: the range of their distribution-free intervals\n# cpu: {cpu}\n"
     );
     let rows = sorted(&rows, |r| {
         (r.size, r.filter.as_str(), r.op as u8 * 2 + r.mode as u8)

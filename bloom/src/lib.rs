@@ -1,9 +1,11 @@
 #![doc = include_str!("../README.md")]
 // `unsafe` only in two modules, allowed below: `kernel` (the AVX2 block
 // tests behind runtime detection) and `blocks` (the lazily zeroed,
-// aligned block allocation). Each unsafe block there states why it
-// is sound, and their unit tests run under Miri. (The prefetch hint of
-// batched operations is core's `filterlab_core::prefetch`.)
+// aligned block allocation); and in the two functions of `words` that read
+// a standard filter's probed word without a bounds check (allowed there).
+// Each unsafe block states why it is sound, and their unit tests run
+// under Miri. (The prefetch hint of batched operations is core's
+// `filterlab_core::prefetch`.)
 #![deny(unsafe_code)]
 
 mod atomic;

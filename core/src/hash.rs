@@ -483,6 +483,30 @@ impl Probes {
         }
     }
 
+    /// The sequence for `hash` from its second probe on: `new(hash, range)`
+    /// after one step. The first probe is `reduce(hash, range)`, known
+    /// without the second hash, so a lookup that stops at its first probe
+    /// never derives it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use filterlab_core::{Probes, reduce};
+    ///
+    /// let (hash, range) = (0x1234_5678_9abc_def0, 1000);
+    /// let all: Vec<u64> = Probes::new(hash, range).take(4).collect();
+    /// assert_eq!(all[0], reduce(hash, range));
+    /// assert_eq!(all[1..], Probes::after_first(hash, range).take(3).collect::<Vec<_>>());
+    /// ```
+    #[inline]
+    pub const fn after_first(hash: u64, range: u64) -> Self {
+        let first = Self::new(hash, range);
+        Self {
+            x: hash.rotate_left(23).wrapping_add(first.step),
+            ..first
+        }
+    }
+
     /// The next raw 64-bit probe value, before reduction onto the range.
     #[inline]
     pub fn next_raw(&mut self) -> u64 {

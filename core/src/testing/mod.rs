@@ -88,8 +88,8 @@ mod states;
 #[cfg(feature = "serde")]
 pub use checks::check_serde_round_trip;
 pub use checks::{
-    INVALID_FPPS, check_config_drift, check_golden, check_golden_hashers, check_invalid_fpps,
-    check_merges_refuse, expect_error, reseal,
+    INVALID_FPPS, check_config_drift, check_golden, check_golden_by_value, check_golden_hashers,
+    check_invalid_fpps, check_merges_refuse, expect_error, reseal,
 };
 pub use conformance::Conformance;
 pub use measure::{

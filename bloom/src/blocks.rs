@@ -260,6 +260,18 @@ impl<B: WordBlock> BlockStorage<B> {
         block_words_mut(&mut self.blocks)
     }
 
+    /// The blocks.
+    #[inline]
+    pub(crate) fn blocks(&self) -> &[B] {
+        &self.blocks
+    }
+
+    /// The blocks, mutably.
+    #[inline]
+    pub(crate) fn blocks_mut(&mut self) -> &mut [B] {
+        &mut self.blocks
+    }
+
     /// One block.
     #[inline]
     pub(crate) fn block(&self, index: usize) -> &B::Words {

@@ -1,4 +1,5 @@
-//! The AVX2 block kernel: the scalar test, eight probes per step.
+//! The AVX2 block kernel: the scalar test, eight probes per step, and the
+//! striped probes' 512-bit mask from one multiply per half.
 //!
 //! Inserts build the key's 512-bit mask in one AVX-512 register where the
 //! CPU has AVX-512F (detected with AVX2, same bits and answers): measured
@@ -11,6 +12,8 @@
 //! that exists only after runtime detection found AVX2 (and records whether
 //! it found AVX-512F); and, in those functions, unaligned vector loads from
 //! arrays the caller lends.
+
+use super::probes::{ContainsKey, InsertKey, Lanes, Stripes};
 
 /// Proof that the running CPU supports AVX2, and whether it supports
 /// AVX-512F (the second field is `Some` only then): only [`Avx2::detect`]
@@ -25,32 +28,6 @@ struct Detected;
 #[cfg(not(target_arch = "x86_64"))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Detected {}
-
-/// A filter's probes as the AVX2 kernel loads them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Lanes {
-    /// The multipliers of the first eight probes: lanes past the last probe
-    /// repeat probe 0, so they test a bit already tested instead of needing
-    /// a lane mask.
-    first: [u32; 8],
-    /// Probes per key.
-    num_hashes: u32,
-}
-
-impl Lanes {
-    /// The lanes of keys with one probe per multiplier in `multipliers`.
-    ///
-    /// # Panics
-    ///
-    /// When `multipliers` is empty.
-    pub(crate) fn new(multipliers: &[u32]) -> Self {
-        let probes = multipliers.len().clamp(1, 8);
-        Self {
-            first: core::array::from_fn(|lane| multipliers[if lane < probes { lane } else { 0 }]),
-            num_hashes: multipliers.len() as u32,
-        }
-    }
-}
 
 impl Avx2 {
     /// `Some` when this CPU (and OS) supports AVX2.
@@ -172,6 +149,96 @@ impl Avx2 {
 }
 
 impl Avx2 {
+    /// The one-key lookup and insert of independent probes, compiled for
+    /// AVX2 with the block's index computed inside, so that a caller pays
+    /// one call per key (the insert builds its mask in an AVX-512 register
+    /// where the CPU has AVX-512F).
+    pub(crate) fn independent_keys(self) -> (ContainsKey, InsertKey) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let insert: InsertKey = match self {
+                Self(Detected, Some(Detected)) => x86_64::insert_key_avx512,
+                Self(Detected, None) => x86_64::insert_key,
+            };
+            (x86_64::contains_key, insert)
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        match self.0 {}
+    }
+
+    /// The one-key lookup and insert of striped probes in `rounds` rounds
+    /// (1 or 2), as [`independent_keys`](Self::independent_keys).
+    pub(crate) fn striped_keys(self, rounds: u32) -> (ContainsKey, InsertKey) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let Self(Detected, _) = self;
+            if rounds == 1 {
+                (
+                    x86_64::striped_contains_key::<1>,
+                    x86_64::striped_insert_key::<1>,
+                )
+            } else {
+                (
+                    x86_64::striped_contains_key::<2>,
+                    x86_64::striped_insert_key::<2>,
+                )
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = rounds;
+            match self.0 {}
+        }
+    }
+
+    /// Whether every bit of the striped key with this block seed is set in
+    /// `block` (the scalar `striped_contains`'s answer), in `ROUNDS` rounds
+    /// (the filter's `stripes.rounds`).
+    #[inline]
+    pub(crate) fn striped_contains<const ROUNDS: usize>(
+        self,
+        block: &[u64; 8],
+        seed: u32,
+        stripes: &Stripes,
+    ) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let Self(Detected, _) = self;
+            // SAFETY: `self` proves that the CPU supports AVX2, the only
+            // target feature `striped_contains` enables.
+            unsafe { x86_64::striped_contains::<ROUNDS>(block, seed, stripes) }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (block, seed, stripes);
+            match self.0 {}
+        }
+    }
+
+    /// Sets the striped key's bits in `block`; whether any was clear (the
+    /// scalar `striped_insert`'s bits and answer).
+    #[inline]
+    pub(crate) fn striped_insert<const ROUNDS: usize>(
+        self,
+        block: &mut [u64; 8],
+        seed: u32,
+        stripes: &Stripes,
+    ) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let Self(Detected, _) = self;
+            // SAFETY: as in `striped_contains`.
+            unsafe { x86_64::striped_insert::<ROUNDS>(block, seed, stripes) }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (block, seed, stripes);
+            match self.0 {}
+        }
+    }
+}
+
+impl Avx2 {
     /// Whether all eight of the key's bits are set in the split block: the
     /// scalar `split_contains`'s answer, from one 256-bit mask (the seed
     /// times the eight salts, shifted right by 27, one bit each) and one
@@ -244,7 +311,11 @@ mod x86_64 {
     #[allow(clippy::wildcard_imports)]
     use core::arch::x86_64::*;
 
-    use super::Lanes;
+    use filterlab_core::BLOCK_MULTIPLIERS;
+
+    use super::{Lanes, Stripes};
+    use crate::blocks::Block;
+    use crate::kernel::probes::{Params, block_index, block_seed};
 
     /// Calls `work` in a function compiled for AVX2.
     ///
@@ -620,5 +691,250 @@ mod x86_64 {
             _mm256_storeu_si256(words, _mm256_or_si256(old, mask));
             _mm256_testc_si256(old, mask) == 0
         }
+    }
+
+    /// The block of the key with this hash: `blocks[block_index(hash, b)]`
+    /// for the array's b blocks, without a bounds check.
+    #[inline]
+    fn key_block(blocks: &[Block], hash: u64) -> &[u64; 8] {
+        let index = block_index(hash, blocks.len() as u64);
+        // SAFETY: `block_index` reduces onto 0..blocks.len() (a
+        // multiply-shift: ⌊h · b / 2^64⌋ < b), so `index` is in bounds.
+        unsafe { &blocks.get_unchecked(index).0 }
+    }
+
+    /// [`key_block`], mutably.
+    #[inline]
+    fn key_block_mut(blocks: &mut [Block], hash: u64) -> &mut [u64; 8] {
+        let index = block_index(hash, blocks.len() as u64);
+        // SAFETY: as in `key_block`; the borrow of `blocks` is exclusive.
+        unsafe { &mut blocks.get_unchecked_mut(index).0 }
+    }
+
+    /// One key's independent-probe lookup, its block found here: one call
+    /// per key from code not compiled for AVX2.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn contains_key(blocks: &[Block], hash: u64, params: &Params) -> bool {
+        let lanes = &params.lanes;
+        let block = key_block(blocks, hash);
+        // SAFETY: the CPU supports AVX2 (this function's contract).
+        unsafe {
+            contains(
+                block,
+                block_seed(hash),
+                &lanes.first,
+                lanes.num_hashes,
+                &BLOCK_MULTIPLIERS,
+            )
+        }
+    }
+
+    /// One key's independent-probe insert, as [`contains_key`].
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn insert_key(blocks: &mut [Block], hash: u64, params: &Params) -> bool {
+        let lanes = &params.lanes;
+        let block = key_block_mut(blocks, hash);
+        // SAFETY: the CPU supports AVX2 (this function's contract).
+        unsafe {
+            insert(
+                block,
+                block_seed(hash),
+                &lanes.first,
+                lanes.num_hashes,
+                &BLOCK_MULTIPLIERS,
+            )
+        }
+    }
+
+    /// [`insert_key`] with the mask in an AVX-512 register.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX2 and AVX-512F.
+    #[target_feature(enable = "avx512f,avx2")]
+    pub(super) unsafe fn insert_key_avx512(
+        blocks: &mut [Block],
+        hash: u64,
+        params: &Params,
+    ) -> bool {
+        let block = key_block_mut(blocks, hash);
+        // SAFETY: the CPU supports AVX2 and AVX-512F (this function's
+        // contract).
+        unsafe { insert_avx512(block, block_seed(hash), &params.lanes, &BLOCK_MULTIPLIERS) }
+    }
+
+    /// The multipliers of striped round g, as `vpmulld` multiplies them into
+    /// the 64-bit lanes of word t: 32-bit lane 2t + 1 of round g holds
+    /// multiplier 8g + t, lane 2t holds 0, so that the product lands in the
+    /// high half of 64-bit lane t and a 64-bit shift by 58 leaves its top
+    /// six bits, the word's bit (words 0..4 in the first 32 bytes, 4..8 in
+    /// the next).
+    static STRIPE_LANES: [[u32; 16]; 2] = stripe_lanes();
+
+    const fn stripe_lanes() -> [[u32; 16]; 2] {
+        let mut table = [[0; 16]; 2];
+        let mut round = 0;
+        while round < 2 {
+            let mut word = 0;
+            while word < 8 {
+                table[round][2 * word + 1] = BLOCK_MULTIPLIERS[8 * round + word];
+                word += 1;
+            }
+            round += 1;
+        }
+        table
+    }
+
+    /// The striped key's 512-bit mask as two 256-bit halves (64-bit words
+    /// 0..4 and 4..8), in `ROUNDS` rounds: per half and round one multiply,
+    /// one shift, and one variable shift of the round's active words (1 or
+    /// 0 each, the last round's from `stripes` by the key's rotation) by
+    /// the bits.
+    #[allow(clippy::cast_ptr_alignment)]
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn striped_mask<const ROUNDS: usize>(key_seed: u32, stripes: &Stripes) -> (__m256i, __m256i) {
+        let active = stripes.last_round(key_seed).as_ptr();
+        let seed = _mm256_set1_epi32(key_seed as i32);
+        let bits = |round: usize| {
+            let lanes = STRIPE_LANES[round].as_ptr();
+            // SAFETY: a round's lanes are 16 u32s, 64 bytes: each load reads
+            // 32 of them; `loadu` has no alignment requirement.
+            let (low, high) = unsafe {
+                (
+                    _mm256_loadu_si256(lanes.cast::<__m256i>()),
+                    _mm256_loadu_si256(lanes.add(8).cast::<__m256i>()),
+                )
+            };
+            (
+                _mm256_srli_epi64::<58>(_mm256_mullo_epi32(seed, low)),
+                _mm256_srli_epi64::<58>(_mm256_mullo_epi32(seed, high)),
+            )
+        };
+        // SAFETY: a row of active words is 8 u64s, 64 bytes: each load reads
+        // 32 of them; `loadu` has no alignment requirement.
+        let (active_low, active_high) = unsafe {
+            (
+                _mm256_loadu_si256(active.cast::<__m256i>()),
+                _mm256_loadu_si256(active.add(4).cast::<__m256i>()),
+            )
+        };
+        let (last_low, last_high) = bits(ROUNDS - 1);
+        let mut low = _mm256_sllv_epi64(active_low, last_low);
+        let mut high = _mm256_sllv_epi64(active_high, last_high);
+        if ROUNDS == 2 {
+            let one = _mm256_set1_epi64x(1);
+            let (first_low, first_high) = bits(0);
+            low = _mm256_or_si256(low, _mm256_sllv_epi64(one, first_low));
+            high = _mm256_or_si256(high, _mm256_sllv_epi64(one, first_high));
+        }
+        (low, high)
+    }
+
+    /// Whether every bit of the striped key's mask is set in `block`.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX2.
+    #[allow(clippy::cast_ptr_alignment)]
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn striped_contains<const ROUNDS: usize>(
+        block: &[u64; 8],
+        seed: u32,
+        stripes: &Stripes,
+    ) -> bool {
+        let (low, high) = striped_mask::<ROUNDS>(seed, stripes);
+        let words = block.as_ptr();
+        // SAFETY: `block` is 64 readable bytes; each load reads 32 of them;
+        // `loadu` has no alignment requirement.
+        let (old_low, old_high) = unsafe {
+            (
+                _mm256_loadu_si256(words.cast::<__m256i>()),
+                _mm256_loadu_si256(words.add(4).cast::<__m256i>()),
+            )
+        };
+        let missing = _mm256_or_si256(
+            _mm256_andnot_si256(old_low, low),
+            _mm256_andnot_si256(old_high, high),
+        );
+        _mm256_testz_si256(missing, missing) != 0
+    }
+
+    /// Sets the striped key's mask in `block`: one load, OR and store per
+    /// half; whether any of its bits was clear.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX2.
+    #[allow(clippy::cast_ptr_alignment)]
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn striped_insert<const ROUNDS: usize>(
+        block: &mut [u64; 8],
+        seed: u32,
+        stripes: &Stripes,
+    ) -> bool {
+        let (low, high) = striped_mask::<ROUNDS>(seed, stripes);
+        let words = block.as_mut_ptr();
+        // SAFETY: `block` is 64 bytes, readable and writable through the
+        // exclusive borrow; each access reads or writes 32 of them;
+        // `loadu`/`storeu` have no alignment requirement.
+        unsafe {
+            let (old_low, old_high) = (
+                _mm256_loadu_si256(words.cast::<__m256i>()),
+                _mm256_loadu_si256(words.add(4).cast::<__m256i>()),
+            );
+            let missing = _mm256_or_si256(
+                _mm256_andnot_si256(old_low, low),
+                _mm256_andnot_si256(old_high, high),
+            );
+            _mm256_storeu_si256(words.cast::<__m256i>(), _mm256_or_si256(old_low, low));
+            _mm256_storeu_si256(
+                words.add(4).cast::<__m256i>(),
+                _mm256_or_si256(old_high, high),
+            );
+            _mm256_testz_si256(missing, missing) == 0
+        }
+    }
+
+    /// One key's striped lookup, its block found here, as [`contains_key`].
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn striped_contains_key<const ROUNDS: usize>(
+        blocks: &[Block],
+        hash: u64,
+        params: &Params,
+    ) -> bool {
+        let block = key_block(blocks, hash);
+        // SAFETY: the CPU supports AVX2 (this function's contract).
+        unsafe { striped_contains::<ROUNDS>(block, block_seed(hash), &params.stripes) }
+    }
+
+    /// One key's striped insert, as [`contains_key`].
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn striped_insert_key<const ROUNDS: usize>(
+        blocks: &mut [Block],
+        hash: u64,
+        params: &Params,
+    ) -> bool {
+        let block = key_block_mut(blocks, hash);
+        // SAFETY: the CPU supports AVX2 (this function's contract).
+        unsafe { striped_insert::<ROUNDS>(block, block_seed(hash), &params.stripes) }
     }
 }

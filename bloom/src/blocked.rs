@@ -12,8 +12,9 @@ use filterlab_core::theory::{
 };
 use filterlab_core::{Error, KeyHasher};
 
-use crate::blocks::{BLOCK_WORDS, Block, BlockStorage};
+use crate::blocks::{BLOCK_WORDS, Block};
 use crate::common::{Array, builder_entry_points};
+use crate::kernel::probes::{KeyBlocks, Params};
 use crate::kernel::{BlockProbes, Kernel, Select};
 use crate::layout::{
     Blocks, Inserts, Layout, Lookups, Shape, array_of, block_builder, block_filter, whole_blocks,
@@ -187,6 +188,17 @@ impl BlockedBloomBuilder {
         }
     }
 
+    /// Where the search for the best k starts: the approximation's best k,
+    /// within what the chosen probes take (a search starting where every k
+    /// answers 1 would not find the slope down to them).
+    fn near_hashes(&self, bits: u64, items: u64) -> u32 {
+        let near = approximate_best_hashes(bits, items);
+        match self.probes {
+            Some(BlockProbes::Striped) => near.min(MAX_STRIPED_HASHES),
+            _ => near,
+        }
+    }
+
     fn sizing_for_fpp(&self, fpp: f64) -> Result<BloomSizing, Error> {
         let items = self.base.items_for_fpp(fpp)?;
         if let Some(k) = self.base.explicit_hashes()? {
@@ -197,7 +209,7 @@ impl BlockedBloomBuilder {
             chosen: self.probes,
         };
         let fpp_of = |bits: u64, k: u32| blocked.fpp(bits, k);
-        let near = |bits: u64| approximate_best_hashes(bits, items);
+        let near = |bits: u64| self.near_hashes(bits, items);
         let block_bits = u64::from(BLOCK_BITS);
         let problem = SizeSearch::new(items, fpp, block_bits, self.base.max_bits(), &fpp_of);
         let problem = problem.starting_hashes(&near);
@@ -218,7 +230,7 @@ impl BlockedBloomBuilder {
                 chosen: self.probes,
             };
             let fpp_of = |bits: u64, k: u32| blocked.fpp(bits, k);
-            let near = |bits: u64| approximate_best_hashes(bits, items);
+            let near = |bits: u64| self.near_hashes(bits, items);
             let problem = SizeSearch::new(items, 0.5, block_bits, self.base.max_bits(), &fpp_of)
                 .starting_hashes(&near);
             let approximate = near(bits);
@@ -311,6 +323,7 @@ impl Layout for Wide {
     type Block = Block;
     type Kernel = Select;
     type Probes = BlockProbes;
+    type Params = Params;
     const FIXED_HASHES: Option<u32> = None;
 
     fn config(shape: Shape<BlockProbes>) -> BlockedBloomConfig {
@@ -330,23 +343,29 @@ impl Layout for Wide {
         kernel.kernel()
     }
 
-    #[inline]
-    fn insert(kernel: &Select, blocks: &mut BlockStorage<Block>, hash: u64) -> bool {
-        kernel.insert_key(blocks.blocks_mut(), hash)
+    fn params(kernel: &Select) -> Params {
+        kernel.params()
     }
 
     #[inline]
-    fn contains(kernel: &Select, blocks: &BlockStorage<Block>, hash: u64) -> bool {
-        kernel.contains_key(blocks.blocks(), hash)
+    fn insert(_: &Select, blocks: &mut KeyBlocks, hash: u64) -> bool {
+        Select::insert_key(blocks, hash)
+    }
+
+    #[inline]
+    fn contains(_: &Select, blocks: &KeyBlocks, hash: u64) -> bool {
+        Select::contains_key(blocks, hash)
     }
 
     /// With AVX2 the whole batch runs in one AVX2-compiled loop.
-    fn insert_batch(kernel: &Select, blocks: &mut BlockStorage<Block>, hashes: &[u64]) -> usize {
-        kernel.run_batch(Inserts { blocks, hashes })
+    fn insert_batch(kernel: &Select, blocks: &mut KeyBlocks, hashes: &[u64]) -> usize {
+        let params = *blocks.params();
+        kernel.run_batch(&params, Inserts { blocks, hashes })
     }
 
-    fn contains_batch(kernel: &Select, lookups: Lookups<'_, Block>) {
-        kernel.run_batch(lookups);
+    fn contains_batch(kernel: &Select, lookups: Lookups<'_, Block, Params>) {
+        let params = *lookups.blocks.params();
+        kernel.run_batch(&params, lookups);
     }
 
     /// Independent probes: the mean over blocks of (X_b/512)^k for the X_b

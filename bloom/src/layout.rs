@@ -64,8 +64,8 @@ fn pipelined(
 // the whole loop, kernel included, as AVX2 code.
 #[allow(clippy::inline_always)]
 #[inline(always)]
-pub(crate) fn insert_batch<B: WordBlock>(
-    blocks: &mut BlockStorage<B>,
+pub(crate) fn insert_batch<B: WordBlock, P>(
+    blocks: &mut BlockStorage<B, P>,
     num_blocks: u64,
     hashes: &[u64],
     mut insert: impl FnMut(&mut B::Words, u32) -> bool,
@@ -86,8 +86,8 @@ pub(crate) fn insert_batch<B: WordBlock>(
 /// for as many keys as both slices hold.
 #[allow(clippy::inline_always)]
 #[inline(always)]
-pub(crate) fn contains_batch<B: WordBlock>(
-    blocks: &BlockStorage<B>,
+pub(crate) fn contains_batch<B: WordBlock, P>(
+    blocks: &BlockStorage<B, P>,
     num_blocks: u64,
     hashes: &[u64],
     found: &mut [bool],
@@ -196,6 +196,9 @@ pub(crate) trait Layout: Identity {
     /// Where a key's bits go in its block, when the layout offers a choice
     /// (part of the configuration and the format); `()` when it does not.
     type Probes: Copy + fmt::Debug + PartialEq + Eq + std::hash::Hash;
+    /// What the kernel reads beside the blocks, kept with them in the
+    /// storage (see [`BlockStorage`]): made from the shape.
+    type Params: Clone;
     /// k when the layout fixes it (the header then does not record it).
     const FIXED_HASHES: Option<u32>;
 
@@ -210,21 +213,19 @@ pub(crate) trait Layout: Identity {
     fn select(kernel: Option<Kernel>, shape: &Shape<Self::Probes>) -> Result<Self::Kernel, Error>;
     /// The public name of a selected kernel.
     fn kernel(kernel: &Self::Kernel) -> Kernel;
+    /// What `kernel` reads beside the blocks.
+    fn params(kernel: &Self::Kernel) -> Self::Params;
     /// Sets the bits of the key with this hash in its block of `blocks`;
     /// whether any was clear.
-    fn insert(kernel: &Self::Kernel, blocks: &mut BlockStorage<Self::Block>, hash: u64) -> bool;
+    fn insert(kernel: &Self::Kernel, blocks: &mut Storage<Self>, hash: u64) -> bool;
     /// Whether the bits of the key with this hash are all set in its block.
-    fn contains(kernel: &Self::Kernel, blocks: &BlockStorage<Self::Block>, hash: u64) -> bool;
+    fn contains(kernel: &Self::Kernel, blocks: &Storage<Self>, hash: u64) -> bool;
     /// Inserts the keys of `hashes` into `blocks`, prefetching the blocks
     /// ahead ([`insert_batch`]); how many were new.
-    fn insert_batch(
-        kernel: &Self::Kernel,
-        blocks: &mut BlockStorage<Self::Block>,
-        hashes: &[u64],
-    ) -> usize;
+    fn insert_batch(kernel: &Self::Kernel, blocks: &mut Storage<Self>, hashes: &[u64]) -> usize;
     /// Looks the keys of `hashes` up, prefetching the blocks ahead
     /// ([`contains_batch`]), into `found` (as long as `hashes`).
-    fn contains_batch(kernel: &Self::Kernel, lookups: Lookups<'_, Self::Block>);
+    fn contains_batch(kernel: &Self::Kernel, lookups: Lookups<'_, Self::Block, Self::Params>);
     /// The FPP given the bits set in the blocks' `words` now: exact for
     /// the instance.
     fn fpp_given_fill(words: &[u64], shape: &Shape<Self::Probes>) -> f64;
@@ -247,6 +248,10 @@ pub(crate) trait Layout: Identity {
     fn probes_from_params(extra: &[u64]) -> Result<Self::Probes, Error>;
 }
 
+/// The storage of a filter of layout `L`: its blocks with its kernel's
+/// parameters.
+pub(crate) type Storage<L> = BlockStorage<<L as Layout>::Block, <L as Layout>::Params>;
+
 /// What the sizing records of layout `L` say of its array: whole blocks,
 /// never a power of two, `classic` its textbook FPP at (bits, k, items).
 pub(crate) const fn array_of<L: Identity>(classic: fn(u64, u32, u64) -> f64) -> Array {
@@ -262,14 +267,14 @@ pub(crate) const fn array_of<L: Identity>(classic: fn(u64, u32, u64) -> f64) -> 
 /// (as many as hashes). The kernels run it ([`BlockBatch`] and
 /// [`SplitBatch`]) with their block test, inside an AVX2-compiled function
 /// where they have one.
-pub(crate) struct Lookups<'a, B: WordBlock> {
-    pub(crate) blocks: &'a BlockStorage<B>,
+pub(crate) struct Lookups<'a, B: WordBlock, P = ()> {
+    pub(crate) blocks: &'a BlockStorage<B, P>,
     pub(crate) num_blocks: u64,
     pub(crate) hashes: &'a [u64],
     pub(crate) found: &'a mut [bool],
 }
 
-impl<B: WordBlock> Lookups<'_, B> {
+impl<B: WordBlock, P> Lookups<'_, B, P> {
     /// Runs the lookups with the block test `contains` ([`contains_batch`]).
     #[allow(clippy::inline_always)]
     #[inline(always)]
@@ -284,7 +289,7 @@ impl<B: WordBlock> Lookups<'_, B> {
     }
 }
 
-impl BlockBatch for Lookups<'_, Block> {
+impl<P> BlockBatch for Lookups<'_, Block, P> {
     type Output = ();
 
     // Always inlined into the kernel's dispatch, which may be compiled for
@@ -297,12 +302,12 @@ impl BlockBatch for Lookups<'_, Block> {
 }
 
 /// A batched insert into 512-bit blocks, run with the selected kernel.
-pub(crate) struct Inserts<'a> {
-    pub(crate) blocks: &'a mut BlockStorage<Block>,
+pub(crate) struct Inserts<'a, P> {
+    pub(crate) blocks: &'a mut BlockStorage<Block, P>,
     pub(crate) hashes: &'a [u64],
 }
 
-impl BlockBatch for Inserts<'_> {
+impl<P> BlockBatch for Inserts<'_, P> {
     type Output = usize;
 
     #[allow(clippy::inline_always)]
@@ -350,9 +355,15 @@ impl<P> Shape<P> {
 /// A blocked Bloom filter of layout `L`: the one implementation behind
 /// `BlockedBloomFilter` and `SplitBlockBloomFilter`, each a newtype of it
 /// ([`block_filter!`]).
+///
+/// The storage comes first (`repr(C)`), so that the pointer a one-key
+/// kernel function takes is the filter's own: a caller keeps one pointer
+/// live across the call, not two (measured: one-key inserts 51 → 47
+/// instructions).
 #[derive(Clone)]
+#[repr(C)]
 pub(crate) struct Blocks<L: Layout> {
-    pub(crate) storage: BlockStorage<L::Block>,
+    pub(crate) storage: Storage<L>,
     pub(crate) shape: Shape<L::Probes>,
     /// Inserts that returned `true`: at most the bits set, since each set a
     /// clear bit (the invariant readers and merges keep, so `+= 1` cannot
@@ -371,9 +382,11 @@ impl<L: Layout> Blocks<L> {
         kernel: Option<Kernel>,
     ) -> Result<Self, Error> {
         let shape = Shape::of::<L>(sizing, hasher);
+        let kernel = L::select(kernel, &shape)?;
         Ok(Self {
-            kernel: L::select(kernel, &shape)?,
-            storage: BlockStorage::zeroed(address_blocks(shape.num_blocks)?)?,
+            storage: BlockStorage::zeroed(address_blocks(shape.num_blocks)?)?
+                .with_params(L::params(&kernel)),
+            kernel,
             shape,
             len: 0,
             sized_for: sized_for(sizing),
@@ -432,6 +445,7 @@ impl<L: Layout> Blocks<L> {
 
     pub(crate) fn set_kernel(&mut self, kernel: Kernel) -> Result<(), Error> {
         self.kernel = L::select(Some(kernel), &self.shape)?;
+        self.storage.set_params(L::params(&self.kernel));
         Ok(())
     }
 
@@ -506,12 +520,13 @@ impl<L: Layout> Blocks<L> {
         input: &mut FrameReader<R>,
     ) -> Result<Self, Error> {
         let (shape, sized_for_at) = Self::shape_from_header(header)?;
+        let kernel = L::select(None, &shape)?;
         Ok(Self {
-            storage: read_blocks(input, header, shape.num_blocks)?,
+            storage: read_blocks(input, header, shape.num_blocks)?.with_params(L::params(&kernel)),
             shape,
             len: header.items,
             sized_for: SizedFor::from_header(header, sized_for_at)?,
-            kernel: L::select(None, &shape)?,
+            kernel,
         })
     }
 

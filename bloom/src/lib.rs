@@ -27,7 +27,7 @@ pub use filterlab_core::sizing::{HashChoice, MAX_HASHES, human_bytes};
 pub use filterlab_core::{
     Error, ErrorKind, Filter, FilterKind, HashAlgorithm, Key, KeyHasher, Merge, Persist, ViaHash,
 };
-pub use kernel::Kernel;
+pub use kernel::{BlockProbes, Kernel};
 pub use sizing::BloomSizing;
 pub use split_block::{
     SPLIT_BLOCK_BITS, SplitBlockBloomBuilder, SplitBlockBloomConfig, SplitBlockBloomFilter,

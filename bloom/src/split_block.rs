@@ -15,8 +15,7 @@ use crate::common::{Array, builder_entry_points};
 use crate::kernel::{Kernel, SplitBatch, SplitKernel, SplitSelect};
 use crate::layout::{
     Blocks, Layout, Lookups, Shape, array_of, block_builder, block_filter, block_index, block_seed,
-    insert_batch,
-    whole_blocks,
+    insert_batch, whole_blocks,
 };
 use crate::sizing::BloomSizing;
 
@@ -155,6 +154,7 @@ impl Layout for Split {
     type Block = SplitBlock;
     type Kernel = SplitSelect;
     type Probes = ();
+    type Params = ();
     const FIXED_HASHES: Option<u32> = Some(PROBES);
 
     fn config(shape: Shape<()>) -> SplitBlockBloomConfig {
@@ -172,6 +172,8 @@ impl Layout for Split {
         kernel.kernel()
     }
 
+    fn params(_kernel: &SplitSelect) {}
+
     #[inline]
     fn insert(kernel: &SplitSelect, blocks: &mut BlockStorage<SplitBlock>, hash: u64) -> bool {
         let num_blocks = blocks.blocks().len() as u64;
@@ -184,7 +186,10 @@ impl Layout for Split {
     #[inline]
     fn contains(kernel: &SplitSelect, blocks: &BlockStorage<SplitBlock>, hash: u64) -> bool {
         let num_blocks = blocks.blocks().len() as u64;
-        kernel.contains(blocks.block(block_index(hash, num_blocks)), block_seed(hash))
+        kernel.contains(
+            blocks.block(block_index(hash, num_blocks)),
+            block_seed(hash),
+        )
     }
 
     /// With AVX2 the whole batch runs in one AVX2-compiled loop.

@@ -166,27 +166,19 @@ impl Avx2 {
         match self.0 {}
     }
 
-    /// The one-key lookup and insert of striped probes in `rounds` rounds
-    /// (1 or 2), as [`independent_keys`](Self::independent_keys).
-    pub(crate) fn striped_keys(self, rounds: u32) -> (ContainsKey, InsertKey) {
+    /// The one-key lookup and insert of striped probes, k of them (1 to
+    /// 16), as [`independent_keys`](Self::independent_keys): one pair of
+    /// functions per k, each with its rounds and active words compiled in,
+    /// so that a call reads nothing of the filter but its blocks.
+    pub(crate) fn striped_keys(self, num_hashes: u32) -> (ContainsKey, InsertKey) {
         #[cfg(target_arch = "x86_64")]
         {
             let Self(Detected, _) = self;
-            if rounds == 1 {
-                (
-                    x86_64::striped_contains_key::<1>,
-                    x86_64::striped_insert_key::<1>,
-                )
-            } else {
-                (
-                    x86_64::striped_contains_key::<2>,
-                    x86_64::striped_insert_key::<2>,
-                )
-            }
+            x86_64::STRIPED_KEYS[(num_hashes.clamp(1, 16) - 1) as usize]
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
-            let _ = rounds;
+            let _ = num_hashes;
             match self.0 {}
         }
     }
@@ -313,9 +305,8 @@ mod x86_64 {
 
     use filterlab_core::BLOCK_MULTIPLIERS;
 
-    use super::{Lanes, Stripes};
-    use crate::blocks::Block;
-    use crate::kernel::probes::{Params, block_index, block_seed};
+    use super::{ContainsKey, InsertKey, Lanes, Stripes};
+    use crate::kernel::probes::{ActiveRows, KeyBlocks, STRIPE_ACTIVE, block_index, block_seed};
 
     /// Calls `work` in a function compiled for AVX2.
     ///
@@ -696,7 +687,8 @@ mod x86_64 {
     /// The block of the key with this hash: `blocks[block_index(hash, b)]`
     /// for the array's b blocks, without a bounds check.
     #[inline]
-    fn key_block(blocks: &[Block], hash: u64) -> &[u64; 8] {
+    fn key_block(storage: &KeyBlocks, hash: u64) -> &[u64; 8] {
+        let blocks = storage.blocks();
         let index = block_index(hash, blocks.len() as u64);
         // SAFETY: `block_index` reduces onto 0..blocks.len() (a
         // multiply-shift: ⌊h · b / 2^64⌋ < b), so `index` is in bounds.
@@ -705,7 +697,8 @@ mod x86_64 {
 
     /// [`key_block`], mutably.
     #[inline]
-    fn key_block_mut(blocks: &mut [Block], hash: u64) -> &mut [u64; 8] {
+    fn key_block_mut(storage: &mut KeyBlocks, hash: u64) -> &mut [u64; 8] {
+        let blocks = storage.blocks_mut();
         let index = block_index(hash, blocks.len() as u64);
         // SAFETY: as in `key_block`; the borrow of `blocks` is exclusive.
         unsafe { &mut blocks.get_unchecked_mut(index).0 }
@@ -718,8 +711,8 @@ mod x86_64 {
     ///
     /// The CPU must support AVX2.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn contains_key(blocks: &[Block], hash: u64, params: &Params) -> bool {
-        let lanes = &params.lanes;
+    pub(super) unsafe fn contains_key(blocks: &KeyBlocks, hash: u64) -> bool {
+        let lanes = &blocks.params().lanes;
         let block = key_block(blocks, hash);
         // SAFETY: the CPU supports AVX2 (this function's contract).
         unsafe {
@@ -739,8 +732,8 @@ mod x86_64 {
     ///
     /// The CPU must support AVX2.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn insert_key(blocks: &mut [Block], hash: u64, params: &Params) -> bool {
-        let lanes = &params.lanes;
+    pub(super) unsafe fn insert_key(blocks: &mut KeyBlocks, hash: u64) -> bool {
+        let lanes = blocks.params().lanes;
         let block = key_block_mut(blocks, hash);
         // SAFETY: the CPU supports AVX2 (this function's contract).
         unsafe {
@@ -760,15 +753,12 @@ mod x86_64 {
     ///
     /// The CPU must support AVX2 and AVX-512F.
     #[target_feature(enable = "avx512f,avx2")]
-    pub(super) unsafe fn insert_key_avx512(
-        blocks: &mut [Block],
-        hash: u64,
-        params: &Params,
-    ) -> bool {
+    pub(super) unsafe fn insert_key_avx512(blocks: &mut KeyBlocks, hash: u64) -> bool {
+        let lanes = blocks.params().lanes;
         let block = key_block_mut(blocks, hash);
         // SAFETY: the CPU supports AVX2 and AVX-512F (this function's
         // contract).
-        unsafe { insert_avx512(block, block_seed(hash), &params.lanes, &BLOCK_MULTIPLIERS) }
+        unsafe { insert_avx512(block, block_seed(hash), &lanes, &BLOCK_MULTIPLIERS) }
     }
 
     /// The multipliers of striped round g, as `vpmulld` multiplies them into
@@ -801,8 +791,11 @@ mod x86_64 {
     #[allow(clippy::cast_ptr_alignment)]
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn striped_mask<const ROUNDS: usize>(key_seed: u32, stripes: &Stripes) -> (__m256i, __m256i) {
-        let active = stripes.last_round(key_seed).as_ptr();
+    fn striped_mask<const ROUNDS: usize>(
+        key_seed: u32,
+        active: &'static ActiveRows,
+    ) -> (__m256i, __m256i) {
+        let active = Stripes::row(active, key_seed).as_ptr();
         let seed = _mm256_set1_epi32(key_seed as i32);
         let bits = |round: usize| {
             let lanes = STRIPE_LANES[round].as_ptr();
@@ -852,7 +845,7 @@ mod x86_64 {
         seed: u32,
         stripes: &Stripes,
     ) -> bool {
-        let (low, high) = striped_mask::<ROUNDS>(seed, stripes);
+        let (low, high) = striped_mask::<ROUNDS>(seed, stripes.active);
         let words = block.as_ptr();
         // SAFETY: `block` is 64 readable bytes; each load reads 32 of them;
         // `loadu` has no alignment requirement.
@@ -883,7 +876,7 @@ mod x86_64 {
         seed: u32,
         stripes: &Stripes,
     ) -> bool {
-        let (low, high) = striped_mask::<ROUNDS>(seed, stripes);
+        let (low, high) = striped_mask::<ROUNDS>(seed, stripes.active);
         let words = block.as_mut_ptr();
         // SAFETY: `block` is 64 bytes, readable and writable through the
         // exclusive borrow; each access reads or writes 32 of them;
@@ -906,35 +899,73 @@ mod x86_64 {
         }
     }
 
-    /// One key's striped lookup, its block found here, as [`contains_key`].
+    /// One key's striped lookup, its block found here, as [`contains_key`],
+    /// for keys of `8 (ROUNDS − 1) + LAST` probes (the stripes compiled in:
+    /// nothing but the blocks is read).
     ///
     /// # Safety
     ///
     /// The CPU must support AVX2.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn striped_contains_key<const ROUNDS: usize>(
-        blocks: &[Block],
+    unsafe fn striped_contains_key<const ROUNDS: usize, const LAST: usize>(
+        blocks: &KeyBlocks,
         hash: u64,
-        params: &Params,
     ) -> bool {
+        let stripes = Stripes {
+            rounds: ROUNDS as u32,
+            active: &STRIPE_ACTIVE.0[LAST - 1],
+        };
         let block = key_block(blocks, hash);
         // SAFETY: the CPU supports AVX2 (this function's contract).
-        unsafe { striped_contains::<ROUNDS>(block, block_seed(hash), &params.stripes) }
+        unsafe { striped_contains::<ROUNDS>(block, block_seed(hash), &stripes) }
     }
 
-    /// One key's striped insert, as [`contains_key`].
+    /// One key's striped insert, as [`striped_contains_key`].
     ///
     /// # Safety
     ///
     /// The CPU must support AVX2.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn striped_insert_key<const ROUNDS: usize>(
-        blocks: &mut [Block],
+    unsafe fn striped_insert_key<const ROUNDS: usize, const LAST: usize>(
+        blocks: &mut KeyBlocks,
         hash: u64,
-        params: &Params,
     ) -> bool {
+        let stripes = Stripes {
+            rounds: ROUNDS as u32,
+            active: &STRIPE_ACTIVE.0[LAST - 1],
+        };
         let block = key_block_mut(blocks, hash);
         // SAFETY: the CPU supports AVX2 (this function's contract).
-        unsafe { striped_insert::<ROUNDS>(block, block_seed(hash), &params.stripes) }
+        unsafe { striped_insert::<ROUNDS>(block, block_seed(hash), &stripes) }
     }
+
+    /// The striped one-key functions for k = 1 to 16 (entry k − 1).
+    pub(super) static STRIPED_KEYS: [(ContainsKey, InsertKey); 16] = {
+        macro_rules! keys {
+            ($(($rounds:literal, $last:literal)),*) => {
+                [$((
+                    striped_contains_key::<$rounds, $last> as ContainsKey,
+                    striped_insert_key::<$rounds, $last> as InsertKey,
+                )),*]
+            };
+        }
+        keys!(
+            (1, 1),
+            (1, 2),
+            (1, 3),
+            (1, 4),
+            (1, 5),
+            (1, 6),
+            (1, 7),
+            (1, 8),
+            (2, 1),
+            (2, 2),
+            (2, 3),
+            (2, 4),
+            (2, 5),
+            (2, 6),
+            (2, 7),
+            (2, 8)
+        )
+    };
 }

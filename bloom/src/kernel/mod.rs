@@ -40,10 +40,10 @@ use filterlab_core::Error;
 #[cfg(test)]
 use filterlab_core::mix64;
 
-use crate::blocks::{BLOCK_WORDS, Block, SPLIT_WORDS};
+use crate::blocks::{BLOCK_WORDS, SPLIT_WORDS};
 
 use self::avx2::Avx2;
-use self::probes::{ContainsKey, InsertKey, Params, block_index, block_seed};
+use self::probes::{ContainsKey, InsertKey, KeyBlocks, Params, block_index, block_seed};
 
 /// The probe multipliers, core's: probe j is bit
 /// `(seed · MULTIPLIERS[j] mod 2^32) >> 23` of the block.
@@ -167,17 +167,14 @@ impl Kernel {
 }
 
 /// The kernel of a `BlockedBloomFilter`, selected once when the filter is
-/// built or read: its one-key functions, as pointers to call without a
-/// branch, and what its batches dispatch on.
+/// built or read: what its batches dispatch on, and the one-key functions
+/// it puts in the filter's [`Params`] (beside its blocks), to call without
+/// a branch.
 #[derive(Clone, Copy)]
 pub(crate) struct Select {
     avx2: Option<Avx2>,
     probes: BlockProbes,
-    params: Params,
-    /// Set only by [`Select::with`]: the scalar functions, or AVX2 ones
-    /// where `avx2` proves the CPU has AVX2.
-    contains_key: ContainsKey,
-    insert_key: InsertKey,
+    num_hashes: u32,
 }
 
 impl fmt::Debug for Select {
@@ -185,7 +182,6 @@ impl fmt::Debug for Select {
         f.debug_struct("Select")
             .field("kernel", &self.kernel())
             .field("probes", &self.probes)
-            .field("params", &self.params)
             .finish_non_exhaustive()
     }
 }
@@ -279,25 +275,33 @@ impl<const ROUNDS: usize> BlockKernel for Avx2Striped<'_, ROUNDS> {
 }
 
 /// The portable one-key lookup of independent probes.
-fn scalar_contains_key(blocks: &[Block], hash: u64, params: &Params) -> bool {
+fn scalar_contains_key(storage: &KeyBlocks, hash: u64) -> bool {
+    let params = *storage.params();
+    let blocks = storage.blocks();
     let block = &blocks[block_index(hash, blocks.len() as u64)].0;
     scalar::contains(block, block_seed(hash), params.lanes.multipliers())
 }
 
 /// The portable one-key insert of independent probes.
-fn scalar_insert_key(blocks: &mut [Block], hash: u64, params: &Params) -> bool {
+fn scalar_insert_key(storage: &mut KeyBlocks, hash: u64) -> bool {
+    let params = *storage.params();
+    let blocks = storage.blocks_mut();
     let block = &mut blocks[block_index(hash, blocks.len() as u64)].0;
     scalar::insert(block, block_seed(hash), params.lanes.multipliers())
 }
 
 /// The portable one-key lookup of striped probes.
-fn scalar_striped_contains_key(blocks: &[Block], hash: u64, params: &Params) -> bool {
+fn scalar_striped_contains_key(storage: &KeyBlocks, hash: u64) -> bool {
+    let params = *storage.params();
+    let blocks = storage.blocks();
     let block = &blocks[block_index(hash, blocks.len() as u64)].0;
     scalar::striped_contains(block, block_seed(hash), &params.stripes)
 }
 
 /// The portable one-key insert of striped probes.
-fn scalar_striped_insert_key(blocks: &mut [Block], hash: u64, params: &Params) -> bool {
+fn scalar_striped_insert_key(storage: &mut KeyBlocks, hash: u64) -> bool {
+    let params = *storage.params();
+    let blocks = storage.blocks_mut();
     let block = &mut blocks[block_index(hash, blocks.len() as u64)].0;
     scalar::striped_insert(block, block_seed(hash), &params.stripes)
 }
@@ -323,19 +327,27 @@ impl Select {
 
     /// The kernel for `avx2` (AVX2 if `Some`, scalar otherwise).
     fn with(avx2: Option<Avx2>, num_hashes: u32, probes: BlockProbes) -> Self {
-        let params = Params::new(num_hashes);
-        let (contains_key, insert_key): (ContainsKey, InsertKey) = match (avx2, probes) {
+        Self {
+            avx2,
+            probes,
+            num_hashes,
+        }
+    }
+
+    /// The parameters of this kernel's keys, to keep beside the blocks:
+    /// with its one-key functions.
+    pub(crate) fn params(&self) -> Params {
+        let (contains_key, insert_key): (ContainsKey, InsertKey) = match (self.avx2, self.probes) {
             (None, BlockProbes::Independent) => (scalar_contains_key, scalar_insert_key),
             (None, BlockProbes::Striped) => {
                 (scalar_striped_contains_key, scalar_striped_insert_key)
             }
             (Some(avx2), BlockProbes::Independent) => avx2.independent_keys(),
-            (Some(avx2), BlockProbes::Striped) => avx2.striped_keys(params.stripes.rounds),
+            (Some(avx2), BlockProbes::Striped) => avx2.striped_keys(self.num_hashes),
         };
-        Self {
-            avx2,
-            probes,
-            params,
+        Params {
+            lanes: probes::Lanes::new(self.num_hashes),
+            stripes: probes::Stripes::new(self.num_hashes),
             contains_key,
             insert_key,
         }
@@ -351,32 +363,35 @@ impl Select {
     }
 
     /// Whether every bit of the key with this hash is set in its block of
-    /// `blocks` (the whole array).
+    /// `blocks` (the whole array), with the kernel its parameters name.
     #[inline]
-    pub(crate) fn contains_key(&self, blocks: &[Block], hash: u64) -> bool {
-        // SAFETY: `with` set the pointer to a scalar function or to an AVX2
-        // one only with `avx2` proving the CPU supports AVX2 (and AVX-512F
-        // for the insert that enables it, see `Avx2::independent_keys`).
-        unsafe { (self.contains_key)(blocks, hash, &self.params) }
+    pub(crate) fn contains_key(blocks: &KeyBlocks, hash: u64) -> bool {
+        // SAFETY: only `params` sets the pointer: to a scalar function, or
+        // to an AVX2 one with `avx2` proving the CPU supports AVX2 (and
+        // AVX-512F for the insert that enables it, see
+        // `Avx2::independent_keys`).
+        unsafe { (blocks.params().contains_key)(blocks, hash) }
     }
 
     /// Sets the bits of the key with this hash in its block of `blocks`;
     /// whether any was clear (the key was new). Same bits and answer with
     /// every kernel.
     #[inline]
-    pub(crate) fn insert_key(&self, blocks: &mut [Block], hash: u64) -> bool {
+    pub(crate) fn insert_key(blocks: &mut KeyBlocks, hash: u64) -> bool {
+        let insert = blocks.params().insert_key;
         // SAFETY: as in `contains_key`.
-        unsafe { (self.insert_key)(blocks, hash, &self.params) }
+        unsafe { insert(blocks, hash) }
     }
 
-    /// Runs `batch` with this kernel's test and set of a block; with AVX2,
-    /// the whole batch runs in one AVX2-compiled function.
+    /// Runs `batch` with this kernel's test and set of a block (of keys
+    /// with the probes `params`, the blocks' own); with AVX2, the whole
+    /// batch runs in one AVX2-compiled function.
     // Always inlined, and so must `batch.run` be: the AVX2 arm's closure is
     // compiled for AVX2 only where its body is inlined into it.
     #[allow(clippy::inline_always)]
     #[inline(always)]
-    pub(crate) fn run_batch<B: BlockBatch>(&self, batch: B) -> B::Output {
-        let Params { lanes, stripes } = &self.params;
+    pub(crate) fn run_batch<B: BlockBatch>(&self, params: &Params, batch: B) -> B::Output {
+        let Params { lanes, stripes, .. } = params;
         match (self.avx2, self.probes) {
             (None, BlockProbes::Independent) => batch.run(ScalarIndependent(lanes.multipliers())),
             (None, BlockProbes::Striped) => batch.run(ScalarStriped(stripes)),
@@ -510,6 +525,7 @@ impl SplitSelect {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::blocks::{BLOCK_WORDS, Block, BlockStorage};
 
     #[test]
     fn multipliers_are_distinct_odd_and_pinned() {
@@ -542,7 +558,11 @@ mod tests {
         if let Some(avx2) = Avx2::detect() {
             kernels.push(Select::with(Some(avx2), num_hashes, probes));
             if avx2.uses_avx512() {
-                kernels.push(Select::with(Some(avx2.without_avx512()), num_hashes, probes));
+                kernels.push(Select::with(
+                    Some(avx2.without_avx512()),
+                    num_hashes,
+                    probes,
+                ));
             }
         }
         kernels
@@ -566,6 +586,15 @@ mod tests {
                 }
             })
             .collect()
+    }
+
+    /// A block array holding `blocks`, for keys of `num_hashes` probes.
+    fn storage_of(blocks: &[[u64; BLOCK_WORDS]], kernel: &Select) -> KeyBlocks {
+        let mut storage = BlockStorage::<Block>::zeroed(blocks.len()).unwrap();
+        for (block, words) in storage.blocks_mut().iter_mut().zip(blocks) {
+            block.0 = *words;
+        }
+        storage.with_params(kernel.params())
     }
 
     /// A batch of one lookup and one insert of the same key.
@@ -606,18 +635,21 @@ mod tests {
             }
             for kernel in every_kernel(k, probes) {
                 let context = format!("case {case} k={k} {kernel:?}");
-                let mut blocks = [Block(block); 3];
+                let mut blocks = storage_of(&[block; 3], &kernel);
                 let index = block_index(hash, 3);
-                assert_eq!(kernel.contains_key(&blocks, hash), present, "{context}");
-                assert_eq!(kernel.insert_key(&mut blocks, hash), !present, "{context}");
-                assert_eq!(blocks[index].0, inserted, "{context}");
-                assert!(kernel.contains_key(&blocks, hash), "{context}");
-                assert!(!kernel.insert_key(&mut blocks, hash), "{context}");
-                assert_eq!(blocks[index].0, inserted, "{context}");
+                assert_eq!(Select::contains_key(&blocks, hash), present, "{context}");
+                assert_eq!(Select::insert_key(&mut blocks, hash), !present, "{context}");
+                assert_eq!(blocks.block(index), &inserted, "{context}");
+                assert!(Select::contains_key(&blocks, hash), "{context}");
+                assert!(!Select::insert_key(&mut blocks, hash), "{context}");
+                assert_eq!(blocks.block(index), &inserted, "{context}");
                 let untouched = (0..3).filter(|&i| i != index);
-                assert!(untouched.into_iter().all(|i| blocks[i].0 == block), "{context}");
+                assert!(
+                    untouched.into_iter().all(|i| blocks.block(i) == &block),
+                    "{context}"
+                );
                 let mut batched = block;
-                let answers = kernel.run_batch(OneBlock(&mut batched, seed));
+                let answers = kernel.run_batch(blocks.params(), OneBlock(&mut batched, seed));
                 assert_eq!(answers, (present, !present), "{context}, batched");
                 assert_eq!(batched, inserted, "{context}, batched");
             }
@@ -639,7 +671,10 @@ mod tests {
     #[test]
     fn kernels_handle_edge_keys() {
         let rotations = (0..8u32).map(|r| r << 6);
-        let seeds: Vec<u32> = [0, u32::MAX, 1, 1 << 31].into_iter().chain(rotations).collect();
+        let seeds: Vec<u32> = [0, u32::MAX, 1, 1 << 31]
+            .into_iter()
+            .chain(rotations)
+            .collect();
         for (probes, max_hashes) in [(BlockProbes::Independent, 64), (BlockProbes::Striped, 16)] {
             for k in 1..=max_hashes {
                 for kernel in every_kernel(k, probes) {
@@ -647,16 +682,16 @@ mod tests {
                         for high in [0, u64::MAX << 32] {
                             let hash = high | u64::from(seed);
                             let bits = reference_bits(seed, k, probes);
-                            let mut blocks = [Block([0; BLOCK_WORDS]); 5];
+                            let mut blocks = storage_of(&[[0; BLOCK_WORDS]; 5], &kernel);
                             let index = block_index(hash, 5);
                             assert_eq!(index, if high == 0 { 0 } else { 4 });
-                            assert!(kernel.insert_key(&mut blocks, hash));
-                            let ones = blocks[index].0.iter().map(|w| w.count_ones());
+                            assert!(Select::insert_key(&mut blocks, hash));
+                            let ones = blocks.block(index).iter().map(|w| w.count_ones());
                             let distinct: std::collections::HashSet<_> = bits.iter().collect();
                             assert_eq!(ones.sum::<u32>() as usize, distinct.len());
-                            assert!(kernel.contains_key(&blocks, hash));
-                            let full = [Block([u64::MAX; BLOCK_WORDS]); 5];
-                            assert!(kernel.contains_key(&full, hash), "{kernel:?}");
+                            assert!(Select::contains_key(&blocks, hash));
+                            let full = storage_of(&[[u64::MAX; BLOCK_WORDS]; 5], &kernel);
+                            assert!(Select::contains_key(&full, hash), "{kernel:?}");
                         }
                     }
                 }
@@ -677,7 +712,8 @@ mod tests {
                 for seed in 0..seeds {
                     let seed = mix64(seed) as u32;
                     let mut block = [0u64; BLOCK_WORDS];
-                    let (_, new) = kernel.run_batch(OneBlock(&mut block, seed));
+                    let params = kernel.params();
+                    let (_, new) = kernel.run_batch(&params, OneBlock(&mut block, seed));
                     assert!(new);
                     if k == 16 {
                         // The second round's bits alone: the first round's

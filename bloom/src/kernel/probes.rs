@@ -15,7 +15,7 @@
 
 use filterlab_core::{BLOCK_MULTIPLIERS, reduce};
 
-use crate::blocks::Block;
+use crate::blocks::{Block, BlockStorage};
 
 /// The block a key hash maps to, of `num_blocks`: multiply-shift over the
 /// high bits.
@@ -120,7 +120,13 @@ impl Stripes {
     /// three bits are).
     #[inline]
     pub(crate) fn last_round(&self, seed: u32) -> &'static [u64; 8] {
-        &self.active[((seed >> 6) & 7) as usize]
+        Self::row(self.active, seed)
+    }
+
+    /// Row r of `active` for the rotation of a key with this block seed.
+    #[inline]
+    pub(crate) fn row(active: &'static ActiveRows, seed: u32) -> &'static [u64; 8] {
+        &active[((seed >> 6) & 7) as usize]
     }
 }
 
@@ -131,30 +137,32 @@ pub(crate) fn stripe_bit(seed: u32, round: u32, word: usize) -> u32 {
     seed.wrapping_mul(BLOCK_MULTIPLIERS[8 * round as usize + word]) >> 26
 }
 
-/// What a kernel reads of a filter's probes: both layouts' (the filter's
-/// own and a default for the other), so that every kernel function has one
-/// signature.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What a kernel reads of a filter's probes, kept beside its blocks: both
+/// layouts' (the filter's own and a default for the other), so that every
+/// kernel function has one signature, and the one-key functions the kernel
+/// selected, so that a one-key call reaches its function, its parameters
+/// and its blocks through one pointer. Made only by the kernel
+/// (`Select::params`), which sets the functions.
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct Params {
     pub(crate) lanes: Lanes,
     pub(crate) stripes: Stripes,
+    /// Only the kernel sets these: a scalar function, or one compiled for
+    /// a target feature the CPU was found to have.
+    pub(super) contains_key: ContainsKey,
+    pub(super) insert_key: InsertKey,
 }
 
-impl Params {
-    /// The parameters of keys with `num_hashes` probes.
-    pub(crate) fn new(num_hashes: u32) -> Self {
-        Self {
-            lanes: Lanes::new(num_hashes),
-            stripes: Stripes::new(num_hashes),
-        }
-    }
-}
+/// A `BlockedBloomFilter`'s blocks with its probes' parameters beside them:
+/// what a one-key function reads, through one pointer (so that a caller
+/// passes it and the hash, and keeps nothing else live across the call).
+pub(crate) type KeyBlocks = BlockStorage<Block, Params>;
 
 /// A one-key lookup: whether every bit of the key with this hash is set in
 /// its block of the array. Unsafe only because some are compiled for a
 /// target feature; the kernel hands out each only where the CPU has it.
-pub(crate) type ContainsKey = unsafe fn(&[Block], u64, &Params) -> bool;
+pub(crate) type ContainsKey = unsafe fn(&KeyBlocks, u64) -> bool;
 
 /// A one-key insert: sets the bits of the key with this hash in its block
 /// of the array; whether any was clear. Unsafe as [`ContainsKey`].
-pub(crate) type InsertKey = unsafe fn(&mut [Block], u64, &Params) -> bool;
+pub(crate) type InsertKey = unsafe fn(&mut KeyBlocks, u64) -> bool;

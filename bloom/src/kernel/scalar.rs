@@ -46,7 +46,11 @@ pub(crate) fn striped_mask(seed: u32, stripes: &Stripes) -> [u64; BLOCK_WORDS] {
     let last = stripes.last_round(seed);
     core::array::from_fn(|word| {
         (0..stripes.rounds).fold(0, |mask, round| {
-            let probed = if round + 1 == stripes.rounds { last[word] } else { 1 };
+            let probed = if round + 1 == stripes.rounds {
+                last[word]
+            } else {
+                1
+            };
             mask | probed << stripe_bit(seed, round, word)
         })
     })

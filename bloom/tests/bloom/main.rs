@@ -271,7 +271,16 @@ where
 pub(crate) fn with_counter<F: Persist>(filter: &F, items: u64) -> Vec<u8> {
     let mut header = filter.header();
     header.items = items;
-    let mut frame = FrameWriter::new(Vec::new(), &header).unwrap();
+    with_header(filter, &header)
+}
+
+/// The bytes of `filter`'s payload under `header`, with the checksums
+/// computed: a file whose only flaw is what the header says.
+pub(crate) fn with_header<F: Persist>(
+    filter: &F,
+    header: &filterlab_core::format::Header,
+) -> Vec<u8> {
+    let mut frame = FrameWriter::new(Vec::new(), header).unwrap();
     filter.write_payload(&mut frame).unwrap();
     frame.finish().unwrap()
 }

@@ -423,13 +423,12 @@ impl Layout for Wide {
     /// No parameter: independent probes; one, 2: striped probes.
     fn probes_from_params(extra: &[u64]) -> Result<BlockProbes, Error> {
         match extra {
-            [] => Ok(BlockProbes::Independent),
             [STRIPED_PARAM] => Ok(BlockProbes::Striped),
             [other] => Err(Error::new(
                 filterlab_core::ErrorKind::InvalidHeader,
                 format!("unknown block probes {other}"),
             )),
-            // Too many parameters: the count check refuses them.
+            // None; or too many, which the count check then refuses.
             _ => Ok(BlockProbes::Independent),
         }
     }

@@ -387,6 +387,19 @@ fn probed_word_mut<T>(words: &mut [T], num_bits: u64, index: u64) -> (&mut T, u3
     (word, (index & 63) as u32)
 }
 
+/// Calls `visit(index)` for each of the key's k probe indexes over
+/// `num_bits` bits, in order.
+#[inline]
+fn for_each_index(num_bits: u64, num_hashes: u32, hash: u64, mut visit: impl FnMut(u64)) {
+    let mut probes = Probes::new(hash, num_bits);
+    // A count-down loop compiles to one fused decrement-and-branch per probe.
+    let mut remaining = num_hashes;
+    while remaining != 0 {
+        visit(probes.next_index());
+        remaining -= 1;
+    }
+}
+
 /// Calls `visit(word, bit)` for each of the key's k probes, in order: the
 /// probe's word in `words` (an array of `num_bits` bits) and its bit in
 /// that word (0..64). The one probe loop behind atomic inserts and
@@ -400,14 +413,10 @@ pub(crate) fn for_each_probe<T>(
     mut visit: impl FnMut(&T, u32),
 ) {
     let words = probed_words(words, num_bits);
-    let mut probes = Probes::new(hash, num_bits);
-    // A count-down loop compiles to one fused decrement-and-branch per probe.
-    let mut remaining = num_hashes;
-    while remaining != 0 {
-        let (word, bit) = probed_word(words, num_bits, probes.next_index());
+    for_each_index(num_bits, num_hashes, hash, |index| {
+        let (word, bit) = probed_word(words, num_bits, index);
         visit(word, bit);
-        remaining -= 1;
-    }
+    });
 }
 
 /// [`for_each_probe`] with each word mutable: the loop of plain inserts.
@@ -420,13 +429,10 @@ pub(crate) fn for_each_probe_mut<T>(
     mut visit: impl FnMut(&mut T, u32),
 ) {
     let words = probed_words_mut(words, num_bits);
-    let mut probes = Probes::new(hash, num_bits);
-    let mut remaining = num_hashes;
-    while remaining != 0 {
-        let (word, bit) = probed_word_mut(words, num_bits, probes.next_index());
+    for_each_index(num_bits, num_hashes, hash, |index| {
+        let (word, bit) = probed_word_mut(words, num_bits, index);
         visit(word, bit);
-        remaining -= 1;
-    }
+    });
 }
 
 /// Whether all of the key's k bits are set: it stops at the first bit

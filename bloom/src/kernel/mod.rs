@@ -336,7 +336,7 @@ impl Select {
 
     /// The parameters of this kernel's keys, to keep beside the blocks:
     /// with its one-key functions.
-    pub(crate) fn params(&self) -> Params {
+    pub(crate) fn params(self) -> Params {
         let (contains_key, insert_key): (ContainsKey, InsertKey) = match (self.avx2, self.probes) {
             (None, BlockProbes::Independent) => (scalar_contains_key, scalar_insert_key),
             (None, BlockProbes::Striped) => {
@@ -354,7 +354,7 @@ impl Select {
     }
 
     /// The public name of this kernel.
-    pub(crate) fn kernel(&self) -> Kernel {
+    pub(crate) fn kernel(self) -> Kernel {
         if self.avx2.is_some() {
             Kernel::Avx2
         } else {
@@ -390,7 +390,7 @@ impl Select {
     // compiled for AVX2 only where its body is inlined into it.
     #[allow(clippy::inline_always)]
     #[inline(always)]
-    pub(crate) fn run_batch<B: BlockBatch>(&self, params: &Params, batch: B) -> B::Output {
+    pub(crate) fn run_batch<B: BlockBatch>(self, params: &Params, batch: B) -> B::Output {
         let Params { lanes, stripes, .. } = params;
         match (self.avx2, self.probes) {
             (None, BlockProbes::Independent) => batch.run(ScalarIndependent(lanes.multipliers())),
@@ -589,7 +589,7 @@ mod tests {
     }
 
     /// A block array holding `blocks`, for keys of `num_hashes` probes.
-    fn storage_of(blocks: &[[u64; BLOCK_WORDS]], kernel: &Select) -> KeyBlocks {
+    fn storage_of(blocks: &[[u64; BLOCK_WORDS]], kernel: Select) -> KeyBlocks {
         let mut storage = BlockStorage::<Block>::zeroed(blocks.len()).unwrap();
         for (block, words) in storage.blocks_mut().iter_mut().zip(blocks) {
             block.0 = *words;
@@ -617,7 +617,7 @@ mod tests {
     /// same insert again), through the one-key functions (the block found
     /// from the hash in an array of three) and as a batch.
     fn kernels_match_reference(probes: BlockProbes, max_hashes: u32) {
-        let mut next = random_stream(0x1234_5678_9abc_def0 ^ max_hashes as u64);
+        let mut next = random_stream(0x1234_5678_9abc_def0 ^ u64::from(max_hashes));
         for case in 0..RANDOM_CASES {
             let k = 1 + (case as u32 % max_hashes);
             let block: [u64; BLOCK_WORDS] = core::array::from_fn(|_| match case % 3 {
@@ -635,7 +635,7 @@ mod tests {
             }
             for kernel in every_kernel(k, probes) {
                 let context = format!("case {case} k={k} {kernel:?}");
-                let mut blocks = storage_of(&[block; 3], &kernel);
+                let mut blocks = storage_of(&[block; 3], kernel);
                 let index = block_index(hash, 3);
                 assert_eq!(Select::contains_key(&blocks, hash), present, "{context}");
                 assert_eq!(Select::insert_key(&mut blocks, hash), !present, "{context}");
@@ -682,7 +682,7 @@ mod tests {
                         for high in [0, u64::MAX << 32] {
                             let hash = high | u64::from(seed);
                             let bits = reference_bits(seed, k, probes);
-                            let mut blocks = storage_of(&[[0; BLOCK_WORDS]; 5], &kernel);
+                            let mut blocks = storage_of(&[[0; BLOCK_WORDS]; 5], kernel);
                             let index = block_index(hash, 5);
                             assert_eq!(index, if high == 0 { 0 } else { 4 });
                             assert!(Select::insert_key(&mut blocks, hash));
@@ -690,7 +690,7 @@ mod tests {
                             let distinct: std::collections::HashSet<_> = bits.iter().collect();
                             assert_eq!(ones.sum::<u32>() as usize, distinct.len());
                             assert!(Select::contains_key(&blocks, hash));
-                            let full = storage_of(&[[u64::MAX; BLOCK_WORDS]; 5], &kernel);
+                            let full = storage_of(&[[u64::MAX; BLOCK_WORDS]; 5], kernel);
                             assert!(Select::contains_key(&full, hash), "{kernel:?}");
                         }
                     }

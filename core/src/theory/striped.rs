@@ -21,7 +21,7 @@
 //! code build a key's 512-bit mask with one multiply per half instead of a
 //! shift and an OR per probe.
 
-use super::blocked::{Values, binomial_mixture};
+use super::blocked::{Values, binomial_mixture, remember};
 use crate::Error;
 use crate::sizing::ensure;
 
@@ -146,25 +146,23 @@ impl StripedFppTable {
         if items >= REMEMBERED_LOADS {
             return self.evaluate(items);
         }
-        let index = items as usize;
-        if self.fpp.len() <= index {
-            self.fpp.resize(index + 1, f64::NAN);
-        }
-        if self.fpp[index].is_nan() {
-            self.fpp[index] = self.evaluate(items);
-        }
-        self.fpp[index]
+        let terms = &self.terms;
+        remember(&mut self.fpp, items, || evaluate(terms, items))
     }
 
     fn evaluate(&self, items: u64) -> f64 {
-        let load = i32::try_from(items).unwrap_or(i32::MAX);
-        let sum: f64 = self
-            .terms
-            .iter()
-            .map(|&(weight, base)| weight * base.powi(load))
-            .sum();
-        sum.clamp(0.0, 1.0)
+        evaluate(&self.terms, items)
     }
+}
+
+/// The per-block FPP at load `items` from the inclusion–exclusion `terms`.
+fn evaluate(terms: &[(f64, f64)], items: u64) -> f64 {
+    let load = i32::try_from(items).unwrap_or(i32::MAX);
+    let sum: f64 = terms
+        .iter()
+        .map(|&(weight, base)| weight * base.powi(load))
+        .sum();
+    sum.clamp(0.0, 1.0)
 }
 
 impl Values for StripedFppTable {

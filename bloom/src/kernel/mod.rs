@@ -676,7 +676,11 @@ mod tests {
             .chain(rotations)
             .collect();
         for (probes, max_hashes) in [(BlockProbes::Independent, 64), (BlockProbes::Striped, 16)] {
-            for k in 1..=max_hashes {
+            // Under Miri (slow), the counts where the kernels change course.
+            let counts: Vec<u32> = (1..=max_hashes)
+                .filter(|k| !cfg!(miri) || [1, 6, 8, 9, 16, 17, 64].contains(k))
+                .collect();
+            for k in counts {
                 for kernel in every_kernel(k, probes) {
                     for &seed in &seeds {
                         for high in [0, u64::MAX << 32] {
@@ -702,9 +706,12 @@ mod tests {
     /// Every bit of the block is reachable by a striped key: over seeds,
     /// one probe (the first round's, in the rotation's word) and the
     /// second round's (k = 16) each reach all 512 positions.
+    // Arithmetic, not memory: the kernels' unsafe code runs under Miri in the
+    // tests above.
+    #[cfg_attr(miri, ignore)]
     #[test]
     fn every_striped_position_is_reachable() {
-        let seeds = if cfg!(miri) { 1 << 12 } else { 1 << 16 };
+        let seeds = 1 << 16;
         for kernel in every_kernel(16, BlockProbes::Striped) {
             for k in [1, 16] {
                 let kernel = Select::with(kernel.avx2, k, BlockProbes::Striped);

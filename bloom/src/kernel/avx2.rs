@@ -783,56 +783,84 @@ mod x86_64 {
         table
     }
 
-    /// The striped key's 512-bit mask as two 256-bit halves (64-bit words
-    /// 0..4 and 4..8), in `ROUNDS` rounds: per half and round one multiply,
-    /// one shift, and one variable shift of the round's active words (1 or
-    /// 0 each, the last round's from `stripes` by the key's rotation) by
-    /// the bits.
+    /// The bits of striped round `round` for the key whose seed is in every
+    /// 32-bit lane of `seed`, one per 64-bit word, as two 256-bit halves
+    /// (words 0..4 and 4..8): per half one multiply and one shift.
     #[allow(clippy::cast_ptr_alignment)]
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn round_bits(seed: __m256i, round: usize) -> (__m256i, __m256i) {
+        let lanes = STRIPE_LANES[round].as_ptr();
+        // SAFETY: a round's lanes are 16 u32s, 64 bytes: each load reads 32
+        // of them; `loadu` has no alignment requirement.
+        let (low, high) = unsafe {
+            (
+                _mm256_loadu_si256(lanes.cast::<__m256i>()),
+                _mm256_loadu_si256(lanes.add(8).cast::<__m256i>()),
+            )
+        };
+        (
+            _mm256_srli_epi64::<58>(_mm256_mullo_epi32(seed, low)),
+            _mm256_srli_epi64::<58>(_mm256_mullo_epi32(seed, high)),
+        )
+    }
+
+    /// The mask of the words a round probes (`words`, 1 or 0 per 64-bit
+    /// word) at the round's `bits`: one variable shift per half.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn round_mask(words: (__m256i, __m256i), bits: (__m256i, __m256i)) -> (__m256i, __m256i) {
+        (
+            _mm256_sllv_epi64(words.0, bits.0),
+            _mm256_sllv_epi64(words.1, bits.1),
+        )
+    }
+
+    /// The last round's active words of the key with this seed, as two
+    /// halves (row r of `active` for its rotation).
+    #[allow(clippy::cast_ptr_alignment)]
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn last_words(active: &'static ActiveRows, key_seed: u32) -> (__m256i, __m256i) {
+        let row = Stripes::row(active, key_seed).as_ptr();
+        // SAFETY: a row of active words is 8 u64s, 64 bytes: each load reads
+        // 32 of them; `loadu` has no alignment requirement.
+        unsafe {
+            (
+                _mm256_loadu_si256(row.cast::<__m256i>()),
+                _mm256_loadu_si256(row.add(4).cast::<__m256i>()),
+            )
+        }
+    }
+
+    /// The striped key's 512-bit mask as two 256-bit halves, in `ROUNDS`
+    /// rounds (every word probed in all but the last).
     #[inline]
     #[target_feature(enable = "avx2")]
     fn striped_mask<const ROUNDS: usize>(
         key_seed: u32,
         active: &'static ActiveRows,
     ) -> (__m256i, __m256i) {
-        let active = Stripes::row(active, key_seed).as_ptr();
         let seed = _mm256_set1_epi32(key_seed as i32);
-        let bits = |round: usize| {
-            let lanes = STRIPE_LANES[round].as_ptr();
-            // SAFETY: a round's lanes are 16 u32s, 64 bytes: each load reads
-            // 32 of them; `loadu` has no alignment requirement.
-            let (low, high) = unsafe {
-                (
-                    _mm256_loadu_si256(lanes.cast::<__m256i>()),
-                    _mm256_loadu_si256(lanes.add(8).cast::<__m256i>()),
-                )
-            };
-            (
-                _mm256_srli_epi64::<58>(_mm256_mullo_epi32(seed, low)),
-                _mm256_srli_epi64::<58>(_mm256_mullo_epi32(seed, high)),
-            )
-        };
-        // SAFETY: a row of active words is 8 u64s, 64 bytes: each load reads
-        // 32 of them; `loadu` has no alignment requirement.
-        let (active_low, active_high) = unsafe {
-            (
-                _mm256_loadu_si256(active.cast::<__m256i>()),
-                _mm256_loadu_si256(active.add(4).cast::<__m256i>()),
-            )
-        };
-        let (last_low, last_high) = bits(ROUNDS - 1);
-        let mut low = _mm256_sllv_epi64(active_low, last_low);
-        let mut high = _mm256_sllv_epi64(active_high, last_high);
+        let last = round_bits(seed, ROUNDS - 1);
+        let (mut low, mut high) = round_mask(last_words(active, key_seed), last);
         if ROUNDS == 2 {
             let one = _mm256_set1_epi64x(1);
-            let (first_low, first_high) = bits(0);
-            low = _mm256_or_si256(low, _mm256_sllv_epi64(one, first_low));
-            high = _mm256_or_si256(high, _mm256_sllv_epi64(one, first_high));
+            let (first_low, first_high) = round_mask((one, one), round_bits(seed, 0));
+            low = _mm256_or_si256(low, first_low);
+            high = _mm256_or_si256(high, first_high);
         }
         (low, high)
     }
 
-    /// Whether every bit of the striped key's mask is set in `block`.
+    /// Whether every bit of the striped key is set in `block`. Each word is
+    /// shifted right by its round's bit, so that the bit tested lands in
+    /// bit 0, which the round's active words (1 or 0 per word) must all
+    /// find set: no mask is built, and the last round's active words are
+    /// read straight from memory by the test. With two rounds the first
+    /// (every word) is tested alone first: a never-inserted key almost
+    /// always misses one of its eight bits, and then the second round's
+    /// multiplies are never made.
     ///
     /// # Safety
     ///
@@ -842,22 +870,47 @@ mod x86_64 {
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn striped_contains<const ROUNDS: usize>(
         block: &[u64; 8],
-        seed: u32,
+        key_seed: u32,
         stripes: &Stripes,
     ) -> bool {
-        let (low, high) = striped_mask::<ROUNDS>(seed, stripes.active);
         let words = block.as_ptr();
         // SAFETY: `block` is 64 readable bytes; each load reads 32 of them;
         // `loadu` has no alignment requirement.
-        let (old_low, old_high) = unsafe {
+        let (low, high) = unsafe {
             (
                 _mm256_loadu_si256(words.cast::<__m256i>()),
                 _mm256_loadu_si256(words.add(4).cast::<__m256i>()),
             )
         };
+        let seed = _mm256_set1_epi32(key_seed as i32);
+        let tested = |round: usize| {
+            let (bits_low, bits_high) = round_bits(seed, round);
+            (
+                _mm256_srlv_epi64(low, bits_low),
+                _mm256_srlv_epi64(high, bits_high),
+            )
+        };
+        if ROUNDS == 2 {
+            // testc is 1 when bit 0 of every word is set.
+            let (first_low, first_high) = tested(0);
+            let both = _mm256_and_si256(first_low, first_high);
+            if _mm256_testc_si256(both, _mm256_set1_epi64x(1)) == 0 {
+                return false;
+            }
+        }
+        let (last_low, last_high) = tested(ROUNDS - 1);
+        let row = stripes.last_round(key_seed).as_ptr();
+        // SAFETY: a row of active words is 8 u64s, 64 bytes: each load reads
+        // 32 of them; `loadu` has no alignment requirement.
+        let (active_low, active_high) = unsafe {
+            (
+                _mm256_loadu_si256(row.cast::<__m256i>()),
+                _mm256_loadu_si256(row.add(4).cast::<__m256i>()),
+            )
+        };
         let missing = _mm256_or_si256(
-            _mm256_andnot_si256(old_low, low),
-            _mm256_andnot_si256(old_high, high),
+            _mm256_andnot_si256(last_low, active_low),
+            _mm256_andnot_si256(last_high, active_high),
         );
         _mm256_testz_si256(missing, missing) != 0
     }

@@ -70,8 +70,13 @@ pub struct StripedFppTable {
     fpp: Vec<f64>,
 }
 
-/// Loads a table remembers (32 KiB at most): sizing searches revisit them.
-const REMEMBERED_LOADS: u64 = 4096;
+/// Loads a table remembers, all allocated when it is made (8 KiB at most):
+/// sizing searches revisit them, and a table whose memory never grows after
+/// it is made lets a server that counts each command's allocations (as
+/// filterlab-redis-module does) warm the tables up once and charge no key
+/// for them. A load past them (more than a thousand keys in one block, of
+/// a filter too small or too full to matter) is evaluated each time.
+const REMEMBERED_LOADS: u64 = 1024;
 
 impl StripedFppTable {
     /// The table for striped blocks probed `num_hashes` times per key.
@@ -128,10 +133,11 @@ impl StripedFppTable {
         let clear = (-1.0 / bits).ln_1p() * f64::from(per_word)
             + (-f64::from(extra) / (f64::from(words) * bits)).ln_1p();
         let saturated_from = ((TAIL / (f64::from(words) * bits)).ln() / clear).ceil();
+        let saturated_from = (saturated_from as u64).max(1);
         Self {
             terms,
-            saturated_from: (saturated_from as u64).max(1),
-            fpp: Vec::new(),
+            saturated_from,
+            fpp: vec![f64::NAN; saturated_from.min(REMEMBERED_LOADS) as usize],
         }
     }
 

@@ -10,7 +10,7 @@ mod layer;
 
 pub use chunks::{
     CHUNK_MAGIC, CHUNK_OVERHEAD, CHUNK_VERSION, DEFAULT_CHUNK_BYTES, MAX_CHUNK_BYTES,
-    MIN_CHUNK_BYTES,
+    MIN_CHUNK_BYTES, dump_chunks_of, try_restore_chunks_of,
 };
 pub use config::{
     DEFAULT_GROWTH, DEFAULT_TIGHTENING, LayerSizing, MAX_GROWTH, MAX_LAYERS, MAX_MEMORY_CAP,

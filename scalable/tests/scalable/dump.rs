@@ -2,7 +2,8 @@
 //! damaged, missing, reordered or repeated chunk is a typed error.
 
 use filterlab_scalable::{
-    CHUNK_OVERHEAD, DEFAULT_CHUNK_BYTES, Error, ErrorKind, ScalableBloomFilter,
+    BloomFilter, CHUNK_OVERHEAD, DEFAULT_CHUNK_BYTES, Error, ErrorKind, ScalableBloomFilter,
+    dump_chunks_of, try_restore_chunks_of,
 };
 
 use crate::{grown, insert_range};
@@ -167,4 +168,27 @@ fn small_dumps_and_their_damage() {
     });
     let err = <ScalableBloomFilter>::try_restore_chunks(failing).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Io);
+}
+
+/// Any filterlab filter dumps and restores through the same chunks, and a
+/// chunk of another kind is refused.
+#[test]
+fn any_filter_dumps_through_the_same_chunks() {
+    let mut bloom = BloomFilter::with_fpp(0.01)
+        .expected_items(5_000)
+        .build()
+        .unwrap();
+    bloom.insert_many(0..5_000u64);
+    let mut chunks = Vec::new();
+    let count = dump_chunks_of(&bloom, 1024, |cursor, chunk| {
+        chunks.push((cursor, chunk.to_vec()));
+        Ok(())
+    })
+    .unwrap();
+    assert!(count > 4 && count == chunks.len() as u64);
+    let restored: BloomFilter = try_restore_chunks_of(chunks.iter().cloned().map(Ok)).unwrap();
+    assert_eq!(restored, bloom);
+    assert!((0..5_000u64).all(|key| restored.contains(&key)));
+    let err = <ScalableBloomFilter>::restore_chunks(chunks).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::WrongKind);
 }

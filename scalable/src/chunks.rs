@@ -341,6 +341,41 @@ fn check_framing(
     Ok((dump, u64_at(bytes, 24), end))
 }
 
+/// What a chunk's header says about its dump, read by [`inspect_chunk`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ChunkHeader {
+    /// The chunk's sequence number (its cursor), from 1.
+    pub sequence: u64,
+    /// Chunks in the dump.
+    pub total: u64,
+    /// Bytes of the dumped format.
+    pub stream_len: u64,
+    /// The dump's identity, the XXH3-64 of the whole dumped format.
+    pub dump_id: u64,
+}
+
+/// Checks one chunk of a dump of a `P` on its own (framing, kind, length
+/// and checksum) and returns its header: for a store that takes chunks one
+/// at a time (BF.LOADCHUNK) and answers each before the dump is complete.
+/// Whether the chunks fit together is checked when they are restored.
+///
+/// # Errors
+///
+/// [`ErrorKind::BadMagic`], [`ErrorKind::UnsupportedVersion`],
+/// [`ErrorKind::WrongKind`], [`ErrorKind::Truncated`],
+/// [`ErrorKind::LengthMismatch`] or [`ErrorKind::ChecksumMismatch`].
+pub fn inspect_chunk<P: Persist>(bytes: &[u8]) -> Result<ChunkHeader, Error> {
+    let cursor = bytes.get(24..32).map_or(0, |_| u64_at(bytes, 24));
+    let (dump, sequence, _) = check_framing(P::KIND, cursor, bytes)?;
+    Ok(ChunkHeader {
+        sequence,
+        total: dump.total,
+        stream_len: dump.stream_len,
+        dump_id: dump.id,
+    })
+}
+
 impl<I, B> Read for ChunkReader<I, B>
 where
     I: Iterator<Item = Result<(u64, B), Error>>,

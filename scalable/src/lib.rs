@@ -9,8 +9,8 @@ mod info;
 mod layer;
 
 pub use chunks::{
-    CHUNK_MAGIC, CHUNK_OVERHEAD, CHUNK_VERSION, DEFAULT_CHUNK_BYTES, MAX_CHUNK_BYTES,
-    MIN_CHUNK_BYTES, dump_chunks_of, try_restore_chunks_of,
+    CHUNK_MAGIC, CHUNK_OVERHEAD, CHUNK_VERSION, ChunkHeader, DEFAULT_CHUNK_BYTES, MAX_CHUNK_BYTES,
+    MIN_CHUNK_BYTES, dump_chunks_of, inspect_chunk, try_restore_chunks_of,
 };
 pub use config::{
     DEFAULT_GROWTH, DEFAULT_TIGHTENING, LayerSizing, MAX_GROWTH, MAX_LAYERS, MAX_MEMORY_CAP,

@@ -3,7 +3,7 @@
 
 use filterlab_scalable::{
     BloomFilter, CHUNK_OVERHEAD, DEFAULT_CHUNK_BYTES, Error, ErrorKind, ScalableBloomFilter,
-    dump_chunks_of, try_restore_chunks_of,
+    dump_chunks_of, inspect_chunk, try_restore_chunks_of,
 };
 
 use crate::{grown, insert_range};
@@ -186,6 +186,16 @@ fn any_filter_dumps_through_the_same_chunks() {
     })
     .unwrap();
     assert!(count > 4 && count == chunks.len() as u64);
+    for (cursor, chunk) in &chunks {
+        let header = inspect_chunk::<BloomFilter>(chunk).unwrap();
+        assert_eq!((header.sequence, header.total), (*cursor, count));
+        let mut damaged = chunk.clone();
+        damaged[50] ^= 1;
+        let err = inspect_chunk::<BloomFilter>(&damaged).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::ChecksumMismatch);
+        let err = inspect_chunk::<ScalableBloomFilter>(chunk).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::WrongKind);
+    }
     let restored: BloomFilter = try_restore_chunks_of(chunks.iter().cloned().map(Ok)).unwrap();
     assert_eq!(restored, bloom);
     assert!((0..5_000u64).all(|key| restored.contains(&key)));

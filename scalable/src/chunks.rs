@@ -355,19 +355,20 @@ pub struct ChunkHeader {
     pub dump_id: u64,
 }
 
-/// Checks one chunk of a dump of a `P` on its own (framing, kind, length
-/// and checksum) and returns its header: for a store that takes chunks one
-/// at a time (BF.LOADCHUNK) and answers each before the dump is complete.
-/// Whether the chunks fit together is checked when they are restored.
+/// Checks one chunk of a dump of kind `kind` on its own (framing, kind,
+/// length and checksum) and returns its header: for a store that takes
+/// chunks one at a time (BF.LOADCHUNK) and answers each before the dump is
+/// complete. Whether the chunks fit together is checked when they are
+/// restored.
 ///
 /// # Errors
 ///
 /// [`ErrorKind::BadMagic`], [`ErrorKind::UnsupportedVersion`],
 /// [`ErrorKind::WrongKind`], [`ErrorKind::Truncated`],
 /// [`ErrorKind::LengthMismatch`] or [`ErrorKind::ChecksumMismatch`].
-pub fn inspect_chunk<P: Persist>(bytes: &[u8]) -> Result<ChunkHeader, Error> {
+pub fn inspect_chunk(kind: FilterKind, bytes: &[u8]) -> Result<ChunkHeader, Error> {
     let cursor = bytes.get(24..32).map_or(0, |_| u64_at(bytes, 24));
-    let (dump, sequence, _) = check_framing(P::KIND, cursor, bytes)?;
+    let (dump, sequence, _) = check_framing(kind, cursor, bytes)?;
     Ok(ChunkHeader {
         sequence,
         total: dump.total,
@@ -495,6 +496,23 @@ pub fn dump_chunks_of<P: Persist>(
     chunk_bytes: usize,
     store: impl FnMut(u64, &[u8]) -> Result<(), Error>,
 ) -> Result<u64, Error> {
+    dump_stream_chunks(P::KIND, chunk_bytes, |out| filter.write_to(out), store)
+}
+
+/// Writes the bytes `write` streams (twice: once to compute the dump's
+/// identity, once to cut it; both times the same bytes) as numbered
+/// chunks of kind `kind`: a filter's format with something of the
+/// caller's around it. Read back with [`try_restore_stream_chunks`].
+///
+/// # Errors
+///
+/// As [`ScalableBloomFilter::dump_chunks`], and those of `write`.
+pub fn dump_stream_chunks(
+    kind: FilterKind,
+    chunk_bytes: usize,
+    write: impl Fn(&mut dyn Write) -> Result<(), Error>,
+    store: impl FnMut(u64, &[u8]) -> Result<(), Error>,
+) -> Result<u64, Error> {
     if !(MIN_CHUNK_BYTES..=MAX_CHUNK_BYTES).contains(&chunk_bytes) {
         return Err(Error::invalid(format!(
             "chunks must be {MIN_CHUNK_BYTES}..={MAX_CHUNK_BYTES} bytes, got {chunk_bytes}"
@@ -504,7 +522,7 @@ pub fn dump_chunks_of<P: Persist>(
         hasher: Xxh3::new(),
         len: 0,
     };
-    filter.write_to(&mut fingerprint)?;
+    write(&mut fingerprint)?;
     let data_capacity = chunk_bytes - CHUNK_OVERHEAD;
     let dump = DumpId {
         id: fingerprint.hasher.digest(),
@@ -514,7 +532,7 @@ pub fn dump_chunks_of<P: Persist>(
     let mut chunk = Vec::with_capacity(chunk_bytes);
     chunk.resize(CHUNK_HEADER, 0);
     let mut writer = ChunkWriter {
-        kind: P::KIND,
+        kind,
         dump,
         data_capacity,
         chunk,
@@ -522,9 +540,7 @@ pub fn dump_chunks_of<P: Persist>(
         store,
         stash: ErrorStash::default(),
     };
-    filter
-        .write_to(&mut writer)
-        .map_err(|err| writer.stash.take_or(err))?;
+    write(&mut writer).map_err(|err| writer.stash.take_or(err))?;
     if writer.data_len() > 0 {
         writer.emit()?;
     }
@@ -545,8 +561,28 @@ where
     I: IntoIterator<Item = Result<(u64, B), Error>>,
     B: AsRef<[u8]>,
 {
-    let mut reader = ChunkReader::new(P::KIND, chunks.into_iter());
-    let filter = P::read_from(&mut reader).map_err(|err| reader.stash.take_or(err))?;
+    try_restore_stream_chunks(P::KIND, chunks, |input| P::read_from(input))
+}
+
+/// Reads what `read` takes from the chunks of [`dump_stream_chunks`]
+/// (pulled one at a time), checked as
+/// [`ScalableBloomFilter::restore_chunks`] checks them: `read` must take
+/// the whole dumped stream.
+///
+/// # Errors
+///
+/// As [`ScalableBloomFilter::try_restore_chunks`], and those of `read`.
+pub fn try_restore_stream_chunks<T, I, B>(
+    kind: FilterKind,
+    chunks: I,
+    read: impl FnOnce(&mut dyn Read) -> Result<T, Error>,
+) -> Result<T, Error>
+where
+    I: IntoIterator<Item = Result<(u64, B), Error>>,
+    B: AsRef<[u8]>,
+{
+    let mut reader = ChunkReader::new(kind, chunks.into_iter());
+    let value = read(&mut reader).map_err(|err| reader.stash.take_or(err))?;
     reader.finish()?;
-    Ok(filter)
+    Ok(value)
 }

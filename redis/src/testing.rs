@@ -49,7 +49,8 @@ struct Private {
     child: Child,
     port: u16,
     dir: PathBuf,
-    persistent: bool,
+    /// Its arguments after the port, directory and logging ones.
+    args: Vec<String>,
 }
 
 impl Server {
@@ -97,17 +98,48 @@ impl Server {
     pub fn start_private(persistent: bool) -> Option<Self> {
         match user_url() {
             Some(_) => None,
-            None => match Self::private(persistent) {
-                Err(err) if err.kind() == io::ErrorKind::NotFound => skip(&err),
-                started => Some(started.unwrap_or_else(|err| panic!("no Redis server: {err}"))),
-            },
+            None => Self::start_private_with(persistent, &[]),
+        }
+    }
+
+    /// A private server, `persistent` or not, started with `args` after
+    /// its own (for example `["--loadmodule", path]`), whether or not
+    /// `FILTERLAB_REDIS_URL` is set; as [`start`](Self::start) when
+    /// `redis-server` is not on the PATH.
+    ///
+    /// # Panics
+    ///
+    /// As [`start`](Self::start).
+    pub fn start_private_with(persistent: bool, args: &[&str]) -> Option<Self> {
+        match Self::private_with(persistent, args) {
+            Err(err) if err.kind() == io::ErrorKind::NotFound => skip(&err),
+            started => Some(started.unwrap_or_else(|err| panic!("no Redis server: {err}"))),
         }
     }
 
     fn private(persistent: bool) -> io::Result<Self> {
+        Self::private_with(persistent, &[])
+    }
+
+    /// [`start_private_with`](Self::start_private_with), with the error.
+    ///
+    /// # Errors
+    ///
+    /// As [`discover`](Self::discover).
+    pub fn private_with(persistent: bool, args: &[&str]) -> io::Result<Self> {
         let dir = std::env::temp_dir().join(unique("filterlab-redis-server"));
         std::fs::create_dir_all(&dir)?;
-        match Self::private_in(&dir, persistent) {
+        let persistence: &[&str] = if persistent {
+            &["--appendonly", "yes", "--appendfsync", "always"]
+        } else {
+            &["--appendonly", "no"]
+        };
+        let args: Vec<String> = persistence
+            .iter()
+            .chain(args)
+            .map(|&arg| arg.to_owned())
+            .collect();
+        match Self::private_in(&dir, args) {
             Err(err) if err.kind() == io::ErrorKind::NotFound => {
                 let _ = std::fs::remove_dir_all(&dir);
                 Err(err)
@@ -120,16 +152,16 @@ impl Server {
         }
     }
 
-    fn private_in(dir: &Path, persistent: bool) -> io::Result<Self> {
+    fn private_in(dir: &Path, args: Vec<String>) -> io::Result<Self> {
         for _attempt in 0..20 {
             // Another process may take the port between this probe and
             // redis-server's bind: then redis-server exits and we try another.
             let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
             let mut private = Private {
-                child: spawn(dir, port, persistent)?,
+                child: spawn(dir, port, &args)?,
                 port,
                 dir: dir.to_owned(),
-                persistent,
+                args: args.clone(),
             };
             if private.wait_ready() {
                 return Ok(Self {
@@ -147,6 +179,18 @@ impl Server {
     /// The server's URL.
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// The port of a private server.
+    pub fn port(&self) -> Option<u16> {
+        self.private.as_ref().map(|private| private.port)
+    }
+
+    /// The log file of a private server.
+    pub fn log_file(&self) -> Option<PathBuf> {
+        self.private
+            .as_ref()
+            .map(|private| private.dir.join("redis.log"))
     }
 
     /// Whether this process started the server (and so is its only client).
@@ -194,7 +238,7 @@ impl Server {
             .as_mut()
             .expect("only a private server restarts");
         for _attempt in 0..50 {
-            if let Ok(child) = spawn(&private.dir, private.port, private.persistent) {
+            if let Ok(child) = spawn(&private.dir, private.port, &private.args) {
                 private.child = child;
                 if private.wait_ready() {
                     return;
@@ -305,11 +349,7 @@ fn user_url() -> Option<String> {
 }
 
 /// Starts `redis-server` on 127.0.0.1:`port` with its files in `dir`.
-fn spawn(dir: &Path, port: u16, persistent: bool) -> io::Result<Child> {
-    let persistence: &[&str] = if persistent {
-        &["--appendonly", "yes", "--appendfsync", "always"]
-    } else {
-        &["--appendonly", "no"]
-    };
-    spawn_with(dir, port, persistence)
+fn spawn(dir: &Path, port: u16, args: &[String]) -> io::Result<Child> {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    spawn_with(dir, port, &args)
 }

@@ -1,0 +1,336 @@
+//! The BF commands, as RedisBloom answers them (`src/rebloom.c` and its
+//! flow tests are the specification; the README lists what differs).
+
+use filterlab_core::BATCH;
+use redis_module::raw::RedisModuleCmdFunc;
+
+use crate::bloom::{Added, Bloom};
+use crate::ffi::{Args, Ctx, Level, entries, log};
+use crate::grammar::{self, Argv, BloomField, BloomParams, EXISTS, NOT_FOUND, Parsed, Refusal};
+use crate::server::{create_sized, filter_of, filter_or_create, for_each_batch, options};
+use crate::stored::{ChunkRefusal, Loaded, Stored, dump_after, load_chunk};
+
+entries! {
+    reserve_entry => reserve,
+    add_entry => add,
+    madd_entry => madd,
+    insert_entry => insert,
+    exists_entry => exists,
+    mexists_entry => mexists,
+    card_entry => card,
+    info_entry => info,
+    debug_entry => debug,
+    scandump_entry => scandump,
+    loadchunk_entry => loadchunk,
+}
+
+/// The BF commands: name after the prefix, entry, flags (RedisBloom's).
+pub(crate) const TABLE: &[(&str, RedisModuleCmdFunc, &str)] = &[
+    ("RESERVE", Some(reserve_entry), "write deny-oom"),
+    ("ADD", Some(add_entry), "write deny-oom"),
+    ("MADD", Some(madd_entry), "write deny-oom"),
+    ("INSERT", Some(insert_entry), "write deny-oom"),
+    ("EXISTS", Some(exists_entry), "readonly fast"),
+    ("MEXISTS", Some(mexists_entry), "readonly fast"),
+    ("CARD", Some(card_entry), "readonly fast"),
+    ("INFO", Some(info_entry), "readonly fast"),
+    ("DEBUG", Some(debug_entry), "readonly fast"),
+    ("SCANDUMP", Some(scandump_entry), "readonly fast"),
+    ("LOADCHUNK", Some(loadchunk_entry), "write deny-oom"),
+];
+
+/// A new filter of `params`, once it is known to fit.
+fn create(ctx: &Ctx, params: &BloomParams) -> Parsed<Bloom> {
+    if params.capped {
+        log(Level::Warning, "Error rate is capped at 0.250000");
+    }
+    let layout = options().bf_layout;
+    create_sized(
+        ctx,
+        Bloom::sizing(params, layout),
+        || Bloom::create(params, layout),
+        "ERR could not create filter",
+    )
+}
+
+/// One insert's reply (an error for a refusal).
+fn reply_added(ctx: &Ctx, added: Added) {
+    match added {
+        Added::New => ctx.reply_bool(true),
+        Added::Present => ctx.reply_bool(false),
+        Added::NonScalingFull => ctx.reply_error("ERR non scaling filter is full"),
+        Added::Full => ctx.reply_error("ERR problem inserting into filter"),
+    }
+}
+
+/// Inserts the items from argument `from` on, replying an array of
+/// answers: each batch hashed first, then probed with prefetch. Stops
+/// after a non-scaling filter's refusal, as RedisBloom does. Whether the
+/// filter changed.
+fn insert_items(ctx: &Ctx, bloom: &mut Bloom, args: &Args<'_>, from: usize) -> bool {
+    ctx.reply_array_postponed();
+    let mut answers = [Added::Present; BATCH];
+    let (mut replied, mut changed) = (0, false);
+    let hasher = bloom.hasher();
+    for_each_batch(
+        args,
+        from,
+        |item| hasher.hash_bytes(item),
+        |_, hashes| {
+            let answered = bloom.insert_batch(hashes, &mut answers);
+            for &added in &answers[..answered] {
+                reply_added(ctx, added);
+                changed |= added == Added::New;
+            }
+            replied += answered;
+            answered == hashes.len()
+        },
+    );
+    ctx.set_array_len(replied);
+    changed
+}
+
+/// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
+fn reserve(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
+    let params = grammar::bf_reserve(args, options())?;
+    let mut key = ctx.open_key(args, 1, true);
+    if filter_of::<Bloom>(&mut key)?.is_some() {
+        return Err(EXISTS);
+    }
+    let bloom = create(ctx, &params)?;
+    key.set(&crate::server::BLOOM, Stored::Ready(bloom));
+    ctx.reply_simple(c"OK");
+    ctx.replicate_verbatim();
+    Ok(())
+}
+
+/// BF.ADD key item: creates the filter with the defaults.
+fn add(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
+    if args.count() != 3 {
+        return Err(Refusal::Arity);
+    }
+    let mut key = ctx.open_key(args, 1, true);
+    let defaults = BloomParams::defaults(options());
+    let (bloom, created) = filter_or_create(&mut key, || create(ctx, &defaults))?;
+    let added = bloom.insert_hash(bloom.hash(args.bytes(2)));
+    reply_added(ctx, added);
+    if created || added == Added::New {
+        ctx.replicate_verbatim();
+    }
+    Ok(())
+}
+
+/// BF.MADD key item [item …]
+fn madd(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
+    if args.count() < 3 {
+        return Err(Refusal::Arity);
+    }
+    let mut key = ctx.open_key(args, 1, true);
+    let defaults = BloomParams::defaults(options());
+    let (bloom, created) = filter_or_create(&mut key, || create(ctx, &defaults))?;
+    if insert_items(ctx, bloom, args, 2) || created {
+        ctx.replicate_verbatim();
+    }
+    Ok(())
+}
+
+/// BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item …
+fn insert(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
+    let insert = grammar::bf_insert(args, options())?;
+    let mut key = ctx.open_key(args, 1, true);
+    let (bloom, created) = filter_or_create(&mut key, || {
+        if insert.create {
+            create(ctx, &insert.params)
+        } else {
+            Err(NOT_FOUND)
+        }
+    })?;
+    if insert_items(ctx, bloom, args, insert.items) || created {
+        ctx.replicate_verbatim();
+    }
+    Ok(())
+}
+
+/// The filter under argument 1, for reading; `None` for an empty key or
+/// one of another type (BF.EXISTS answers 0 for those, as RedisBloom does).
+fn lookup<'k>(key: &'k mut crate::ffi::Key) -> Parsed<Option<&'k mut Bloom>> {
+    match filter_of::<Bloom>(key) {
+        Err(Refusal::Text(text)) if text.starts_with("WRONGTYPE") => Ok(None),
+        found => found,
+    }
+}
+
+/// BF.EXISTS key item
+fn exists(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
+    if args.count() != 3 {
+        return Err(Refusal::Arity);
+    }
+    let mut key = ctx.open_key(args, 1, false);
+    let found =
+        lookup(&mut key)?.is_some_and(|bloom| bloom.contains_hash(bloom.hash(args.bytes(2))));
+    ctx.reply_bool(found);
+    Ok(())
+}
+
+/// BF.MEXISTS key item [item …]: every batch hashed, then looked up with
+/// the filter's prefetching batched lookup.
+fn mexists(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
+    if args.count() < 3 {
+        return Err(Refusal::Arity);
+    }
+    let mut key = ctx.open_key(args, 1, false);
+    let bloom = lookup(&mut key)?;
+    ctx.reply_array(args.count() - 2);
+    let Some(bloom) = bloom else {
+        (2..args.count()).for_each(|_| ctx.reply_bool(false));
+        return Ok(());
+    };
+    let mut found = [false; BATCH];
+    let hasher = bloom.hasher();
+    for_each_batch(
+        args,
+        2,
+        |item| hasher.hash_bytes(item),
+        |_, hashes| {
+            bloom.contains_hashes(hashes, &mut found[..hashes.len()]);
+            found[..hashes.len()]
+                .iter()
+                .for_each(|&hit| ctx.reply_bool(hit));
+            true
+        },
+    );
+    Ok(())
+}
+
+/// BF.CARD key: 0 for an empty key.
+fn card(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
+    if args.count() != 2 {
+        return Err(Refusal::Arity);
+    }
+    let mut key = ctx.open_key(args, 1, false);
+    let items = filter_of::<Bloom>(&mut key)?.map_or(0, |bloom| bloom.len());
+    ctx.reply_integer(i64::try_from(items).unwrap_or(i64::MAX));
+    Ok(())
+}
+
+/// A key's filter that must exist.
+fn existing<'k>(key: &'k mut crate::ffi::Key) -> Parsed<&'k mut Bloom> {
+    filter_of::<Bloom>(key)?.ok_or(NOT_FOUND)
+}
+
+fn reply_field(ctx: &Ctx, value: Option<i64>) {
+    match value {
+        Some(value) => ctx.reply_integer(value),
+        None => ctx.reply_null(),
+    }
+}
+
+/// BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION]
+fn info(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
+    if !(2..=3).contains(&args.count()) {
+        return Err(Refusal::Arity);
+    }
+    let mut key = ctx.open_key(args, 1, false);
+    let bloom = existing(&mut key)?;
+    if args.count() == 3 {
+        let field = BloomField::named(args.bytes(2))?;
+        if ctx.resp3() {
+            ctx.reply_map(1);
+            ctx.reply_label(field.label());
+        } else {
+            ctx.reply_array(1);
+        }
+        reply_field(ctx, bloom.field(field));
+        return Ok(());
+    }
+    ctx.reply_map(BloomField::ALL.len());
+    for field in BloomField::ALL {
+        ctx.reply_label(field.label());
+        reply_field(ctx, bloom.field(field));
+    }
+    Ok(())
+}
+
+/// BF.DEBUG key: the count, then one line per layer.
+fn debug(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
+    if args.count() != 2 {
+        return Err(Refusal::Arity);
+    }
+    let mut key = ctx.open_key(args, 1, false);
+    let lines = existing(&mut key)?.debug();
+    ctx.reply_array(lines.len());
+    lines
+        .iter()
+        .for_each(|line| ctx.reply_bulk(line.as_bytes()));
+    Ok(())
+}
+
+/// BF.SCANDUMP key cursor: the chunk after `cursor` and its own cursor;
+/// `[0, ""]` past the last.
+fn scandump(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
+    if args.count() != 3 {
+        return Err(Refusal::Arity);
+    }
+    let mut key = ctx.open_key(args, 1, false);
+    let bloom = existing(&mut key)?;
+    let Some(cursor) = args.integer(2) else {
+        return Err(Refusal::text("Second argument must be numeric"));
+    };
+    let chunk =
+        dump_after(bloom, cursor).map_err(|err| Refusal::Text(format!("ERR {err}").into()))?;
+    ctx.reply_array(2);
+    match chunk {
+        Some((next, bytes)) => {
+            ctx.reply_integer(next as i64);
+            ctx.reply_bulk(&bytes);
+        }
+        None => {
+            ctx.reply_integer(0);
+            ctx.reply_bulk(&[]);
+        }
+    }
+    Ok(())
+}
+
+/// BF.LOADCHUNK key cursor chunk: the chunks of a dump, in order; the
+/// filter answers once the last one has arrived.
+fn loadchunk(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
+    if args.count() != 4 {
+        return Err(Refusal::Arity);
+    }
+    let Some(cursor) = args.integer(2) else {
+        return Err(Refusal::text("ERR Second argument must be numeric"));
+    };
+    let mut key = ctx.open_key(args, 1, true);
+    let loaded = match key.get(&crate::server::BLOOM) {
+        crate::ffi::Held::Other => return Err(grammar::WRONG_TYPE),
+        crate::ffi::Held::Empty => load_chunk::<Bloom>(None, cursor, args.bytes(3)),
+        crate::ffi::Held::Value(stored) => load_chunk(Some(stored), cursor, args.bytes(3)),
+    };
+    match loaded {
+        Ok(Loaded::Started(stored)) => key.set(&crate::server::BLOOM, stored),
+        Ok(Loaded::Kept) => {}
+        Ok(Loaded::Restored(bloom)) => key.set(&crate::server::BLOOM, Stored::Ready(bloom)),
+        Err(refusal) => {
+            return Err(match refusal {
+                ChunkRefusal::NotFound => NOT_FOUND,
+                ChunkRefusal::Exists | ChunkRefusal::Offset => {
+                    Refusal::text("invalid offset - no link found")
+                }
+                ChunkRefusal::BadChunk(_) => Refusal::text("received bad data"),
+                ChunkRefusal::BadDump(err) => {
+                    log(
+                        Level::Warning,
+                        &format!("BF.LOADCHUNK: the dump does not restore: {err}"),
+                    );
+                    key.delete();
+                    ctx.replicate_verbatim();
+                    Refusal::text("received bad data")
+                }
+            });
+        }
+    }
+    ctx.reply_simple(c"OK");
+    ctx.replicate_verbatim();
+    Ok(())
+}

@@ -9,6 +9,7 @@
 //! replies item by item and allocates nothing per item.
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::ffi::{CStr, CString, c_char, c_int, c_long, c_longlong, c_void};
 use std::marker::PhantomData;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -66,6 +67,37 @@ fn in_server() -> bool {
     alloc.is_some()
 }
 
+thread_local! {
+    /// Bytes this thread holds in the server's allocator through the
+    /// module, allocator rounding included: what a command allocated for
+    /// its key is the change across it (`dispatch`). Per thread, so that
+    /// the server's background frees (lazyfree) do not count against a
+    /// command.
+    static HELD: Cell<isize> = const { Cell::new(0) };
+}
+
+/// The bytes this thread holds in the server's allocator.
+fn held() -> isize {
+    HELD.try_with(Cell::get).unwrap_or(0)
+}
+
+/// Counts the usable size of a block of the server's, allocated (`sign`
+/// 1) or about to be freed (-1).
+fn count(block: *mut u8, sign: isize) {
+    if block.is_null() {
+        return;
+    }
+    // SAFETY: a read of a function pointer set by `RedisModule_Init` (see
+    // `in_server`); `block` is a live block of the server's allocator.
+    let size = unsafe {
+        match raw::RedisModule_MallocSize {
+            Some(size) => size(block.cast()),
+            None => 0,
+        }
+    };
+    let _ = HELD.try_with(|held| held.set(held.get().wrapping_add(sign * size as isize)));
+}
+
 /// The server's allocation, `size` bytes (zeroed when asked): `null` when
 /// refused.
 fn server_alloc(size: usize, zeroed: bool) -> *mut u8 {
@@ -84,12 +116,15 @@ fn server_alloc(size: usize, zeroed: bool) -> *mut u8 {
                 None => ptr::null_mut(),
             }
         };
-        block.cast()
+        let block: *mut u8 = block.cast();
+        count(block, 1);
+        block
     }
 }
 
 /// Frees a block of `server_alloc`.
 fn server_free(block: *mut u8) {
+    count(block, -1);
     // SAFETY: `block` came from the server's allocator (the caller's
     // contract), and `RedisModule_Free` is set (see `in_server`).
     unsafe {
@@ -180,12 +215,16 @@ unsafe impl GlobalAlloc for ServerAllocator {
         if layout.align() <= MIN_ALIGN {
             // SAFETY: `block` is the server's, of `layout`; the reallocation
             // keeps its first bytes and its 16-byte alignment.
-            return unsafe {
+            count(block, -1);
+            let moved: *mut u8 = unsafe {
                 match raw::RedisModule_TryRealloc.or(raw::RedisModule_Realloc) {
                     Some(realloc) => realloc(block.cast(), new_size).cast(),
                     None => ptr::null_mut(),
                 }
             };
+            // A refused reallocation leaves the old block as it was.
+            count(if moved.is_null() { block } else { moved }, 1);
+            return moved;
         }
         // SAFETY: `new_size` with the old alignment is a valid layout (the
         // caller's contract); the old block holds `layout.size()` bytes.
@@ -554,6 +593,8 @@ pub(crate) trait TypeCallbacks: Sized {
     fn rewrite(&self, aof: &mut Aof) -> Result<(), Error>;
     /// Bytes held in the server's allocator.
     fn allocated(&self) -> usize;
+    /// Adds bytes the value came to hold (or, negative, gave back).
+    fn account(&mut self, delta: isize);
     /// Feeds the value's content to DEBUG DIGEST.
     fn digest(&self, digest: &mut Digest);
     /// A copy (COPY).
@@ -663,8 +704,13 @@ extern "C" fn rdb_load<T: TypeCallbacks>(
 ) -> *mut c_void {
     guarded("an RDB load", ptr::null_mut(), || {
         let mut source = RdbSource { io };
+        let before = held();
         match T::load(&mut source, version) {
-            Ok(value) => Box::into_raw(Box::new(value)).cast(),
+            Ok(value) => {
+                let mut value = Box::new(value);
+                value.account(held() - before);
+                Box::into_raw(value).cast()
+            }
             Err(err) => {
                 let text = c_string(&format!("filterlab: refused a damaged value: {err}"));
                 // SAFETY: the callback's I/O handle and a `%s` format.
@@ -743,7 +789,10 @@ extern "C" fn copy<T: TypeCallbacks>(
     guarded("COPY", ptr::null_mut(), || {
         // SAFETY: the server passes a value of this type.
         let value = unsafe { value_of::<T>(value) };
-        Box::into_raw(Box::new(value.duplicate())).cast()
+        let before = held();
+        let mut copy = Box::new(value.duplicate());
+        copy.account(held() - before);
+        Box::into_raw(copy).cast()
     })
 }
 
@@ -777,8 +826,10 @@ impl AsRef<[u8]> for ServerBuffer {
 
 impl Drop for ServerBuffer {
     fn drop(&mut self) {
+        // SAFETY: a buffer the server allocated for the module to free
+        // (not one of the module's, which the module counts).
         if !self.bytes.is_null() {
-            server_free(self.bytes.cast());
+            server!(RedisModule_Free(self.bytes.cast()));
         }
     }
 }
@@ -882,6 +933,7 @@ pub(crate) fn dispatch(
     argv: *mut *mut raw::RedisModuleString,
     argc: c_int,
     handler: Handler,
+    account: fn(&Ctx, &Args<'_>, isize),
 ) -> c_int {
     let argv: &[*mut raw::RedisModuleString] = match usize::try_from(argc) {
         // SAFETY: the server passes `argc` valid argument pointers, alive
@@ -892,10 +944,15 @@ pub(crate) fn dispatch(
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let ctx = Ctx::new(ctx);
         let args = Args { argv };
+        let before = held();
         match handler(&ctx, &args) {
             Ok(()) => {}
             Err(Refusal::Arity) => ctx.reply_wrong_arity(),
             Err(Refusal::Text(text)) => ctx.reply_error(&text),
+        }
+        let delta = held() - before;
+        if delta != 0 {
+            account(&ctx, &args, delta);
         }
     }));
     if let Err(panic) = outcome {
@@ -912,22 +969,6 @@ pub(crate) fn dispatch(
     }
     raw::REDISMODULE_OK as c_int
 }
-
-/// Generates the `extern "C"` entry the server calls for each handler.
-macro_rules! entries {
-    ($($entry:ident => $handler:path),* $(,)?) => {
-        $(
-            pub(crate) extern "C" fn $entry(
-                ctx: *mut ::redis_module::raw::RedisModuleCtx,
-                argv: *mut *mut ::redis_module::raw::RedisModuleString,
-                argc: ::std::ffi::c_int,
-            ) -> ::std::ffi::c_int {
-                $crate::ffi::dispatch(ctx, argv, argc, $handler)
-            }
-        )*
-    };
-}
-pub(crate) use entries;
 
 /// The context of `RedisModule_OnLoad`.
 pub(crate) struct LoadCtx {
@@ -963,28 +1004,24 @@ impl LoadCtx {
     }
 }
 
-/// The module's entry point: `redis-server --loadmodule
-/// libfilterlab_redis_module.so [NAME VALUE ...]`.
-///
-/// # Safety
-///
-/// Called by the server, once, with its load context and the module
-/// arguments.
-#[unsafe(no_mangle)]
-#[allow(unreachable_pub)] // exported by name for the server
-pub unsafe extern "C" fn RedisModule_OnLoad(
+/// What `RedisModule_OnLoad` does: initialises the server's API (before
+/// anything is allocated: the allocator follows it), declares that damaged
+/// values are refused rather than fatal, and hands the module arguments to
+/// `on_load`.
+pub(crate) fn load(
     ctx: *mut raw::RedisModuleCtx,
     argv: *mut *mut raw::RedisModuleString,
     argc: c_int,
+    version: c_int,
+    on_load: fn(&LoadCtx, &[&[u8]]) -> Result<(), String>,
 ) -> c_int {
     const ERR: c_int = raw::REDISMODULE_ERR as c_int;
-    // Nothing may allocate before this: the allocator follows it.
     // SAFETY: the server's load context and a static name.
     let status = unsafe {
         raw::Export_RedisModule_Init(
             ctx,
             c"filterlab".as_ptr(),
-            crate::server::MODULE_VERSION,
+            version,
             raw::REDISMODULE_APIVER_1 as c_int,
         )
     };
@@ -997,14 +1034,14 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
         _ => &[],
     };
     let loaded = guarded("loading the module", Err("a panic".to_owned()), || {
-        // SAFETY: the load context; damaged values are refused, not fatal.
+        // SAFETY: the load context.
         server!(RedisModule_SetModuleOptions(
             ctx,
             raw::REDISMODULE_OPTIONS_HANDLE_IO_ERRORS as c_int
         ));
         let args = Args { argv };
         let words: Vec<&[u8]> = (0..args.count()).map(|index| args.bytes(index)).collect();
-        crate::server::on_load(&LoadCtx { raw: ctx }, &words)
+        on_load(&LoadCtx { raw: ctx }, &words)
     });
     match loaded {
         Ok(()) => raw::REDISMODULE_OK as c_int,

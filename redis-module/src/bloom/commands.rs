@@ -5,10 +5,13 @@ use filterlab_core::BATCH;
 use redis_module::raw::RedisModuleCmdFunc;
 
 use crate::bloom::{Added, Bloom};
-use crate::ffi::{Args, Ctx, Level, entries, log};
+use crate::ffi::{Args, Ctx, Key, Level, log};
 use crate::grammar::{self, Argv, BloomField, BloomParams, EXISTS, NOT_FOUND, Parsed, Refusal};
-use crate::server::{create_sized, filter_of, filter_or_create, for_each_batch, options};
-use crate::stored::{ChunkRefusal, Loaded, Stored, dump_after, load_chunk};
+use crate::keys::{
+    BLOOM, Keyed, create_sized, entries, filter_of, filter_or_create, for_each_batch,
+    load_chunk_into, options,
+};
+use crate::stored::{ChunkRefusal, Stored, dump_after};
 
 entries! {
     reserve_entry => reserve,
@@ -98,7 +101,7 @@ fn reserve(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
         return Err(EXISTS);
     }
     let bloom = create(ctx, &params)?;
-    key.set(&crate::server::BLOOM, Stored::Ready(bloom));
+    key.set(&BLOOM, Keyed::new(Stored::Ready(bloom)));
     ctx.reply_simple(c"OK");
     ctx.replicate_verbatim();
     Ok(())
@@ -153,7 +156,7 @@ fn insert(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
 
 /// The filter under argument 1, for reading; `None` for an empty key or
 /// one of another type (BF.EXISTS answers 0 for those, as RedisBloom does).
-fn lookup<'k>(key: &'k mut crate::ffi::Key) -> Parsed<Option<&'k mut Bloom>> {
+fn lookup<'k>(key: &'k mut Key) -> Parsed<Option<&'k mut Bloom>> {
     match filter_of::<Bloom>(key) {
         Err(Refusal::Text(text)) if text.starts_with("WRONGTYPE") => Ok(None),
         found => found,
@@ -214,7 +217,7 @@ fn card(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
 }
 
 /// A key's filter that must exist.
-fn existing<'k>(key: &'k mut crate::ffi::Key) -> Parsed<&'k mut Bloom> {
+fn existing<'k>(key: &'k mut Key) -> Parsed<&'k mut Bloom> {
     filter_of::<Bloom>(key)?.ok_or(NOT_FOUND)
 }
 
@@ -302,32 +305,20 @@ fn loadchunk(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
         return Err(Refusal::text("ERR Second argument must be numeric"));
     };
     let mut key = ctx.open_key(args, 1, true);
-    let loaded = match key.get(&crate::server::BLOOM) {
-        crate::ffi::Held::Other => return Err(grammar::WRONG_TYPE),
-        crate::ffi::Held::Empty => load_chunk::<Bloom>(None, cursor, args.bytes(3)),
-        crate::ffi::Held::Value(stored) => load_chunk(Some(stored), cursor, args.bytes(3)),
-    };
-    match loaded {
-        Ok(Loaded::Started(stored)) => key.set(&crate::server::BLOOM, stored),
-        Ok(Loaded::Kept) => {}
-        Ok(Loaded::Restored(bloom)) => key.set(&crate::server::BLOOM, Stored::Ready(bloom)),
-        Err(refusal) => {
-            return Err(match refusal {
-                ChunkRefusal::NotFound => NOT_FOUND,
-                ChunkRefusal::Exists | ChunkRefusal::Offset => {
-                    Refusal::text("invalid offset - no link found")
-                }
-                ChunkRefusal::BadChunk(_) => Refusal::text("received bad data"),
-                ChunkRefusal::BadDump(err) => {
-                    log(
-                        Level::Warning,
-                        &format!("BF.LOADCHUNK: the dump does not restore: {err}"),
-                    );
-                    key.delete();
-                    ctx.replicate_verbatim();
-                    Refusal::text("received bad data")
-                }
-            });
+    match load_chunk_into::<Bloom>(&mut key, cursor, args.bytes(3))? {
+        Ok(()) => {}
+        Err(ChunkRefusal::NotFound) => return Err(NOT_FOUND),
+        Err(ChunkRefusal::Exists | ChunkRefusal::Offset) => {
+            return Err(Refusal::text("invalid offset - no link found"));
+        }
+        Err(ChunkRefusal::BadChunk(_)) => return Err(Refusal::text("received bad data")),
+        Err(ChunkRefusal::BadDump(err)) => {
+            log(
+                Level::Warning,
+                &format!("BF.LOADCHUNK: the dump does not restore: {err}"),
+            );
+            ctx.replicate_verbatim();
+            return Err(Refusal::text("received bad data"));
         }
     }
     ctx.reply_simple(c"OK");

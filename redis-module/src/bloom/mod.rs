@@ -5,7 +5,6 @@
 pub(crate) mod commands;
 
 use std::io::{Read, Write};
-use std::mem::{size_of, size_of_val};
 
 use filterlab_core::format::{DEFAULT_PAYLOAD_LIMIT, FrameReader};
 use filterlab_core::{Error, ErrorKind, Filter, FilterKind, KeyHasher, Persist};
@@ -15,7 +14,7 @@ use filterlab_scalable::{
 
 use crate::grammar::{BloomField, BloomParams};
 use crate::options::Layout;
-use crate::stored::{FilterValue, Stored};
+use crate::stored::FilterValue;
 
 /// A BF key's filter.
 #[derive(Clone, Debug, PartialEq)]
@@ -167,12 +166,14 @@ impl Bloom {
     }
 
     /// A BF.INFO field; `None` is nil (the expansion of a non-scaling
-    /// filter).
+    /// filter). Size is the bytes of the layers' arrays: what the filter
+    /// is, whatever its history (MEMORY USAGE adds the allocator's
+    /// rounding and the bookkeeping, which depend on it).
     pub fn field(&self, field: BloomField) -> Option<i64> {
         let clamp = |value: u64| i64::try_from(value).unwrap_or(i64::MAX);
         each_layout!(self, filter => match field {
             BloomField::Capacity => Some(clamp(filter.current_capacity())),
-            BloomField::Size => Some(clamp(self.allocated_bytes() as u64)),
+            BloomField::Size => Some(clamp(self.storage_bytes() as u64)),
             BloomField::Filters => Some(clamp(filter.layers().len() as u64)),
             BloomField::Items => Some(clamp(filter.len() as u64)),
             BloomField::Expansion => {
@@ -203,12 +204,17 @@ impl Bloom {
         })
     }
 
-    /// The bytes this filter holds in the server's allocator: the value,
-    /// the layer list and the layers' arrays (`MEMORY USAGE` and BF.INFO's
-    /// Size).
-    pub fn allocated_bytes(&self) -> usize {
-        let layers = each_layout!(self, filter => size_of_val(filter.layers()));
-        size_of::<Stored<Self>>() + layers + self.storage_bytes()
+    /// Builds, once, the per-k FPP tables `BlockedBloomFilter`'s sizing
+    /// keeps for the whole process (every k, 128 KiB; about 0.1 s): a
+    /// table made later would be counted in the bytes of the key whose
+    /// command first needed it, and MEMORY USAGE would be off by it.
+    pub fn warm_up() {
+        for hashes in 1..=filterlab_core::sizing::MAX_HASHES {
+            let _ = BlockedBloomFilter::with_fpp(0.01)
+                .hashes(hashes)
+                .expected_items(1000)
+                .sizing();
+        }
     }
 
     /// The layers' kind, for the reader.
@@ -294,7 +300,7 @@ mod tests {
     use super::*;
     use crate::options::Options;
     use crate::payload::Recorded;
-    use crate::stored::{ChunkRefusal, Loaded, dump_after, dump_all, load_chunk};
+    use crate::stored::{ChunkRefusal, Loaded, Stored, dump_after, dump_all, load_chunk};
 
     fn grown(layout: Layout) -> Bloom {
         let params = BloomParams {

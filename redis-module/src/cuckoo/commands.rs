@@ -5,10 +5,13 @@ use filterlab_core::BATCH;
 use redis_module::raw::RedisModuleCmdFunc;
 
 use crate::cuckoo::{Cuckoo, Refused};
-use crate::ffi::{Args, Ctx, Held, Key, Level, entries, log};
+use crate::ffi::{Args, Ctx, Key, Level, log};
 use crate::grammar::{self, Argv, CuckooParams, EXISTS, NOT_FOUND, Parsed, Refusal};
-use crate::server::{CUCKOO, create_sized, filter_of, filter_or_create, for_each_batch, options};
-use crate::stored::{ChunkRefusal, Loaded, Stored, dump_after, load_chunk};
+use crate::keys::{
+    CUCKOO, Keyed, create_sized, entries, filter_of, filter_or_create, for_each_batch,
+    load_chunk_into, options,
+};
+use crate::stored::{ChunkRefusal, Stored, dump_after};
 
 entries! {
     reserve_entry => reserve,
@@ -86,7 +89,7 @@ fn reserve(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
         return Err(EXISTS);
     }
     let cuckoo = create(ctx, &params)?;
-    key.set(&CUCKOO, Stored::Ready(cuckoo));
+    key.set(&CUCKOO, Keyed::new(Stored::Ready(cuckoo)));
     ctx.reply_simple(c"OK");
     ctx.replicate_verbatim();
     Ok(())
@@ -345,35 +348,23 @@ fn loadchunk(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
     let Some(cursor) = args.integer(2).filter(|&cursor| cursor != 0) else {
         return Err(Refusal::text("Invalid position"));
     };
-    let loaded = match key.get(&CUCKOO) {
-        Held::Other => return Err(grammar::WRONG_TYPE),
-        Held::Empty => load_chunk::<Cuckoo>(None, cursor, args.bytes(3)),
-        Held::Value(stored) => load_chunk(Some(stored), cursor, args.bytes(3)),
-    };
-    match loaded {
-        Ok(Loaded::Started(stored)) => key.set(&CUCKOO, stored),
-        Ok(Loaded::Kept) => {}
-        Ok(Loaded::Restored(cuckoo)) => key.set(&CUCKOO, Stored::Ready(cuckoo)),
-        Err(refusal) => {
-            return Err(match refusal {
-                ChunkRefusal::NotFound => NOT_FOUND,
-                ChunkRefusal::Exists => EXISTS,
-                ChunkRefusal::BadChunk(_) if cursor == 1 => {
-                    Refusal::text("Couldn't create filter!")
-                }
-                ChunkRefusal::Offset | ChunkRefusal::BadChunk(_) => {
-                    Refusal::text("Couldn't load chunk!")
-                }
-                ChunkRefusal::BadDump(err) => {
-                    log(
-                        Level::Warning,
-                        &format!("CF.LOADCHUNK: the dump does not restore: {err}"),
-                    );
-                    key.delete();
-                    ctx.replicate_verbatim();
-                    Refusal::text("Couldn't load chunk!")
-                }
-            });
+    match load_chunk_into::<Cuckoo>(&mut key, cursor, args.bytes(3))? {
+        Ok(()) => {}
+        Err(ChunkRefusal::NotFound) => return Err(NOT_FOUND),
+        Err(ChunkRefusal::Exists) => return Err(EXISTS),
+        Err(ChunkRefusal::BadChunk(_)) if cursor == 1 => {
+            return Err(Refusal::text("Couldn't create filter!"));
+        }
+        Err(ChunkRefusal::Offset | ChunkRefusal::BadChunk(_)) => {
+            return Err(Refusal::text("Couldn't load chunk!"));
+        }
+        Err(ChunkRefusal::BadDump(err)) => {
+            log(
+                Level::Warning,
+                &format!("CF.LOADCHUNK: the dump does not restore: {err}"),
+            );
+            ctx.replicate_verbatim();
+            return Err(Refusal::text("Couldn't load chunk!"));
         }
     }
     ctx.reply_simple(c"OK");

@@ -6,14 +6,13 @@
 pub(crate) mod commands;
 
 use std::io::{Read, Write};
-use std::mem::size_of;
 
 use filterlab_core::{Error, Filter, FilterKind, KeyHasher, RemovableFilter};
 use filterlab_cuckoo::{CuckooBuilder, CuckooFilter};
 
 use crate::grammar::CuckooParams;
 use crate::options::Options;
-use crate::stored::{FilterValue, Stored};
+use crate::stored::FilterValue;
 
 /// A CF key's filter: the cuckoo filter, the deletions counted, and the
 /// bucket size asked for (reported by CF.INFO; the filter's buckets always
@@ -152,12 +151,14 @@ impl Cuckoo {
         self.len() == 0
     }
 
-    /// CF.INFO's fields, in its order.
+    /// CF.INFO's fields, in its order. Size is the bytes of the tables
+    /// (and of the copies kept beside them): what the filter is, whatever
+    /// its history (MEMORY USAGE adds the allocator's rounding).
     pub fn info(&self) -> [(&'static str, i64); 8] {
         let clamp = |value: u64| i64::try_from(value).unwrap_or(i64::MAX);
         let filter = &self.filter;
         [
-            ("Size", clamp(self.allocated_bytes() as u64)),
+            ("Size", clamp(self.storage_bytes() as u64)),
             ("Number of buckets", clamp(filter.buckets())),
             ("Number of filters", clamp(filter.tables() as u64)),
             ("Number of items inserted", clamp(self.len())),
@@ -191,11 +192,6 @@ impl Cuckoo {
             filter.table_fingerprint_bits(),
             filter.load_factor()
         )
-    }
-
-    /// The bytes this filter holds in the server's allocator.
-    pub fn allocated_bytes(&self) -> usize {
-        size_of::<Stored<Self>>() + self.storage_bytes()
     }
 }
 
@@ -240,7 +236,7 @@ impl FilterValue for Cuckoo {
 mod tests {
     use super::*;
     use crate::payload::Recorded;
-    use crate::stored::{Loaded, dump_all, load_chunk};
+    use crate::stored::{Loaded, Stored, dump_all, load_chunk};
 
     #[test]
     fn a_filter_with_its_counters_saves_loads_and_dumps() {

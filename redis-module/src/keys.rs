@@ -1,10 +1,9 @@
-//! The module inside the server: its options, its two data types and their
-//! callbacks, the command table, and what the BF and CF commands share
-//! (opening a key of their type, creating a filter only after its size is
-//! known to fit).
+//! What the BF and CF commands share inside the server: the module's
+//! options, the two data types and their callbacks, a key's value with the
+//! bytes it holds, opening a key of a type, creating a filter only after
+//! its size is known to fit, hashing a command's items in batches.
 
 use std::ffi::{CStr, CString};
-use std::mem::size_of;
 use std::sync::OnceLock;
 
 use filterlab_core::{Error, ErrorKind};
@@ -13,28 +12,10 @@ use crate::bloom::Bloom;
 use crate::cuckoo::Cuckoo;
 use crate::ffi::{Aof, Args, Ctx, DataType, Digest, Held, Key, LoadCtx, RdbSink, RdbSource};
 use crate::ffi::{Level, TypeCallbacks, log};
-use crate::grammar::{Parsed, Refusal, WRONG_TYPE};
+use crate::grammar::{Argv, Parsed, Refusal, WRONG_TYPE};
 use crate::options::Options;
 use crate::payload::Sink;
-use crate::stored::{FilterValue, Stored, dump_all};
-use crate::{bloom, cuckoo};
-
-/// `MODULE LIST`'s version: major·10000 + minor·100 + patch of the crate.
-pub(crate) const MODULE_VERSION: i32 = {
-    const fn number(text: &str) -> i32 {
-        let bytes = text.as_bytes();
-        let mut value = 0;
-        let mut at = 0;
-        while at < bytes.len() {
-            value = value * 10 + (bytes[at] - b'0') as i32;
-            at += 1;
-        }
-        value
-    }
-    number(env!("CARGO_PKG_VERSION_MAJOR")) * 10_000
-        + number(env!("CARGO_PKG_VERSION_MINOR")) * 100
-        + number(env!("CARGO_PKG_VERSION_PATCH"))
-};
+use crate::stored::{ChunkRefusal, FilterValue, Loaded, Stored, dump_all, load_chunk};
 
 /// The data type of BF keys. Its name differs from RedisBloom's
 /// (`MBbloom--`), so both modules load side by side, and does not change
@@ -46,20 +27,22 @@ const CUCKOO_TYPE_NAME: &str = "FLTRcucko";
 /// The data types' encoding version.
 const ENCODING_VERSION: i32 = 1;
 
-pub(crate) static BLOOM: DataType<Stored<Bloom>> = DataType::new();
-pub(crate) static CUCKOO: DataType<Stored<Cuckoo>> = DataType::new();
+/// The data type of BF keys.
+pub(crate) static BLOOM: DataType<Keyed<Bloom>> = DataType::new();
+/// The data type of CF keys.
+pub(crate) static CUCKOO: DataType<Keyed<Cuckoo>> = DataType::new();
 
 /// What the module was loaded with.
-struct Loaded {
+struct Settings {
     options: Options,
     /// The LOADCHUNK commands AOF rewrite emits, under their prefixes.
     bf_loadchunk: CString,
     cf_loadchunk: CString,
 }
 
-static LOADED: OnceLock<Loaded> = OnceLock::new();
+static LOADED: OnceLock<Settings> = OnceLock::new();
 
-fn loaded() -> &'static Loaded {
+fn loaded() -> &'static Settings {
     LOADED
         .get()
         .expect("commands run only after the module loaded")
@@ -70,71 +53,67 @@ pub(crate) fn options() -> &'static Options {
     &loaded().options
 }
 
-/// Reads the module arguments, registers the data types and the commands.
-pub(crate) fn on_load(ctx: &LoadCtx, args: &[&[u8]]) -> Result<(), String> {
-    let options = Options::parse(args).map_err(|err| err.to_string())?;
+/// Keeps the options and registers the two data types.
+///
+/// # Errors
+///
+/// When the server refuses a data type.
+pub(crate) fn install(ctx: &LoadCtx, options: Options) -> Result<&'static Options, String> {
     let command = |name: String| CString::new(name).unwrap_or_default();
     let bf_loadchunk = command(options.bf_command("LOADCHUNK"));
     let cf_loadchunk = command(options.cf_command("LOADCHUNK"));
-    log(
-        Level::Notice,
-        &format!(
-            "filterlab {}: {}.* and {}.*, {} layers, CF target FPP {}",
-            env!("CARGO_PKG_VERSION"),
-            options.bf_prefix,
-            options.cf_prefix,
-            options.bf_layout.name(),
-            options.cf_error_rate
-        ),
-    );
-    let loaded = LOADED.get_or_init(|| Loaded {
+    let loaded = LOADED.get_or_init(|| Settings {
         options,
         bf_loadchunk,
         cf_loadchunk,
     });
     BLOOM.register(ctx, BLOOM_TYPE_NAME, ENCODING_VERSION)?;
     CUCKOO.register(ctx, CUCKOO_TYPE_NAME, ENCODING_VERSION)?;
-    let options = &loaded.options;
-    for (suffix, entry, flags) in bloom::commands::TABLE {
-        ctx.create_command(&options.bf_command(suffix), *entry, flags)?;
+    Bloom::warm_up();
+    Ok(&loaded.options)
+}
+
+/// A key's value: what it stores, and the bytes it holds in the server's
+/// allocator (the module's allocator counts them as they are allocated and
+/// freed, allocator rounding included: MEMORY USAGE, and what DEL
+/// releases).
+#[derive(Clone, Debug)]
+pub(crate) struct Keyed<F> {
+    /// The filter, or a restore under way.
+    pub(crate) stored: Stored<F>,
+    bytes: usize,
+}
+
+impl<F> Keyed<F> {
+    /// A new key's value, its bytes counted when its command ends.
+    pub(crate) fn new(stored: Stored<F>) -> Self {
+        Self { stored, bytes: 0 }
     }
-    for (suffix, entry, flags) in cuckoo::commands::TABLE {
-        ctx.create_command(&options.cf_command(suffix), *entry, flags)?;
-    }
-    Ok(())
 }
 
 /// What a family's commands need of its filter beyond [`FilterValue`].
 pub(crate) trait Family: FilterValue + Clone + 'static {
     /// The data type of its keys.
-    fn data_type() -> &'static DataType<Stored<Self>>;
+    fn data_type() -> &'static DataType<Keyed<Self>>;
     /// Its LOADCHUNK command, under the module's prefix.
     fn loadchunk() -> &'static CStr;
-    /// Bytes it holds in the server's allocator.
-    fn allocated_bytes(&self) -> usize;
 }
 
 impl Family for Bloom {
-    fn data_type() -> &'static DataType<Stored<Self>> {
+    fn data_type() -> &'static DataType<Keyed<Self>> {
         &BLOOM
     }
     fn loadchunk() -> &'static CStr {
         &loaded().bf_loadchunk
     }
-    fn allocated_bytes(&self) -> usize {
-        Bloom::allocated_bytes(self)
-    }
 }
 
 impl Family for Cuckoo {
-    fn data_type() -> &'static DataType<Stored<Self>> {
+    fn data_type() -> &'static DataType<Keyed<Self>> {
         &CUCKOO
     }
     fn loadchunk() -> &'static CStr {
         &loaded().cf_loadchunk
-    }
-    fn allocated_bytes(&self) -> usize {
-        Cuckoo::allocated_bytes(self)
     }
 }
 
@@ -151,26 +130,26 @@ impl Sink for DigestSink<'_> {
     }
 }
 
-impl<F: Family> TypeCallbacks for Stored<F> {
+impl<F: Family> TypeCallbacks for Keyed<F> {
     fn load(source: &mut RdbSource, version: i32) -> Result<Self, Error> {
-        Stored::load(source, version)
+        Stored::load(source, version).map(Self::new)
     }
 
     fn save(&self, sink: &mut RdbSink) -> Result<(), Error> {
-        Stored::save(self, sink)
+        self.stored.save(sink)
     }
 
     /// LOADCHUNK commands, as RedisBloom's rewrite emits them: a restore
     /// under way as the chunks it holds.
     fn rewrite(&self, aof: &mut Aof) -> Result<(), Error> {
-        match self {
-            Self::Ready(filter) => {
+        match &self.stored {
+            Stored::Ready(filter) => {
                 dump_all(filter, |cursor, chunk| {
                     aof.emit_chunk(F::loadchunk(), cursor, chunk);
                     Ok(())
                 })?;
             }
-            Self::Restoring(pending) => {
+            Stored::Restoring(pending) => {
                 for (cursor, chunk) in (1u64..).zip(pending.chunks()) {
                     aof.emit_chunk(F::loadchunk(), cursor, chunk);
                 }
@@ -180,22 +159,55 @@ impl<F: Family> TypeCallbacks for Stored<F> {
     }
 
     fn allocated(&self) -> usize {
-        match self {
-            Self::Ready(filter) => filter.allocated_bytes(),
-            Self::Restoring(pending) => size_of::<Self>() + pending.bytes(),
-        }
+        self.bytes
+    }
+
+    fn account(&mut self, delta: isize) {
+        self.bytes = self.bytes.saturating_add_signed(delta);
     }
 
     fn digest(&self, digest: &mut Digest) {
-        if let Err(err) = self.save(&mut DigestSink(digest)) {
+        if let Err(err) = self.stored.save(&mut DigestSink(digest)) {
             log(Level::Warning, &format!("filterlab: DEBUG DIGEST: {err}"));
         }
     }
 
     fn duplicate(&self) -> Self {
-        self.clone()
+        Self::new(self.stored.clone())
     }
 }
+
+/// Adds the bytes a command allocated (or freed, when negative) to the
+/// value of the key it names (argument 1), whichever type it holds.
+pub(crate) fn account(ctx: &Ctx, args: &Args<'_>, delta: isize) {
+    if args.count() < 2 {
+        return;
+    }
+    let mut key = ctx.open_key(args, 1, false);
+    if let Held::Value(keyed) = key.get(&BLOOM) {
+        keyed.account(delta);
+    } else if let Held::Value(keyed) = key.get(&CUCKOO) {
+        keyed.account(delta);
+    }
+}
+
+/// Generates the `extern "C"` entry the server calls for each handler: it
+/// runs the handler through [`crate::ffi::dispatch`], which counts the
+/// bytes the command allocated for its key.
+macro_rules! entries {
+    ($($entry:ident => $handler:path),* $(,)?) => {
+        $(
+            pub(crate) extern "C" fn $entry(
+                ctx: *mut ::redis_module::raw::RedisModuleCtx,
+                argv: *mut *mut ::redis_module::raw::RedisModuleString,
+                argc: ::std::ffi::c_int,
+            ) -> ::std::ffi::c_int {
+                $crate::ffi::dispatch(ctx, argv, argc, $handler, $crate::keys::account)
+            }
+        )*
+    };
+}
+pub(crate) use entries;
 
 /// The reply to a command on a key whose restore is under way.
 fn restoring<T>(progress: (u64, u64)) -> Parsed<T> {
@@ -217,8 +229,10 @@ pub(crate) fn filter_of<F: Family>(key: &mut Key) -> Parsed<Option<&mut F>> {
     match key.get(F::data_type()) {
         Held::Empty => Ok(None),
         Held::Other => Err(WRONG_TYPE),
-        Held::Value(Stored::Ready(filter)) => Ok(Some(filter)),
-        Held::Value(Stored::Restoring(pending)) => restoring(pending.progress()),
+        Held::Value(keyed) => match &mut keyed.stored {
+            Stored::Ready(filter) => Ok(Some(filter)),
+            Stored::Restoring(pending) => restoring(pending.progress()),
+        },
     }
 }
 
@@ -235,7 +249,7 @@ pub(crate) fn filter_or_create<F: Family>(
     let empty = matches!(key.get(F::data_type()), Held::Empty);
     if empty {
         let filter = create()?;
-        key.set(F::data_type(), Stored::Ready(filter));
+        key.set(F::data_type(), Keyed::new(Stored::Ready(filter)));
     }
     match filter_of(key)? {
         Some(filter) => Ok((filter, empty)),
@@ -245,7 +259,7 @@ pub(crate) fn filter_or_create<F: Family>(
 
 /// Creates a filter of `bytes` bytes with `create`, after checking that
 /// it fits under the server's `maxmemory`; the two refusals in
-/// RedisBloom's words (`created` is its text for other failures).
+/// RedisBloom's words (`failed` is its text for other failures).
 pub(crate) fn create_sized<F>(
     ctx: &Ctx,
     bytes: Result<u64, Error>,
@@ -280,7 +294,6 @@ pub(crate) fn for_each_batch(
     hash: impl Fn(&[u8]) -> u64,
     mut batch: impl FnMut(usize, &[u64]) -> bool,
 ) {
-    use crate::grammar::Argv;
     let mut hashes = [0u64; filterlab_core::BATCH];
     let mut start = from;
     while start < args.count() {
@@ -293,4 +306,53 @@ pub(crate) fn for_each_batch(
         }
         start += count;
     }
+}
+
+/// LOADCHUNK: loads one chunk of a dump into the key (see
+/// [`load_chunk`]). The last chunk replaces the chunks kept with the
+/// filter they restore; a complete dump that does not restore deletes the
+/// key.
+///
+/// # Errors
+///
+/// WRONGTYPE for a key of another type; the chunk's refusal inside.
+pub(crate) fn load_chunk_into<F: Family>(
+    key: &mut Key,
+    cursor: i64,
+    chunk: &[u8],
+) -> Parsed<Result<(), ChunkRefusal>> {
+    let empty = match key.get(F::data_type()) {
+        Held::Other => return Err(WRONG_TYPE),
+        Held::Empty => true,
+        Held::Value(_) => false,
+    };
+    if empty {
+        let stored = match load_chunk::<F>(None, cursor, chunk) {
+            Ok(Loaded::Started(stored)) => stored,
+            Ok(Loaded::Restored(filter)) => Stored::Ready(filter),
+            Ok(Loaded::Kept) => return Ok(Ok(())),
+            Err(refusal) => return Ok(Err(refusal)),
+        };
+        key.set(F::data_type(), Keyed::new(stored));
+        return Ok(Ok(()));
+    }
+    let Held::Value(keyed) = key.get(F::data_type()) else {
+        return Ok(Err(ChunkRefusal::NotFound));
+    };
+    let outcome = match load_chunk(Some(&mut keyed.stored), cursor, chunk) {
+        Ok(Loaded::Restored(filter)) => {
+            keyed.stored = Stored::Ready(filter);
+            Ok(())
+        }
+        Ok(Loaded::Started(stored)) => {
+            keyed.stored = stored;
+            Ok(())
+        }
+        Ok(Loaded::Kept) => Ok(()),
+        Err(refusal) => Err(refusal),
+    };
+    if matches!(outcome, Err(ChunkRefusal::BadDump(_))) {
+        key.delete();
+    }
+    Ok(outcome)
 }

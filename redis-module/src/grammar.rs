@@ -63,6 +63,8 @@ pub struct BloomParams {
     pub expansion: u64,
     /// One layer, refusing keys past its capacity.
     pub non_scaling: bool,
+    /// The tightening ratio of the layers (the module's).
+    pub tightening: f64,
     /// Whether the error rate asked for was lowered to [`ERROR_RATE_CAP`]
     /// (the module logs a warning, as RedisBloom does).
     pub capped: bool,
@@ -76,6 +78,7 @@ impl BloomParams {
             capacity: options.bf_initial_size as u64,
             expansion: options.bf_expansion_factor as u64,
             non_scaling: false,
+            tightening: options.bf_tightening,
             capped: false,
         }
     }
@@ -153,9 +156,9 @@ pub fn bf_reserve(argv: &impl Argv, options: &Options) -> Parsed<BloomParams> {
     let mut params = BloomParams {
         error_rate,
         capacity: capacity as u64,
-        expansion: options.bf_expansion_factor as u64,
         non_scaling,
         capped,
+        ..BloomParams::defaults(options)
     };
     if let Some(at) = find(argv, 4, "EXPANSION") {
         if at + 1 == argv.count() {

@@ -33,7 +33,7 @@ mod cluster;
 mod process;
 pub use cluster::{Cluster, ClusterNode};
 pub use process::{REQUIRE_VARIABLE, skip, unique};
-use process::{calls_in, spawn_with};
+use process::{calls_in, spawn_wrapped};
 
 /// The variable naming a server to use instead of a private one.
 pub const URL_VARIABLE: &str = "FILTERLAB_REDIS_URL";
@@ -51,6 +51,8 @@ struct Private {
     dir: PathBuf,
     /// Its arguments after the port, directory and logging ones.
     args: Vec<String>,
+    /// The program that runs it, if any (valgrind).
+    wrapper: Vec<String>,
 }
 
 impl Server {
@@ -127,6 +129,18 @@ impl Server {
     ///
     /// As [`discover`](Self::discover).
     pub fn private_with(persistent: bool, args: &[&str]) -> io::Result<Self> {
+        Self::private_wrapped(&[], persistent, args)
+    }
+
+    /// [`private_with`](Self::private_with), `redis-server` run by the
+    /// program and arguments of `wrapper` (for example `["valgrind",
+    /// "--tool=callgrind", …]`, to count the server's instructions; see
+    /// [`pid`](Self::pid)). Such a server may take a minute to answer.
+    ///
+    /// # Errors
+    ///
+    /// As [`discover`](Self::discover).
+    pub fn private_wrapped(wrapper: &[&str], persistent: bool, args: &[&str]) -> io::Result<Self> {
         let dir = std::env::temp_dir().join(unique("filterlab-redis-server"));
         std::fs::create_dir_all(&dir)?;
         let persistence: &[&str] = if persistent {
@@ -139,7 +153,8 @@ impl Server {
             .chain(args)
             .map(|&arg| arg.to_owned())
             .collect();
-        match Self::private_in(&dir, args) {
+        let wrapper = wrapper.iter().map(|&arg| arg.to_owned()).collect();
+        match Self::private_in(&dir, wrapper, args) {
             Err(err) if err.kind() == io::ErrorKind::NotFound => {
                 let _ = std::fs::remove_dir_all(&dir);
                 Err(err)
@@ -152,16 +167,17 @@ impl Server {
         }
     }
 
-    fn private_in(dir: &Path, args: Vec<String>) -> io::Result<Self> {
+    fn private_in(dir: &Path, wrapper: Vec<String>, args: Vec<String>) -> io::Result<Self> {
         for _attempt in 0..20 {
             // Another process may take the port between this probe and
             // redis-server's bind: then redis-server exits and we try another.
             let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
             let mut private = Private {
-                child: spawn(dir, port, &args)?,
+                child: spawn(&wrapper, dir, port, &args)?,
                 port,
                 dir: dir.to_owned(),
                 args: args.clone(),
+                wrapper: wrapper.clone(),
             };
             if private.wait_ready() {
                 return Ok(Self {
@@ -179,6 +195,12 @@ impl Server {
     /// The server's URL.
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// The process id of a private server (of its wrapper, which is the
+    /// same process for valgrind).
+    pub fn pid(&self) -> Option<u32> {
+        self.private.as_ref().map(|private| private.child.id())
     }
 
     /// The port of a private server.
@@ -238,7 +260,7 @@ impl Server {
             .as_mut()
             .expect("only a private server restarts");
         for _attempt in 0..50 {
-            if let Ok(child) = spawn(&private.dir, private.port, &private.args) {
+            if let Ok(child) = spawn(&private.wrapper, &private.dir, private.port, &private.args) {
                 private.child = child;
                 if private.wait_ready() {
                     return;
@@ -313,13 +335,14 @@ impl Drop for Server {
 
 impl Private {
     /// Waits until the server answers PING; false when it exited first or
-    /// took more than 20 s.
+    /// took more than 20 s (120 s under a wrapper).
     fn wait_ready(&mut self) -> bool {
         let url = format!("redis://127.0.0.1:{}/", self.port);
         let Ok(client) = redis::Client::open(url.as_str()) else {
             return false;
         };
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let patience = if self.wrapper.is_empty() { 20 } else { 120 };
+        let deadline = Instant::now() + Duration::from_secs(patience);
         while Instant::now() < deadline {
             if self.child.try_wait().ok().flatten().is_some() {
                 return false;
@@ -348,8 +371,9 @@ fn user_url() -> Option<String> {
         .filter(|url| !url.is_empty())
 }
 
-/// Starts `redis-server` on 127.0.0.1:`port` with its files in `dir`.
-fn spawn(dir: &Path, port: u16, args: &[String]) -> io::Result<Child> {
+/// Starts `redis-server` (under `wrapper`, if any) on 127.0.0.1:`port`
+/// with its files in `dir`.
+fn spawn(wrapper: &[String], dir: &Path, port: u16, args: &[String]) -> io::Result<Child> {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    spawn_with(dir, port, &args)
+    spawn_wrapped(wrapper, dir, port, &args)
 }

@@ -60,6 +60,7 @@ fn builder<L: Layer>(params: &BloomParams) -> ScalableBloomBuilder<L> {
     ScalableBloomBuilder::<L>::new(params.error_rate)
         .initial_capacity(params.capacity)
         .growth(params.expansion)
+        .tightening(params.tightening)
         .non_scaling(params.non_scaling)
 }
 

@@ -61,7 +61,7 @@ fn the_fpp_lies_in_its_interval_around_the_exact_theory() {
     insert_all(&mut con, &["CF.INSERT", "cf", "ITEMS"], &inserted);
     let mut cuckoo = CuckooFilter::with_fpp(0.01)
         .expected_items(100_000)
-        .max_kicks(20)
+        .max_kicks(500)
         .expansion(1)
         .max_tables(32)
         .build()
@@ -98,7 +98,7 @@ fn grown_1000_times_both_stay_at_or_under_their_error_rate() {
         .unwrap();
     let mut cuckoo = CuckooFilter::with_fpp(0.01)
         .expected_items(100)
-        .max_kicks(20)
+        .max_kicks(500)
         .expansion(2)
         .max_tables(32)
         .build()

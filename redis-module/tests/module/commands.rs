@@ -586,7 +586,7 @@ fn answers_are_those_of_a_local_twin() {
     insert_all(&mut con, &["CF.INSERT", "cf", "ITEMS"], &inserted);
     let mut twin = CuckooFilter::with_fpp(0.01)
         .expected_items(5000)
-        .max_kicks(20)
+        .max_kicks(500)
         .expansion(2)
         .max_tables(32)
         .build()

@@ -10,9 +10,9 @@
 //!   CF.EXISTS), 16-byte keys;
 //! - **memory**: the bytes DEL releases for a filter reserved at the same
 //!   capacity and error rate and filled to it (`--memory`);
-//! - **growth**: BF and CF grown from 1,000 keys 1000× with EXPANSION 2,
-//!   the FPP measured at every doubling and the bits per key at the end
-//!   (`--growth`);
+//! - **growth**: BF and CF grown from 1,000 keys to `--growth-to` (10^6)
+//!   with EXPANSION 2, the FPP measured at every doubling and at the end,
+//!   and the bits per key at the end (`--growth`);
 //! - **instructions**: the server's instructions per key under callgrind,
 //!   each step counted alone (`--callgrind N`, N keys a step; needs
 //!   valgrind).
@@ -109,7 +109,7 @@ fn settings() -> Result<Settings, String> {
         rounds: 3,
         memory: false,
         growth: false,
-        growth_to: 1_024_000,
+        growth_to: 1_000_000,
         callgrind: None,
     };
     let mut args = std::env::args().skip(1);
@@ -139,17 +139,57 @@ fn settings() -> Result<Settings, String> {
     Ok(settings)
 }
 
-/// Key `index` of stream `stream`: 16 hex characters (16 bytes).
-fn key(stream: u64, index: u64) -> Vec<u8> {
-    format!(
-        "{:016x}",
-        mix64(stream.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ index)
-    )
-    .into_bytes()
+/// A run of keys `start..start + count` of stream `stream`, made as
+/// they are sent (10^7 keys would not fit in memory as vectors).
+#[derive(Clone, Copy, Debug)]
+struct Keys {
+    stream: u64,
+    start: u64,
+    count: u64,
 }
 
-fn keys(stream: u64, count: u64) -> Vec<Vec<u8>> {
-    (0..count).map(|index| key(stream, index)).collect()
+impl Keys {
+    fn new(stream: u64, start: u64, end: u64) -> Self {
+        Self {
+            stream,
+            start,
+            count: end.saturating_sub(start),
+        }
+    }
+
+    fn len(self) -> u64 {
+        self.count
+    }
+
+    fn prefix(self, count: u64) -> Self {
+        Self {
+            count: count.min(self.count),
+            ..self
+        }
+    }
+
+    /// Key `index`: 16 hex characters (16 bytes).
+    fn key(self, index: u64) -> [u8; 16] {
+        let value = mix64(self.stream.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ index);
+        let mut key = [0u8; 16];
+        key.copy_from_slice(format!("{value:016x}").as_bytes());
+        key
+    }
+
+    /// Hands the keys to `send` in chunks of `size`.
+    fn chunks(self, size: usize, mut send: impl FnMut(&[&[u8]])) {
+        let mut buffer: Vec<[u8; 16]> = Vec::with_capacity(size);
+        let mut at = self.start;
+        let end = self.start + self.count;
+        while at < end {
+            let next = (at + size as u64).min(end);
+            buffer.clear();
+            buffer.extend((at..next).map(|index| self.key(index)));
+            let slices: Vec<&[u8]> = buffer.iter().map(|key| key.as_slice()).collect();
+            send(&slices);
+            at = next;
+        }
+    }
 }
 
 /// The streams keys are drawn from: inserted, never inserted.
@@ -217,18 +257,11 @@ impl Family {
 
     /// Sends `step`'s commands for `keys` to filter `name`; how many
     /// answers were 1 (new, or present).
-    fn run(
-        self,
-        con: &mut Connection,
-        step: Step,
-        name: &str,
-        keys: &[Vec<u8>],
-        batch: usize,
-    ) -> u64 {
+    fn run(self, con: &mut Connection, step: Step, name: &str, keys: Keys, batch: usize) -> u64 {
         let ones = |answers: Vec<i64>| answers.iter().filter(|&&answer| answer == 1).count() as u64;
         let mut total = 0;
         if step.batched() {
-            for chunk in keys.chunks(batch) {
+            keys.chunks(batch, |chunk| {
                 let mut cmd = match (self, step) {
                     (Self::Bloom, Step::BatchedInsert) => redis::cmd("BF.MADD").arg(name).clone(),
                     (Self::Cuckoo, Step::BatchedInsert) => {
@@ -238,7 +271,7 @@ impl Family {
                     (Self::Cuckoo, _) => redis::cmd("CF.MEXISTS").arg(name).clone(),
                 };
                 total += ones(cmd.arg(chunk).query(con).expect("a batched command"));
-            }
+            });
         } else {
             let command = match (self, step) {
                 (Self::Bloom, Step::OneKeyInsert) => "BF.ADD",
@@ -246,14 +279,14 @@ impl Family {
                 (Self::Bloom, _) => "BF.EXISTS",
                 (Self::Cuckoo, _) => "CF.EXISTS",
             };
-            for key in keys {
+            keys.chunks(1, |chunk| {
                 let answer: i64 = redis::cmd(command)
                     .arg(name)
-                    .arg(key)
+                    .arg(chunk[0])
                     .query(con)
                     .expect("a command");
                 total += u64::from(answer == 1);
-            }
+            });
         }
         total
     }
@@ -278,17 +311,12 @@ impl Taken {
 }
 
 /// The keys `step` sends, and the filter it sends them to.
-fn workload<'a>(
-    step: Step,
-    load: Load,
-    inserted: &'a [Vec<u8>],
-    absent: &'a [Vec<u8>],
-) -> (&'a [Vec<u8>], &'static str) {
-    let one_key = load.per_key.min(load.keys) as usize;
+fn workload(step: Step, load: Load) -> (Keys, &'static str) {
+    let inserted = Keys::new(INSERTED, 0, load.keys);
     match step {
         Step::BatchedInsert | Step::BatchedPresent => (inserted, "batched"),
-        Step::BatchedAbsent => (absent, "batched"),
-        Step::OneKeyInsert | Step::OneKeyPresent => (&inserted[..one_key], "one-key"),
+        Step::BatchedAbsent => (Keys::new(ABSENT, 0, load.keys), "batched"),
+        Step::OneKeyInsert | Step::OneKeyPresent => (inserted.prefix(load.per_key), "one-key"),
     }
 }
 
@@ -297,8 +325,6 @@ fn run_steps(
     con: &mut Connection,
     family: Family,
     load: Load,
-    inserted: &[Vec<u8>],
-    absent: &[Vec<u8>],
     mut measure: impl FnMut(Step, &mut dyn FnMut() -> u64),
 ) {
     let _: () = redis::cmd("FLUSHALL").query(con).expect("FLUSHALL");
@@ -309,7 +335,7 @@ fn run_steps(
             .expect("RESERVE");
     }
     for step in Step::ALL {
-        let (keys, name) = workload(step, load, inserted, absent);
+        let (keys, name) = workload(step, load);
         let mut body = || family.run(con, step, name, keys, load.batch);
         measure(step, &mut body);
     }
@@ -326,7 +352,7 @@ fn range(values: &[f64], digits: usize) -> String {
     format!("{low:.digits$}–{high:.digits$}")
 }
 
-fn speed(settings: &Settings, inserted: &[Vec<u8>], absent: &[Vec<u8>]) -> String {
+fn speed(settings: &Settings) -> String {
     let servers: Vec<Server> = settings
         .modules
         .iter()
@@ -337,33 +363,26 @@ fn speed(settings: &Settings, inserted: &[Vec<u8>], absent: &[Vec<u8>]) -> Strin
         for family in [Family::Bloom, Family::Cuckoo] {
             for (index, server) in servers.iter().enumerate() {
                 let mut con = server.connection();
-                run_steps(
-                    &mut con,
-                    family,
-                    settings.load,
-                    inserted,
-                    absent,
-                    |step, body| {
-                        let keys = workload(step, settings.load, inserted, absent).0.len() as u64;
-                        let cpu = cpu_seconds(server);
-                        let start = Instant::now();
-                        let ones = body();
-                        let seconds = start.elapsed().as_secs_f64();
-                        let cpu_seconds = cpu_seconds(server) - cpu;
-                        if matches!(step, Step::BatchedPresent | Step::OneKeyPresent) {
-                            assert_eq!(
-                                ones, keys,
-                                "{}: a false negative",
-                                settings.modules[index].name
-                            );
-                        }
-                        taken.entry((family, step, index)).or_default().push(Taken {
-                            keys,
-                            seconds,
-                            cpu_seconds,
-                        });
-                    },
-                );
+                run_steps(&mut con, family, settings.load, |step, body| {
+                    let keys = workload(step, settings.load).0.len();
+                    let cpu = cpu_seconds(server);
+                    let start = Instant::now();
+                    let ones = body();
+                    let seconds = start.elapsed().as_secs_f64();
+                    let cpu_seconds = cpu_seconds(server) - cpu;
+                    if matches!(step, Step::BatchedPresent | Step::OneKeyPresent) {
+                        assert_eq!(
+                            ones, keys,
+                            "{}: a false negative",
+                            settings.modules[index].name
+                        );
+                    }
+                    taken.entry((family, step, index)).or_default().push(Taken {
+                        keys,
+                        seconds,
+                        cpu_seconds,
+                    });
+                });
             }
         }
         eprintln!("round {} of {} done", round + 1, settings.rounds);
@@ -433,8 +452,6 @@ fn speed(settings: &Settings, inserted: &[Vec<u8>], absent: &[Vec<u8>]) -> Strin
 /// The server's instructions per key for each step, under callgrind
 /// (each step's count dumped alone with `callgrind_control --dump`).
 fn instructions(settings: &Settings, count: u64) -> String {
-    let inserted = keys(INSERTED, count);
-    let absent = keys(ABSENT, count);
     let load = Load {
         keys: count,
         per_key: (count / 10).max(1),
@@ -476,8 +493,8 @@ fn instructions(settings: &Settings, count: u64) -> String {
         };
         for family in [Family::Bloom, Family::Cuckoo] {
             let mut con = server.connection();
-            run_steps(&mut con, family, load, &inserted, &absent, |step, body| {
-                let keys = workload(step, load, &inserted, &absent).0.len() as f64;
+            run_steps(&mut con, family, load, |step, body| {
+                let keys = workload(step, load).0.len() as f64;
                 dump();
                 body();
                 counts
@@ -523,7 +540,8 @@ fn released(con: &mut Connection, key: &str) -> i64 {
     used_memory(&before) - used_memory(&after)
 }
 
-fn memory(settings: &Settings, inserted: &[Vec<u8>]) -> String {
+fn memory(settings: &Settings) -> String {
+    let inserted = Keys::new(INSERTED, 0, settings.load.keys);
     let mut out = format!(
         "### Memory released by DEL: reserved for {} keys at p = {} and filled to it\n\n| filter |",
         settings.load.keys, settings.load.fpp
@@ -572,7 +590,7 @@ fn memory(settings: &Settings, inserted: &[Vec<u8>]) -> String {
 
 fn growth(settings: &Settings) -> String {
     let start = 1000u64;
-    let queries = keys(ABSENT, 100_000);
+    let queries = Keys::new(ABSENT, 0, 100_000);
     let mut out = format!(
         "### Grown from {start} keys with EXPANSION 2, p = 0.01: FPP on {} never-inserted keys at each doubling\n\n| keys |",
         queries.len()
@@ -594,14 +612,13 @@ fn growth(settings: &Settings) -> String {
             let _: () = reserve.query(&mut con).expect("RESERVE");
             let mut count = 0;
             let mut target = start;
-            while target <= settings.growth_to {
-                let fresh: Vec<Vec<u8>> =
-                    (count..target).map(|index| key(INSERTED, index)).collect();
+            while count < settings.growth_to {
+                let fresh = Keys::new(INSERTED, count, target);
                 family.run(
                     &mut con,
                     Step::BatchedInsert,
                     "g",
-                    &fresh,
+                    fresh,
                     settings.load.batch,
                 );
                 count = target;
@@ -609,14 +626,15 @@ fn growth(settings: &Settings) -> String {
                     &mut con,
                     Step::BatchedAbsent,
                     "g",
-                    &queries,
+                    queries,
                     settings.load.batch,
                 );
                 table
                     .entry(count)
                     .or_default()
                     .push(format!("{:.3e}", positives as f64 / queries.len() as f64));
-                target *= 2;
+                // Every doubling, then the end.
+                target = (target * 2).min(settings.growth_to);
             }
             let bytes = released(&mut con, "g");
             bits.push(format!(
@@ -647,11 +665,9 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let inserted = keys(INSERTED, settings.load.keys);
-    let absent = keys(ABSENT, settings.load.keys);
-    let mut report = vec![speed(&settings, &inserted, &absent)];
+    let mut report = vec![speed(&settings)];
     if settings.memory {
-        report.push(memory(&settings, &inserted));
+        report.push(memory(&settings));
     }
     if settings.growth {
         report.push(growth(&settings));

@@ -52,7 +52,7 @@ pub trait FilterValue: Sized {
 }
 
 /// A key's value.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Stored<F> {
     /// A filter answering commands.
     Ready(F),

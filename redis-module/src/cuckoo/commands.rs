@@ -11,7 +11,7 @@ use crate::keys::{
     CUCKOO, Keyed, create_sized, entries, filter_of, filter_or_create, for_each_batch,
     load_chunk_into, options,
 };
-use crate::stored::{ChunkRefusal, Stored, dump_after};
+use crate::stored::{ChunkRefusal, FilterValue, Stored, dump_after};
 
 entries! {
     reserve_entry => reserve,
@@ -47,6 +47,11 @@ pub(crate) const TABLE: &[(&str, RedisModuleCmdFunc, &str)] = &[
     ("SCANDUMP", Some(scandump_entry), "readonly fast"),
     ("LOADCHUNK", Some(loadchunk_entry), "write deny-oom"),
 ];
+
+/// Filters at least this large (1 MiB, as the filter's own batched
+/// operations decide) get their buckets prefetched before a batch of
+/// inserts; smaller ones are in cache.
+const PREFETCH_BYTES: usize = 1 << 20;
 
 /// A new filter of `params`, once it is known to fit.
 fn create(ctx: &Ctx, params: &CuckooParams) -> Parsed<Cuckoo> {
@@ -146,8 +151,11 @@ fn insert_items(ctx: &Ctx, args: &Args<'_>, unique: bool) -> Parsed<()> {
         insert.items,
         |item| hasher.hash_bytes(item),
         |start, hashes| {
-            // The batched lookup prefetches both buckets of every item.
-            cuckoo.contains_hashes(hashes, &mut warmed[..hashes.len()]);
+            // In a filter past the caches, the batched lookup prefetches
+            // both buckets of every item before the inserts touch them.
+            if cuckoo.storage_bytes() >= PREFETCH_BYTES {
+                cuckoo.contains_hashes(hashes, &mut warmed[..hashes.len()]);
+            }
             for (offset, &hash) in hashes.iter().enumerate() {
                 let outcome = if unique {
                     cuckoo.insert_unique(args.bytes(start + offset))

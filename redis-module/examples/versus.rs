@@ -185,7 +185,7 @@ impl Keys {
             let next = (at + size as u64).min(end);
             buffer.clear();
             buffer.extend((at..next).map(|index| self.key(index)));
-            let slices: Vec<&[u8]> = buffer.iter().map(|key| key.as_slice()).collect();
+            let slices: Vec<&[u8]> = buffer.iter().map(<[u8; 16]>::as_slice).collect();
             send(&slices);
             at = next;
         }

@@ -137,6 +137,7 @@ fn server_free(block: *mut u8) {
 impl ServerAllocator {
     /// An over-aligned block: `align` more bytes (and a word), the
     /// server's block's address kept in the word before the one returned.
+    #[allow(clippy::cast_ptr_alignment)] // that word is 8-aligned: see below
     fn alloc_aligned(layout: Layout, zeroed: bool) -> *mut u8 {
         let Some(size) = layout
             .size()
@@ -193,6 +194,7 @@ unsafe impl GlobalAlloc for ServerAllocator {
         }
     }
 
+    #[allow(clippy::cast_ptr_alignment)] // the word before an over-aligned block
     unsafe fn dealloc(&self, block: *mut u8, layout: Layout) {
         if !in_server() {
             // SAFETY: the caller's contract, passed on.
@@ -363,7 +365,7 @@ impl Ctx {
 
     /// Starts an array reply whose length [`set_array_len`](Self::set_array_len) gives.
     pub(crate) fn reply_array_postponed(&self) {
-        self.reply_array_raw(raw::REDISMODULE_POSTPONED_ARRAY_LEN as c_long);
+        self.reply_array_raw(c_long::from(raw::REDISMODULE_POSTPONED_ARRAY_LEN));
     }
 
     fn reply_array_raw(&self, len: c_long) {

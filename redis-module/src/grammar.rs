@@ -123,7 +123,7 @@ fn within(value: Option<i64>, least: i64, most: i64) -> Option<i64> {
     value.filter(|value| (least..=most).contains(value))
 }
 
-/// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING].
+/// `BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]`.
 ///
 /// # Errors
 ///
@@ -180,8 +180,8 @@ pub fn bf_reserve(argv: &impl Argv, options: &Options) -> Parsed<BloomParams> {
     Ok(params)
 }
 
-/// BF.INSERT key [CAPACITY capacity] [ERROR error] [EXPANSION expansion]
-/// [NOCREATE] [NONSCALING] ITEMS item [item …], read as RedisBloom reads
+/// `BF.INSERT key [CAPACITY capacity] [ERROR error] [EXPANSION expansion]
+/// [NOCREATE] [NONSCALING] ITEMS item [item …]`, read as RedisBloom reads
 /// it (by the options' first letters).
 ///
 /// # Errors
@@ -330,8 +330,8 @@ impl CuckooParams {
     }
 }
 
-/// CF.RESERVE key capacity [BUCKETSIZE bucketsize] [MAXITERATIONS
-/// maxiterations] [EXPANSION expansion].
+/// `CF.RESERVE key capacity [BUCKETSIZE bucketsize] [MAXITERATIONS
+/// maxiterations] [EXPANSION expansion]`.
 ///
 /// # Errors
 ///
@@ -340,7 +340,7 @@ impl CuckooParams {
 /// twice the bucket size or above 2^30.
 pub fn cf_reserve(argv: &impl Argv, options: &Options) -> Parsed<CuckooParams> {
     let count = argv.count();
-    if count < 3 || count % 2 == 0 {
+    if count < 3 || count.is_multiple_of(2) {
         return Err(Refusal::Arity);
     }
     let Some(capacity) = argv.integer(2) else {
@@ -390,7 +390,7 @@ pub struct CuckooInsert {
     pub items: usize,
 }
 
-/// CF.INSERT key [CAPACITY capacity] [NOCREATE] ITEMS item [item …].
+/// `CF.INSERT key [CAPACITY capacity] [NOCREATE] ITEMS item [item …]`.
 ///
 /// # Errors
 ///

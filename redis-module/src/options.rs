@@ -132,7 +132,7 @@ impl Options {
     /// parse or is out of its range, or two equal prefixes.
     pub fn parse(args: &[&[u8]]) -> Result<Self, BadArgument> {
         let bad = |text: String| Err(BadArgument(text));
-        if args.len() % 2 != 0 {
+        if !args.len().is_multiple_of(2) {
             return bad(format!(
                 "module arguments come in NAME VALUE pairs, got {} arguments",
                 args.len()

@@ -179,6 +179,7 @@ pub enum ChunkRefusal {
 ///
 /// A [`ChunkRefusal`]; the key's value is then unchanged, but for
 /// [`ChunkRefusal::BadDump`], after which the caller deletes the key.
+#[allow(clippy::needless_pass_by_value)] // a reference, or none: matched once
 pub fn load_chunk<F: FilterValue>(
     current: Option<&mut Stored<F>>,
     cursor: i64,

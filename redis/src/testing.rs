@@ -153,8 +153,8 @@ impl Server {
             .chain(args)
             .map(|&arg| arg.to_owned())
             .collect();
-        let wrapper = wrapper.iter().map(|&arg| arg.to_owned()).collect();
-        match Self::private_in(&dir, wrapper, args) {
+        let wrapper: Vec<String> = wrapper.iter().map(|&arg| arg.to_owned()).collect();
+        match Self::private_in(&dir, &wrapper, &args) {
             Err(err) if err.kind() == io::ErrorKind::NotFound => {
                 let _ = std::fs::remove_dir_all(&dir);
                 Err(err)
@@ -167,17 +167,17 @@ impl Server {
         }
     }
 
-    fn private_in(dir: &Path, wrapper: Vec<String>, args: Vec<String>) -> io::Result<Self> {
+    fn private_in(dir: &Path, wrapper: &[String], args: &[String]) -> io::Result<Self> {
         for _attempt in 0..20 {
             // Another process may take the port between this probe and
             // redis-server's bind: then redis-server exits and we try another.
             let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
             let mut private = Private {
-                child: spawn(&wrapper, dir, port, &args)?,
+                child: spawn(wrapper, dir, port, args)?,
                 port,
                 dir: dir.to_owned(),
-                args: args.clone(),
-                wrapper: wrapper.clone(),
+                args: args.to_vec(),
+                wrapper: wrapper.to_vec(),
             };
             if private.wait_ready() {
                 return Ok(Self {

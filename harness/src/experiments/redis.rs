@@ -354,59 +354,16 @@ pub fn run(entries: &[Entry], config: &RunConfig, progress: &Tracker) -> RedisRe
         .flat_map(|path| ["--loadmodule".to_owned(), path.display().to_string()])
         .collect();
     let module_args: Vec<&str> = module_args.iter().map(String::as_str).collect();
-    match &module {
-        Some(path) => match Server::private_with(false, &module_args) {
-            Ok(server) => {
-                results.module = Some(format!(
-                    "{} loaded into a redis-server {version} of its own, started by this run",
-                    path.display()
-                ));
-                if let Err(err) = run.module_server(&server) {
-                    results.notes.push(format!(
-                        "module rows stopped by a Redis error (the rows before it stand): {err}"
-                    ));
-                }
-            }
-            Err(err) => results.notes.push(format!(
-                "module rows left out: its server did not start ({err})"
-            )),
-        },
-        None => results.notes.push(format!(
+    if let Some(path) = &module {
+        results.module = run.on_module_server(path, &module_args, &version, &mut results.notes);
+    } else {
+        results.notes.push(format!(
             "module rows left out: no libfilterlab_redis_module.so beside this program (build \
              it with `cargo build --release -p filterlab-redis-module`) and {MODULE_VARIABLE} \
              is unset"
-        )),
+        ));
     }
-    match Cluster::start_with(CLUSTER_MASTERS, 0, &module_args) {
-        Ok(cluster) => {
-            results.cluster = Some(format!(
-                "{CLUSTER_MASTERS} masters (redis-server {version}, no replicas{}) started by \
-                 this run on loopback, joined by redis-cli --cluster create",
-                if module.is_some() {
-                    ", the module loaded"
-                } else {
-                    ""
-                }
-            ));
-            match run.on_cluster(&cluster) {
-                Ok(fpp) => results.cluster_fpp = Some(fpp),
-                Err(err) => results.notes.push(format!(
-                    "cluster stopped by a Redis error (the rows before it stand): {err}"
-                )),
-            }
-            if module.is_some()
-                && let Err(err) = run.module_on_cluster(&cluster)
-            {
-                results.notes.push(format!(
-                    "module cluster rows stopped by a Redis error (the rows before it stand): {err}"
-                ));
-            }
-        }
-        Err(err) => results.notes.push(format!(
-            "cluster rows left out: no Redis Cluster could be started ({err}); it needs \
-             redis-server and redis-cli on the PATH"
-        )),
-    }
+    run.cluster_rows(&module_args, module.is_some(), &version, &mut results);
     results.rows = run.rows;
     stage.finish(&format!("{} rows", results.rows.len()));
     results
@@ -844,6 +801,75 @@ impl Run<'_> {
             .map_or(0, |row| row.outcome.positives);
         fpp.interval = wilson_interval(fpp.false_positives, fpp.keys, FPP_CONFIDENCE);
         Ok(fpp)
+    }
+
+    /// Starts the cluster (its nodes loading the module when `args` name
+    /// it) and measures the sharded filter there, and the module.
+    fn cluster_rows(
+        &mut self,
+        args: &[&str],
+        with_module: bool,
+        version: &str,
+        results: &mut RedisResults,
+    ) {
+        match Cluster::start_with(CLUSTER_MASTERS, 0, args) {
+            Ok(cluster) => {
+                results.cluster = Some(format!(
+                    "{CLUSTER_MASTERS} masters (redis-server {version}, no replicas{}) started by \
+                 this run on loopback, joined by redis-cli --cluster create",
+                    if with_module {
+                        ", the module loaded"
+                    } else {
+                        ""
+                    }
+                ));
+                match self.on_cluster(&cluster) {
+                    Ok(fpp) => results.cluster_fpp = Some(fpp),
+                    Err(err) => results.notes.push(format!(
+                        "cluster stopped by a Redis error (the rows before it stand): {err}"
+                    )),
+                }
+                if with_module && let Err(err) = self.module_on_cluster(&cluster) {
+                    results.notes.push(format!(
+                    "module cluster rows stopped by a Redis error (the rows before it stand): {err}"
+                ));
+                }
+            }
+            Err(err) => results.notes.push(format!(
+                "cluster rows left out: no Redis Cluster could be started ({err}); it needs \
+             redis-server and redis-cli on the PATH"
+            )),
+        }
+    }
+
+    /// Starts a server with the module (`args` load it) and measures it
+    /// there; what the report says of that server, or `None` (and a note)
+    /// when it did not start.
+    fn on_module_server(
+        &mut self,
+        path: &std::path::Path,
+        args: &[&str],
+        version: &str,
+        notes: &mut Vec<String>,
+    ) -> Option<String> {
+        let server = match Server::private_with(false, args) {
+            Ok(server) => server,
+            Err(err) => {
+                notes.push(format!(
+                    "module rows left out: its server did not start ({err})"
+                ));
+                return None;
+            }
+        };
+        if let Err(err) = self.module_server(&server) {
+            notes.push(format!(
+                "module rows stopped by a Redis error (the rows before it stand): {err}"
+            ));
+        }
+        Some(format!(
+            "{} loaded into a redis-server {version} of its own, started by this run",
+            path.display()
+        ))
     }
 
     /// Measures the module's filter on its own server, batched and one

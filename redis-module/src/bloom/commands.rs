@@ -156,7 +156,7 @@ fn insert(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
 
 /// The filter under argument 1, for reading; `None` for an empty key or
 /// one of another type (BF.EXISTS answers 0 for those, as RedisBloom does).
-fn lookup<'k>(key: &'k mut Key) -> Parsed<Option<&'k mut Bloom>> {
+fn lookup(key: &mut Key) -> Parsed<Option<&mut Bloom>> {
     match filter_of::<Bloom>(key) {
         Err(Refusal::Text(text)) if text.starts_with("WRONGTYPE") => Ok(None),
         found => found,
@@ -217,7 +217,7 @@ fn card(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
 }
 
 /// A key's filter that must exist.
-fn existing<'k>(key: &'k mut Key) -> Parsed<&'k mut Bloom> {
+fn existing(key: &mut Key) -> Parsed<&mut Bloom> {
     filter_of::<Bloom>(key)?.ok_or(NOT_FOUND)
 }
 
@@ -262,9 +262,9 @@ fn debug(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
     let mut key = ctx.open_key(args, 1, false);
     let lines = existing(&mut key)?.debug();
     ctx.reply_array(lines.len());
-    lines
-        .iter()
-        .for_each(|line| ctx.reply_bulk(line.as_bytes()));
+    for line in &lines {
+        ctx.reply_bulk(line.as_bytes());
+    }
     Ok(())
 }
 
@@ -282,16 +282,9 @@ fn scandump(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
     let chunk =
         dump_after(bloom, cursor).map_err(|err| Refusal::Text(format!("ERR {err}").into()))?;
     ctx.reply_array(2);
-    match chunk {
-        Some((next, bytes)) => {
-            ctx.reply_integer(next as i64);
-            ctx.reply_bulk(&bytes);
-        }
-        None => {
-            ctx.reply_integer(0);
-            ctx.reply_bulk(&[]);
-        }
-    }
+    let (next, bytes) = chunk.unwrap_or_default();
+    ctx.reply_integer(i64::try_from(next).unwrap_or(0));
+    ctx.reply_bulk(&bytes);
     Ok(())
 }
 

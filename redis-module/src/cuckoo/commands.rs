@@ -262,9 +262,8 @@ fn del(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
         return Err(Refusal::Arity);
     }
     let mut key = ctx.open_key(args, 1, true);
-    let cuckoo = match filter_of::<Cuckoo>(&mut key) {
-        Ok(Some(cuckoo)) => cuckoo,
-        Ok(None) | Err(_) => return Err(Refusal::text("Not found")),
+    let Ok(Some(cuckoo)) = filter_of::<Cuckoo>(&mut key) else {
+        return Err(Refusal::text("Not found"));
     };
     let removed = cuckoo.remove_hash(cuckoo.hash(args.bytes(2)));
     if removed {
@@ -333,15 +332,12 @@ fn scandump(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
     let chunk =
         dump_after(cuckoo, cursor).map_err(|err| Refusal::Text(format!("ERR {err}").into()))?;
     ctx.reply_array(2);
-    match chunk {
-        Some((next, bytes)) => {
-            ctx.reply_integer(next as i64);
-            ctx.reply_bulk(&bytes);
-        }
-        None => {
-            ctx.reply_integer(0);
-            ctx.reply_null();
-        }
+    if let Some((next, bytes)) = chunk {
+        ctx.reply_integer(i64::try_from(next).unwrap_or(0));
+        ctx.reply_bulk(&bytes);
+    } else {
+        ctx.reply_integer(0);
+        ctx.reply_null();
     }
     Ok(())
 }

@@ -10,6 +10,15 @@ use crate::{connect, items, module_args, start};
 /// Filters named so that each master serves some of them.
 const FILTERS: usize = 12;
 
+/// The items of each filter: item number i goes to filter i mod [`FILTERS`].
+fn batches(items: &[Vec<u8>]) -> Vec<Vec<&[u8]>> {
+    let mut per_filter: Vec<Vec<&[u8]>> = vec![Vec::new(); FILTERS];
+    for (number, item) in items.iter().enumerate() {
+        per_filter[number % FILTERS].push(item);
+    }
+    per_filter
+}
+
 #[test]
 fn filters_in_every_slot_range_answer_as_on_one_node() {
     let args = module_args(&[]);
@@ -20,25 +29,11 @@ fn filters_in_every_slot_range_answer_as_on_one_node() {
     let Some(single) = start(&[]) else { return };
     let mut node = connect(&single);
     let mut clustered = cluster.client().get_connection().unwrap();
-    // Every master holds some filters.
     let names: Vec<String> = (0..FILTERS).map(|i| format!("filter-{i}")).collect();
-    let mut served = std::collections::BTreeSet::new();
-    for name in &names {
-        let slot: u16 = redis::cmd("CLUSTER")
-            .arg("KEYSLOT")
-            .arg(name)
-            .query(&mut clustered)
-            .unwrap();
-        served.insert(slot / 5462);
-    }
-    assert_eq!(
-        served.len(),
-        3,
-        "the filters' slots do not span the masters"
-    );
+    assert_spans_the_masters(&mut clustered, &names);
     for con in [&mut clustered as &mut dyn ConnectionLike, &mut node] {
         for (index, name) in names.iter().enumerate() {
-            let create = if index % 2 == 0 {
+            let create = if index.is_multiple_of(2) {
                 redis::cmd("BF.RESERVE")
                     .arg(name)
                     .arg(0.01)
@@ -58,14 +53,7 @@ fn filters_in_every_slot_range_answer_as_on_one_node() {
     // 10^5 items, each to the filter its number names, in batches.
     let inserted = items("item-", 0..100_000);
     let absent = items("absent-", 0..20_000);
-    fn batches(items: &[Vec<u8>]) -> Vec<Vec<&[u8]>> {
-        let mut per_filter: Vec<Vec<&[u8]>> = vec![Vec::new(); FILTERS];
-        for (number, item) in items.iter().enumerate() {
-            per_filter[number % FILTERS].push(item);
-        }
-        per_filter
-    }
-    let command = |index: usize, lookup: bool| match (index % 2 == 0, lookup) {
+    let command = |index: usize, lookup: bool| match (index.is_multiple_of(2), lookup) {
         (true, false) => ("BF.MADD", false),
         (true, true) => ("BF.MEXISTS", false),
         (false, false) => ("CF.INSERT", true),
@@ -124,4 +112,24 @@ fn filters_in_every_slot_range_answer_as_on_one_node() {
         .collect();
     assert_eq!(cards, expected);
     let _: i64 = clustered.del(&names[0]).unwrap();
+}
+
+/// Every master holds some of the filters `names` (slots 0-5461, 5462-10923
+/// and 10924-16383 go to the three masters `redis-cli --cluster create`
+/// makes).
+fn assert_spans_the_masters(clustered: &mut impl ConnectionLike, names: &[String]) {
+    let mut served = std::collections::BTreeSet::new();
+    for name in names {
+        let slot: u16 = redis::cmd("CLUSTER")
+            .arg("KEYSLOT")
+            .arg(name)
+            .query(clustered)
+            .unwrap();
+        served.insert(slot / 5462);
+    }
+    assert_eq!(
+        served.len(),
+        3,
+        "the filters' slots do not span the masters"
+    );
 }

@@ -12,6 +12,26 @@ use crate::{connect, error, insert_all, int, ints, items, lookup_all, ok, run};
 
 const WRONG_TYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 
+/// Stands for the server's wrong-number-of-arguments error in the tables.
+const ARITY: &str = "arity";
+
+/// Runs every line of `table`, expecting its error.
+fn check_errors(con: &mut redis::Connection, table: &[(&str, &str)]) {
+    for &(line, expected) in table {
+        let expected = if expected == ARITY {
+            let command = line
+                .split(' ')
+                .next()
+                .unwrap_or_default()
+                .to_ascii_lowercase();
+            format!("ERR wrong number of arguments for '{command}' command")
+        } else {
+            expected.to_owned()
+        };
+        assert_eq!(error(con, line), expected, "{line}");
+    }
+}
+
 #[test]
 fn bf_replies_are_redisbloom_s() {
     let server = server_or_skip!();
@@ -118,143 +138,117 @@ fn bf_replies_are_redisbloom_s() {
     );
 }
 
+/// Every argument error of the BF commands: a command line, and the error it
+/// replies (`ARITY`: the server's wrong-number-of-arguments error).
+const BF_ERRORS: &[(&str, &str)] = &[
+    ("BF.RESERVE", ARITY),
+    ("BF.RESERVE foo", ARITY),
+    ("BF.RESERVE foo 0.001", ARITY),
+    ("BF.RESERVE foo 0.01 1 EXPANSION 2 NONSCALING x", ARITY),
+    ("BF.RESERVE foo blah 1000", "ERR bad error rate"),
+    (
+        "BF.RESERVE foo 0 100",
+        "ERR error rate must be in the range (0.000000, 1.000000)",
+    ),
+    (
+        "BF.RESERVE foo 1 1000",
+        "ERR error rate must be in the range (0.000000, 1.000000)",
+    ),
+    (
+        "BF.RESERVE foo 7.7 1000",
+        "ERR error rate must be in the range (0.000000, 1.000000)",
+    ),
+    ("BF.RESERVE foo 0.001 blah", "ERR bad capacity"),
+    (
+        "BF.RESERVE foo 0 0",
+        "ERR error rate must be in the range (0.000000, 1.000000)",
+    ),
+    (
+        "BF.RESERVE foo 0.01 0",
+        "ERR capacity must be in the range [1, 1073741824]",
+    ),
+    (
+        "BF.RESERVE foo 0.01 1000000000000000000",
+        "ERR capacity must be in the range [1, 1073741824]",
+    ),
+    ("BF.RESERVE foo 0.01 4 EXPANSION", "ERR no expansion"),
+    ("BF.RESERVE foo 0.01 4 EXPANSION str", "ERR bad expansion"),
+    (
+        "BF.RESERVE foo 0.01 4 EXPANSION 0",
+        "ERR expansion must be in the range [1, 32768]",
+    ),
+    (
+        "BF.RESERVE foo 0.1 1 EXPANSION -1",
+        "ERR expansion must be in the range [1, 32768]",
+    ),
+    (
+        "BF.RESERVE foo 0.01 4 EXPANSION 32769",
+        "ERR expansion must be in the range [1, 32768]",
+    ),
+    (
+        "BF.RESERVE foo 0.01 1000 NONSCALING EXPANSION 2",
+        "Nonscaling filters cannot expand",
+    ),
+    ("BF.RESERVE bf 0.01 1000", "ERR item exists"),
+    ("BF.RESERVE string 0.01 1000", WRONG_TYPE),
+    ("BF.ADD", ARITY),
+    ("BF.ADD bf", ARITY),
+    ("BF.ADD bf 1 2", ARITY),
+    ("BF.ADD string x", WRONG_TYPE),
+    ("BF.MADD bf", ARITY),
+    ("BF.MADD string x", WRONG_TYPE),
+    ("BF.EXISTS bf", ARITY),
+    ("BF.EXISTS bf 1 2", ARITY),
+    ("BF.MEXISTS bf", ARITY),
+    ("BF.INSERT bf", ARITY),
+    ("BF.INSERT missing NOCREATE ITEMS foo bar", "ERR not found"),
+    (
+        "BF.INSERT missing DONTEXIST NOCREATE",
+        "Unknown argument received",
+    ),
+    ("BF.INSERT missing NOCREATE ITEMS", ARITY),
+    ("BF.INSERT missing NOCREATE CAPACITY", ARITY),
+    ("BF.INSERT missing CAPACITY 0.3", "Bad capacity"),
+    ("BF.INSERT missing CAPACITY 0 ITEMS a", "Bad capacity"),
+    ("BF.INSERT missing ERROR", ARITY),
+    ("BF.INSERT missing ERROR big", "Bad error rate"),
+    ("BF.INSERT missing ERROR 0 ITEMS a", "Bad error rate"),
+    ("BF.INSERT missing EXPANSION -1 ITEMS foo", "Bad expansion"),
+    ("BF.INSERT missing EXPANSION 0 ITEMS foo", "Bad expansion"),
+    ("BF.INSERT missing EXPANSION big", "Bad expansion"),
+    ("BF.INSERT string ITEMS a", WRONG_TYPE),
+    ("BF.CARD", ARITY),
+    ("BF.CARD string", WRONG_TYPE),
+    ("BF.INFO", ARITY),
+    ("BF.INFO bf capacity size", ARITY),
+    ("BF.INFO bf wrong_value", "Invalid information value"),
+    ("BF.INFO missing", "ERR not found"),
+    ("BF.INFO string", WRONG_TYPE),
+    ("BF.DEBUG bf noexist", ARITY),
+    ("BF.DEBUG missing", "ERR not found"),
+    ("BF.SCANDUMP bf", ARITY),
+    ("BF.SCANDUMP bf str", "Second argument must be numeric"),
+    ("BF.SCANDUMP missing 0", "ERR not found"),
+    ("BF.LOADCHUNK bf", ARITY),
+    ("BF.LOADCHUNK bf str", ARITY),
+    (
+        "BF.LOADCHUNK bf str data",
+        "ERR Second argument must be numeric",
+    ),
+    ("BF.LOADCHUNK missing 2 data", "ERR not found"),
+    ("BF.LOADCHUNK missing 1 data", "received bad data"),
+    ("BF.LOADCHUNK bf 4 abcd", "invalid offset - no link found"),
+    ("BF.LOADCHUNK bf 1 abcd", "invalid offset - no link found"),
+    ("BF.LOADCHUNK string 1 abcd", WRONG_TYPE),
+];
+
 #[test]
 fn bf_argument_errors_are_named() {
     let server = server_or_skip!();
     let mut con = connect(&server);
     ok(&mut con, "BF.RESERVE bf 0.01 1000");
     ok(&mut con, "SET string value");
-    let arity = |command: &str| format!("ERR wrong number of arguments for '{command}' command");
-    for (line, expected) in [
-        ("BF.RESERVE", arity("bf.reserve")),
-        ("BF.RESERVE foo", arity("bf.reserve")),
-        ("BF.RESERVE foo 0.001", arity("bf.reserve")),
-        (
-            "BF.RESERVE foo 0.01 1 EXPANSION 2 NONSCALING x",
-            arity("bf.reserve"),
-        ),
-        ("BF.RESERVE foo blah 1000", "ERR bad error rate".into()),
-        (
-            "BF.RESERVE foo 0 100",
-            "ERR error rate must be in the range (0.000000, 1.000000)".into(),
-        ),
-        (
-            "BF.RESERVE foo 1 1000",
-            "ERR error rate must be in the range (0.000000, 1.000000)".into(),
-        ),
-        (
-            "BF.RESERVE foo 7.7 1000",
-            "ERR error rate must be in the range (0.000000, 1.000000)".into(),
-        ),
-        ("BF.RESERVE foo 0.001 blah", "ERR bad capacity".into()),
-        (
-            "BF.RESERVE foo 0 0",
-            "ERR error rate must be in the range (0.000000, 1.000000)".into(),
-        ),
-        (
-            "BF.RESERVE foo 0.01 0",
-            "ERR capacity must be in the range [1, 1073741824]".into(),
-        ),
-        (
-            "BF.RESERVE foo 0.01 1000000000000000000",
-            "ERR capacity must be in the range [1, 1073741824]".into(),
-        ),
-        ("BF.RESERVE foo 0.01 4 EXPANSION", "ERR no expansion".into()),
-        (
-            "BF.RESERVE foo 0.01 4 EXPANSION str",
-            "ERR bad expansion".into(),
-        ),
-        (
-            "BF.RESERVE foo 0.01 4 EXPANSION 0",
-            "ERR expansion must be in the range [1, 32768]".into(),
-        ),
-        (
-            "BF.RESERVE foo 0.1 1 EXPANSION -1",
-            "ERR expansion must be in the range [1, 32768]".into(),
-        ),
-        (
-            "BF.RESERVE foo 0.01 4 EXPANSION 32769",
-            "ERR expansion must be in the range [1, 32768]".into(),
-        ),
-        (
-            "BF.RESERVE foo 0.01 1000 NONSCALING EXPANSION 2",
-            "Nonscaling filters cannot expand".into(),
-        ),
-        ("BF.RESERVE bf 0.01 1000", "ERR item exists".into()),
-        ("BF.RESERVE string 0.01 1000", WRONG_TYPE.into()),
-        ("BF.ADD", arity("bf.add")),
-        ("BF.ADD bf", arity("bf.add")),
-        ("BF.ADD bf 1 2", arity("bf.add")),
-        ("BF.ADD string x", WRONG_TYPE.into()),
-        ("BF.MADD bf", arity("bf.madd")),
-        ("BF.MADD string x", WRONG_TYPE.into()),
-        ("BF.EXISTS bf", arity("bf.exists")),
-        ("BF.EXISTS bf 1 2", arity("bf.exists")),
-        ("BF.MEXISTS bf", arity("bf.mexists")),
-        ("BF.INSERT bf", arity("bf.insert")),
-        (
-            "BF.INSERT missing NOCREATE ITEMS foo bar",
-            "ERR not found".into(),
-        ),
-        (
-            "BF.INSERT missing DONTEXIST NOCREATE",
-            "Unknown argument received".into(),
-        ),
-        ("BF.INSERT missing NOCREATE ITEMS", arity("bf.insert")),
-        ("BF.INSERT missing NOCREATE CAPACITY", arity("bf.insert")),
-        ("BF.INSERT missing CAPACITY 0.3", "Bad capacity".into()),
-        (
-            "BF.INSERT missing CAPACITY 0 ITEMS a",
-            "Bad capacity".into(),
-        ),
-        ("BF.INSERT missing ERROR", arity("bf.insert")),
-        ("BF.INSERT missing ERROR big", "Bad error rate".into()),
-        ("BF.INSERT missing ERROR 0 ITEMS a", "Bad error rate".into()),
-        (
-            "BF.INSERT missing EXPANSION -1 ITEMS foo",
-            "Bad expansion".into(),
-        ),
-        (
-            "BF.INSERT missing EXPANSION 0 ITEMS foo",
-            "Bad expansion".into(),
-        ),
-        ("BF.INSERT missing EXPANSION big", "Bad expansion".into()),
-        ("BF.INSERT string ITEMS a", WRONG_TYPE.into()),
-        ("BF.CARD", arity("bf.card")),
-        ("BF.CARD string", WRONG_TYPE.into()),
-        ("BF.INFO", arity("bf.info")),
-        ("BF.INFO bf capacity size", arity("bf.info")),
-        ("BF.INFO bf wrong_value", "Invalid information value".into()),
-        ("BF.INFO missing", "ERR not found".into()),
-        ("BF.INFO string", WRONG_TYPE.into()),
-        ("BF.DEBUG bf noexist", arity("bf.debug")),
-        ("BF.DEBUG missing", "ERR not found".into()),
-        ("BF.SCANDUMP bf", arity("bf.scandump")),
-        (
-            "BF.SCANDUMP bf str",
-            "Second argument must be numeric".into(),
-        ),
-        ("BF.SCANDUMP missing 0", "ERR not found".into()),
-        ("BF.LOADCHUNK bf", arity("bf.loadchunk")),
-        ("BF.LOADCHUNK bf str", arity("bf.loadchunk")),
-        (
-            "BF.LOADCHUNK bf str data",
-            "ERR Second argument must be numeric".into(),
-        ),
-        ("BF.LOADCHUNK missing 2 data", "ERR not found".into()),
-        ("BF.LOADCHUNK missing 1 data", "received bad data".into()),
-        (
-            "BF.LOADCHUNK bf 4 abcd",
-            "invalid offset - no link found".into(),
-        ),
-        (
-            "BF.LOADCHUNK bf 1 abcd",
-            "invalid offset - no link found".into(),
-        ),
-        ("BF.LOADCHUNK string 1 abcd", WRONG_TYPE.into()),
-    ] {
-        assert_eq!(error(&mut con, line), expected, "{line}");
-    }
+    check_errors(&mut con, BF_ERRORS);
     // Nothing was created by a refused command.
     assert_eq!(int(&mut con, "EXISTS foo missing"), 0);
 }
@@ -366,140 +360,132 @@ fn cf_replies_are_redisbloom_s() {
     assert_eq!(int(&mut con, "CF.COUNT copies 1"), 2000);
 }
 
+/// Every argument error of the CF commands: a command line, and the error it
+/// replies (`ARITY`: the server's wrong-number-of-arguments error).
+const CF_ERRORS: &[(&str, &str)] = &[
+    ("CF.RESERVE", ARITY),
+    ("CF.RESERVE err", ARITY),
+    ("CF.RESERVE err 10 BUCKETSIZE", ARITY),
+    ("CF.RESERVE err str", "Bad capacity"),
+    (
+        "CF.RESERVE err 1",
+        "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]",
+    ),
+    (
+        "CF.RESERVE err 1073741825",
+        "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]",
+    ),
+    (
+        "CF.RESERVE err 10 BUCKETSIZE 8",
+        "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]",
+    ),
+    (
+        "CF.RESERVE err 10 EXPANSION -1",
+        "EXPANSION: value must be in the range [0, 32768]",
+    ),
+    (
+        "CF.RESERVE err 100 EXPANSION 327695",
+        "EXPANSION: value must be in the range [0, 32768]",
+    ),
+    (
+        "CF.RESERVE err 10 EXPANSION string",
+        "Couldn't parse EXPANSION",
+    ),
+    (
+        "CF.RESERVE err 10 BUCKETSIZE 0",
+        "BUCKETSIZE: value must be in the range [1, 255]",
+    ),
+    (
+        "CF.RESERVE err 10 BUCKETSIZE -1",
+        "BUCKETSIZE: value must be in the range [1, 255]",
+    ),
+    (
+        "CF.RESERVE err 100 BUCKETSIZE 33554432",
+        "BUCKETSIZE: value must be in the range [1, 255]",
+    ),
+    (
+        "CF.RESERVE err 10 BUCKETSIZE string",
+        "Couldn't parse BUCKETSIZE",
+    ),
+    (
+        "CF.RESERVE err 10 MAXITERATIONS 0",
+        "MAXITERATIONS: value must be in the range [1, 65535]",
+    ),
+    (
+        "CF.RESERVE err 100 MAXITERATIONS 165536",
+        "MAXITERATIONS: value must be in the range [1, 65535]",
+    ),
+    (
+        "CF.RESERVE err 10 MAXITERATIONS string",
+        "Couldn't parse MAXITERATIONS",
+    ),
+    ("CF.RESERVE cf 1000", "ERR item exists"),
+    ("CF.RESERVE string 1000", WRONG_TYPE),
+    ("CF.ADD", ARITY),
+    ("CF.ADD err", ARITY),
+    ("CF.ADD string x", WRONG_TYPE),
+    ("CF.ADDNX err", ARITY),
+    ("CF.INSERT", ARITY),
+    ("CF.INSERT err", ARITY),
+    ("CF.INSERT err element", ARITY),
+    (
+        "CF.INSERT cf CAPACITY -1 ITEMS k0",
+        "Capacity must be in the range [cf-bucket-size * 2, 1073741824]",
+    ),
+    (
+        "CF.INSERT cf CAPACITY 3 ITEMS k0",
+        "Capacity must be in the range [cf-bucket-size * 2, 1073741824]",
+    ),
+    ("CF.INSERT cf NOCREATE CAPACITY", ARITY),
+    ("CF.INSERT cf NOCREATE CAPACITY str ITEMS a", "Bad capacity"),
+    (
+        "CF.INSERT cf NOCREATE DONTEXIST",
+        "Unknown argument received",
+    ),
+    ("CF.INSERT cf NOCREATE ITEMS", ARITY),
+    ("CF.INSERT missing NOCREATE ITEMS foo", "ERR not found"),
+    ("CF.INSERTNX err element", ARITY),
+    (
+        "CF.INSERTNX cf CAPACITY 3 ITEMS k0",
+        "Capacity must be in the range [cf-bucket-size * 2, 1073741824]",
+    ),
+    ("CF.EXISTS", ARITY),
+    ("CF.EXISTS err", ARITY),
+    ("CF.MEXISTS err", ARITY),
+    ("CF.COUNT err", ARITY),
+    ("CF.DEL", ARITY),
+    ("CF.DEL err", ARITY),
+    ("CF.DEL missing k1", "Not found"),
+    ("CF.DEL string k1", "Not found"),
+    ("CF.COMPACT a", "Cuckoo filter was not found"),
+    ("CF.COMPACT a b", ARITY),
+    ("CF.INFO", ARITY),
+    ("CF.INFO missing", "ERR not found"),
+    ("CF.INFO string", WRONG_TYPE),
+    ("CF.DEBUG", ARITY),
+    ("CF.DEBUG missing", "ERR not found"),
+    ("CF.SCANDUMP err", ARITY),
+    ("CF.SCANDUMP cf str", "Invalid position"),
+    ("CF.SCANDUMP cf -1", "Invalid position"),
+    ("CF.SCANDUMP missing 0", "ERR not found"),
+    ("CF.LOADCHUNK err", ARITY),
+    ("CF.LOADCHUNK err iterator", ARITY),
+    ("CF.LOADCHUNK cf 0 data", "Invalid position"),
+    ("CF.LOADCHUNK cf str data", "Invalid position"),
+    ("CF.LOADCHUNK cf 1 data", "ERR item exists"),
+    ("CF.LOADCHUNK cf 4 abcd", "Couldn't load chunk!"),
+    ("CF.LOADCHUNK missing 1 abcd", "Couldn't create filter!"),
+    ("CF.LOADCHUNK missing 2 abcd", "ERR not found"),
+    ("CF.LOADCHUNK string 1 abcd", WRONG_TYPE),
+];
+
 #[test]
 fn cf_argument_errors_are_named() {
     let server = server_or_skip!();
     let mut con = connect(&server);
     ok(&mut con, "CF.RESERVE cf 1000");
     ok(&mut con, "SET string value");
-    let arity = |command: &str| format!("ERR wrong number of arguments for '{command}' command");
-    for (line, expected) in [
-        ("CF.RESERVE", arity("cf.reserve")),
-        ("CF.RESERVE err", arity("cf.reserve")),
-        ("CF.RESERVE err 10 BUCKETSIZE", arity("cf.reserve")),
-        ("CF.RESERVE err str", "Bad capacity".into()),
-        (
-            "CF.RESERVE err 1",
-            "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]".into(),
-        ),
-        (
-            "CF.RESERVE err 1073741825",
-            "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]".into(),
-        ),
-        (
-            "CF.RESERVE err 10 BUCKETSIZE 8",
-            "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]".into(),
-        ),
-        (
-            "CF.RESERVE err 10 EXPANSION -1",
-            "EXPANSION: value must be in the range [0, 32768]".into(),
-        ),
-        (
-            "CF.RESERVE err 100 EXPANSION 327695",
-            "EXPANSION: value must be in the range [0, 32768]".into(),
-        ),
-        (
-            "CF.RESERVE err 10 EXPANSION string",
-            "Couldn't parse EXPANSION".into(),
-        ),
-        (
-            "CF.RESERVE err 10 BUCKETSIZE 0",
-            "BUCKETSIZE: value must be in the range [1, 255]".into(),
-        ),
-        (
-            "CF.RESERVE err 10 BUCKETSIZE -1",
-            "BUCKETSIZE: value must be in the range [1, 255]".into(),
-        ),
-        (
-            "CF.RESERVE err 100 BUCKETSIZE 33554432",
-            "BUCKETSIZE: value must be in the range [1, 255]".into(),
-        ),
-        (
-            "CF.RESERVE err 10 BUCKETSIZE string",
-            "Couldn't parse BUCKETSIZE".into(),
-        ),
-        (
-            "CF.RESERVE err 10 MAXITERATIONS 0",
-            "MAXITERATIONS: value must be in the range [1, 65535]".into(),
-        ),
-        (
-            "CF.RESERVE err 100 MAXITERATIONS 165536",
-            "MAXITERATIONS: value must be in the range [1, 65535]".into(),
-        ),
-        (
-            "CF.RESERVE err 10 MAXITERATIONS string",
-            "Couldn't parse MAXITERATIONS".into(),
-        ),
-        ("CF.RESERVE cf 1000", "ERR item exists".into()),
-        ("CF.RESERVE string 1000", WRONG_TYPE.into()),
-        ("CF.ADD", arity("cf.add")),
-        ("CF.ADD err", arity("cf.add")),
-        ("CF.ADD string x", WRONG_TYPE.into()),
-        ("CF.ADDNX err", arity("cf.addnx")),
-        ("CF.INSERT", arity("cf.insert")),
-        ("CF.INSERT err", arity("cf.insert")),
-        ("CF.INSERT err element", arity("cf.insert")),
-        (
-            "CF.INSERT cf CAPACITY -1 ITEMS k0",
-            "Capacity must be in the range [cf-bucket-size * 2, 1073741824]".into(),
-        ),
-        (
-            "CF.INSERT cf CAPACITY 3 ITEMS k0",
-            "Capacity must be in the range [cf-bucket-size * 2, 1073741824]".into(),
-        ),
-        ("CF.INSERT cf NOCREATE CAPACITY", arity("cf.insert")),
-        (
-            "CF.INSERT cf NOCREATE CAPACITY str ITEMS a",
-            "Bad capacity".into(),
-        ),
-        (
-            "CF.INSERT cf NOCREATE DONTEXIST",
-            "Unknown argument received".into(),
-        ),
-        ("CF.INSERT cf NOCREATE ITEMS", arity("cf.insert")),
-        (
-            "CF.INSERT missing NOCREATE ITEMS foo",
-            "ERR not found".into(),
-        ),
-        ("CF.INSERTNX err element", arity("cf.insertnx")),
-        (
-            "CF.INSERTNX cf CAPACITY 3 ITEMS k0",
-            "Capacity must be in the range [cf-bucket-size * 2, 1073741824]".into(),
-        ),
-        ("CF.EXISTS", arity("cf.exists")),
-        ("CF.EXISTS err", arity("cf.exists")),
-        ("CF.MEXISTS err", arity("cf.mexists")),
-        ("CF.COUNT err", arity("cf.count")),
-        ("CF.DEL", arity("cf.del")),
-        ("CF.DEL err", arity("cf.del")),
-        ("CF.DEL missing k1", "Not found".into()),
-        ("CF.DEL string k1", "Not found".into()),
-        ("CF.COMPACT a", "Cuckoo filter was not found".into()),
-        ("CF.COMPACT a b", arity("cf.compact")),
-        ("CF.INFO", arity("cf.info")),
-        ("CF.INFO missing", "ERR not found".into()),
-        ("CF.INFO string", WRONG_TYPE.into()),
-        ("CF.DEBUG", arity("cf.debug")),
-        ("CF.DEBUG missing", "ERR not found".into()),
-        ("CF.SCANDUMP err", arity("cf.scandump")),
-        ("CF.SCANDUMP cf str", "Invalid position".into()),
-        ("CF.SCANDUMP cf -1", "Invalid position".into()),
-        ("CF.SCANDUMP missing 0", "ERR not found".into()),
-        ("CF.LOADCHUNK err", arity("cf.loadchunk")),
-        ("CF.LOADCHUNK err iterator", arity("cf.loadchunk")),
-        ("CF.LOADCHUNK cf 0 data", "Invalid position".into()),
-        ("CF.LOADCHUNK cf str data", "Invalid position".into()),
-        ("CF.LOADCHUNK cf 1 data", "ERR item exists".into()),
-        ("CF.LOADCHUNK cf 4 abcd", "Couldn't load chunk!".into()),
-        (
-            "CF.LOADCHUNK missing 1 abcd",
-            "Couldn't create filter!".into(),
-        ),
-        ("CF.LOADCHUNK missing 2 abcd", "ERR not found".into()),
-        ("CF.LOADCHUNK string 1 abcd", WRONG_TYPE.into()),
-    ] {
-        assert_eq!(error(&mut con, line), expected, "{line}");
-    }
+    check_errors(&mut con, CF_ERRORS);
     assert_eq!(int(&mut con, "EXISTS err missing"), 0);
 }
 

@@ -84,10 +84,10 @@ pub(crate) fn snapshot(con: &mut Connection) -> Vec<Value> {
         seen.push(run(con, &format!("CF.COUNT {key} d1")).unwrap());
         seen.push(run(con, &format!("DEBUG DIGEST-VALUE {key}")).unwrap());
     }
-    seen.push(run(con, "BF.EXISTS bf:restoring x").map_or_else(
-        |err| Value::SimpleString(crate::error_text(&err)),
-        |value| value,
-    ));
+    seen.push(
+        run(con, "BF.EXISTS bf:restoring x")
+            .unwrap_or_else(|err| Value::SimpleString(crate::error_text(&err))),
+    );
     seen.push(run(con, "DEBUG DIGEST-VALUE bf:restoring").unwrap());
     let ttl = int(con, "TTL bf:ttl");
     seen.push(Value::Boolean(ttl > 90_000));

@@ -587,13 +587,13 @@ fn chunk_dumps(golden: Golden<'_>) -> Vec<Seed> {
 /// both families and layouts, grown and not, with deletions, and a restore
 /// under way; each as it is and with its filter resealed.
 fn module_values() -> Vec<Seed> {
+    use filterlab_fuzz::module_value::bytes_of;
     use filterlab_redis_module::bloom::{Added, Bloom};
     use filterlab_redis_module::cuckoo::Cuckoo;
     use filterlab_redis_module::grammar::{BloomParams, CuckooParams};
     use filterlab_redis_module::options::{Layout, Options};
     use filterlab_redis_module::payload::Recorded;
     use filterlab_redis_module::stored::{Stored, dump_all};
-    use filterlab_fuzz::module_value::bytes_of;
 
     let options = Options::default();
     let encode = |control: u8, stored: &dyn Fn(&mut Recorded)| {
@@ -615,14 +615,19 @@ fn module_values() -> Vec<Seed> {
             ..BloomParams::defaults(&options)
         };
         let mut bloom = Bloom::create(&params, layout).unwrap();
-        let hashes: Vec<u64> = (0..items as u32).map(|i| bloom.hash(&i.to_le_bytes())).collect();
+        let hashes: Vec<u64> = (0..items as u32)
+            .map(|i| bloom.hash(&i.to_le_bytes()))
+            .collect();
         let mut answers = [Added::Present; 256];
         for batch in hashes.chunks(256) {
             bloom.insert_batch(batch, &mut answers);
         }
         let stored = Stored::Ready(bloom.clone());
         for control in [0, 2] {
-            seeds.push((format!("{name}-{control}"), encode(control, &|out| stored.save(out).unwrap())));
+            seeds.push((
+                format!("{name}-{control}"),
+                encode(control, &|out| stored.save(out).unwrap()),
+            ));
         }
         // A restore under way: the dump's first chunk.
         let mut first = None;
@@ -634,14 +639,19 @@ fn module_values() -> Vec<Seed> {
         })
         .unwrap();
         let first = first.unwrap();
-        seeds.push((format!("{name}-restoring"), encode(0, &|out| {
-            use filterlab_redis_module::payload::Sink;
-            out.unsigned(2);
-            out.unsigned(1);
-            out.buffer(&first);
-        })));
+        seeds.push((
+            format!("{name}-restoring"),
+            encode(0, &|out| {
+                use filterlab_redis_module::payload::Sink;
+                out.unsigned(2);
+                out.unsigned(1);
+                out.buffer(&first);
+            }),
+        ));
     }
-    for (name, capacity, expansion, items) in [("cf-grown", 100, 2, 600u32), ("cf-fixed", 500, 0, 300)] {
+    for (name, capacity, expansion, items) in
+        [("cf-grown", 100, 2, 600u32), ("cf-fixed", 500, 0, 300)]
+    {
         let params = CuckooParams {
             expansion,
             ..CuckooParams::defaults(&options, capacity)
@@ -655,7 +665,10 @@ fn module_values() -> Vec<Seed> {
         }
         let stored = Stored::Ready(cuckoo);
         for control in [1, 3] {
-            seeds.push((format!("{name}-{control}"), encode(control, &|out| stored.save(out).unwrap())));
+            seeds.push((
+                format!("{name}-{control}"),
+                encode(control, &|out| stored.save(out).unwrap()),
+            ));
         }
     }
     seeds

@@ -18,7 +18,7 @@ use std::fmt::Debug;
 use filterlab_redis_module::bloom::Bloom;
 use filterlab_redis_module::cuckoo::Cuckoo;
 use filterlab_redis_module::payload::{Item, Recorded};
-use filterlab_redis_module::stored::{FilterValue, Loaded, Stored, dump_all, load_chunk};
+use filterlab_redis_module::stored::{FilterValue, Stored, dump_all, load_chunks};
 
 use crate::frame::reseal;
 
@@ -40,7 +40,9 @@ pub fn items_of(bytes: &[u8]) -> Vec<Item> {
             let end = (at + 4).min(bytes.len());
             len[..end - at].copy_from_slice(&bytes[at..end]);
             at = end;
-            let end = at.saturating_add(u32::from_le_bytes(len) as usize).min(bytes.len());
+            let end = at
+                .saturating_add(u32::from_le_bytes(len) as usize)
+                .min(bytes.len());
             items.push(Item::Buffer(bytes[at..end].to_vec()));
             at = end;
         }
@@ -130,17 +132,16 @@ fn check<F: FilterValue + Clone + PartialEq + Debug>(items: Vec<Item>, version: 
     again.save(&mut resaved).expect("a loaded value saves");
     assert_eq!(resaved.items, saved.items);
     if let Stored::Ready(filter) = &value {
-        let mut key: Option<Stored<F>> = None;
+        let mut chunks = Vec::new();
         dump_all(filter, |cursor, chunk| {
-            let loaded = load_chunk(key.as_mut(), cursor as i64, chunk).expect("a chunk of a dump loads");
-            match loaded {
-                Loaded::Started(started) => key = Some(started),
-                Loaded::Kept => {}
-                Loaded::Restored(restored) => key = Some(Stored::Ready(restored)),
-            }
+            chunks.push((cursor, chunk.to_vec()));
             Ok(())
         })
         .expect("a filter dumps");
+        let chunks = chunks
+            .iter()
+            .map(|(cursor, chunk)| (*cursor, chunk.as_slice()));
+        let key = load_chunks::<F>(chunks).expect("the chunks of a dump load");
         assert_eq!(key.as_ref().and_then(Stored::ready), Some(filter));
     }
 }

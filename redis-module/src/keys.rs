@@ -6,13 +6,13 @@
 use std::ffi::{CStr, CString};
 use std::sync::OnceLock;
 
-use filterlab_core::{Error, ErrorKind};
+use filterlab_core::{BATCH, Error, ErrorKind, KeyHasher};
 
 use crate::bloom::Bloom;
 use crate::cuckoo::Cuckoo;
 use crate::ffi::{Aof, Args, Ctx, DataType, Digest, Held, Key, LoadCtx, RdbSink, RdbSource};
 use crate::ffi::{Level, TypeCallbacks, log};
-use crate::grammar::{Argv, Parsed, Refusal, WRONG_TYPE};
+use crate::grammar::{Argv, NOT_FOUND, Parsed, Refusal, WRONG_TYPE};
 use crate::options::Options;
 use crate::payload::Sink;
 use crate::stored::{ChunkRefusal, FilterValue, Loaded, Stored, dump_all, load_chunk};
@@ -91,31 +91,46 @@ impl<F> Keyed<F> {
     }
 }
 
-/// What a family's commands need of its filter beyond [`FilterValue`].
+/// What a family's commands need of its filter beyond [`FilterValue`]:
+/// its data type, and the lookups both families answer alike.
 pub(crate) trait Family: FilterValue + Clone + 'static {
     /// The data type of its keys.
     fn data_type() -> &'static DataType<Keyed<Self>>;
     /// Its LOADCHUNK command, under the module's prefix.
     fn loadchunk() -> &'static CStr;
+    /// The filter's key hasher (items hash over their bytes).
+    fn hasher(&self) -> KeyHasher;
+    /// Whether a pre-hashed item may be present.
+    fn contains_hash(&self, hash: u64) -> bool;
+    /// The filter's batched lookup, prefetching in large filters.
+    fn contains_hashes(&self, hashes: &[u64], found: &mut [bool]);
 }
 
-impl Family for Bloom {
-    fn data_type() -> &'static DataType<Keyed<Self>> {
-        &BLOOM
-    }
-    fn loadchunk() -> &'static CStr {
-        &loaded().bf_loadchunk
-    }
+/// Implements [`Family`] for a filter whose lookups are its own methods.
+macro_rules! family {
+    ($filter:ty, $data_type:expr, $loadchunk:ident) => {
+        impl Family for $filter {
+            fn data_type() -> &'static DataType<Keyed<Self>> {
+                &$data_type
+            }
+            fn loadchunk() -> &'static CStr {
+                &loaded().$loadchunk
+            }
+            fn hasher(&self) -> KeyHasher {
+                <$filter>::hasher(self)
+            }
+            fn contains_hash(&self, hash: u64) -> bool {
+                <$filter>::contains_hash(self, hash)
+            }
+            fn contains_hashes(&self, hashes: &[u64], found: &mut [bool]) {
+                <$filter>::contains_hashes(self, hashes, found);
+            }
+        }
+    };
 }
 
-impl Family for Cuckoo {
-    fn data_type() -> &'static DataType<Keyed<Self>> {
-        &CUCKOO
-    }
-    fn loadchunk() -> &'static CStr {
-        &loaded().cf_loadchunk
-    }
-}
+family!(Bloom, BLOOM, bf_loadchunk);
+family!(Cuckoo, CUCKOO, cf_loadchunk);
 
 /// DEBUG DIGEST's input: the saved representation, in saved pieces.
 struct DigestSink<'a>(&'a mut Digest);
@@ -355,4 +370,68 @@ pub(crate) fn load_chunk_into<F: Family>(
         key.delete();
     }
     Ok(outcome)
+}
+
+/// A key's filter that must exist.
+///
+/// # Errors
+///
+/// "ERR not found" for an empty key, and as [`filter_of`].
+pub(crate) fn existing<F: Family>(key: &mut Key) -> Parsed<&mut F> {
+    filter_of::<F>(key)?.ok_or(NOT_FOUND)
+}
+
+/// The filter under argument 1 for a lookup: `None` for an empty key or
+/// one of another type (RedisBloom answers 0 for those).
+///
+/// # Errors
+///
+/// While a restore is under way.
+pub(crate) fn lookup<F: Family>(key: &mut Key) -> Parsed<Option<&mut F>> {
+    match filter_of::<F>(key) {
+        Err(Refusal::Text(text)) if text.starts_with("WRONGTYPE") => Ok(None),
+        found => found,
+    }
+}
+
+/// BF.EXISTS / CF.EXISTS key item
+pub(crate) fn exists<F: Family>(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
+    if args.count() != 3 {
+        return Err(Refusal::Arity);
+    }
+    let mut key = ctx.open_key(args, 1, false);
+    let found = lookup::<F>(&mut key)?
+        .is_some_and(|filter| filter.contains_hash(filter.hasher().hash_bytes(args.bytes(2))));
+    ctx.reply_bool(found);
+    Ok(())
+}
+
+/// BF.MEXISTS / CF.MEXISTS key item [item …]: every batch hashed, then
+/// looked up with the filter's prefetching batched lookup.
+pub(crate) fn mexists<F: Family>(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
+    if args.count() < 3 {
+        return Err(Refusal::Arity);
+    }
+    let mut key = ctx.open_key(args, 1, false);
+    let filter = lookup::<F>(&mut key)?;
+    ctx.reply_array(args.count() - 2);
+    let Some(filter) = filter else {
+        (2..args.count()).for_each(|_| ctx.reply_bool(false));
+        return Ok(());
+    };
+    let mut found = [false; BATCH];
+    let hasher = filter.hasher();
+    for_each_batch(
+        args,
+        2,
+        |item| hasher.hash_bytes(item),
+        |_, hashes| {
+            filter.contains_hashes(hashes, &mut found[..hashes.len()]);
+            for &hit in &found[..hashes.len()] {
+                ctx.reply_bool(hit);
+            }
+            true
+        },
+    );
+    Ok(())
 }

@@ -231,6 +231,27 @@ pub fn load_chunk<F: FilterValue>(
     }
 }
 
+/// What a key holds after LOADCHUNK of each of `chunks` (cursor and
+/// bytes) in turn, from empty: a dump's chunks in order restore its filter.
+///
+/// # Errors
+///
+/// The first chunk refused.
+pub fn load_chunks<'a, F: FilterValue>(
+    chunks: impl IntoIterator<Item = (u64, &'a [u8])>,
+) -> Result<Option<Stored<F>>, ChunkRefusal> {
+    let mut key = None;
+    for (cursor, chunk) in chunks {
+        let cursor = i64::try_from(cursor).unwrap_or(i64::MAX);
+        match load_chunk(key.as_mut(), cursor, chunk)? {
+            Loaded::Started(started) => key = Some(started),
+            Loaded::Kept => {}
+            Loaded::Restored(restored) => key = Some(Stored::Ready(restored)),
+        }
+    }
+    Ok(key)
+}
+
 /// The filter the complete chunks of `pending` restore to.
 fn restore<F: FilterValue>(pending: &Pending) -> Result<F, ChunkRefusal> {
     let chunks = (1u64..).zip(&pending.chunks).map(Ok);

@@ -5,10 +5,10 @@ use filterlab_core::BATCH;
 use redis_module::raw::RedisModuleCmdFunc;
 
 use crate::bloom::{Added, Bloom};
-use crate::ffi::{Args, Ctx, Key, Level, log};
+use crate::ffi::{Args, Ctx, Level, log};
 use crate::grammar::{self, Argv, BloomField, BloomParams, EXISTS, NOT_FOUND, Parsed, Refusal};
 use crate::keys::{
-    BLOOM, Keyed, create_sized, entries, filter_of, filter_or_create, for_each_batch,
+    BLOOM, Keyed, create_sized, entries, existing, filter_of, filter_or_create, for_each_batch,
     load_chunk_into, options,
 };
 use crate::stored::{ChunkRefusal, Stored, dump_after};
@@ -18,8 +18,8 @@ entries! {
     add_entry => add,
     madd_entry => madd,
     insert_entry => insert,
-    exists_entry => exists,
-    mexists_entry => mexists,
+    exists_entry => crate::keys::exists::<Bloom>,
+    mexists_entry => crate::keys::mexists::<Bloom>,
     card_entry => card,
     info_entry => info,
     debug_entry => debug,
@@ -154,57 +154,6 @@ fn insert(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
     Ok(())
 }
 
-/// The filter under argument 1, for reading; `None` for an empty key or
-/// one of another type (BF.EXISTS answers 0 for those, as RedisBloom does).
-fn lookup(key: &mut Key) -> Parsed<Option<&mut Bloom>> {
-    match filter_of::<Bloom>(key) {
-        Err(Refusal::Text(text)) if text.starts_with("WRONGTYPE") => Ok(None),
-        found => found,
-    }
-}
-
-/// BF.EXISTS key item
-fn exists(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
-    if args.count() != 3 {
-        return Err(Refusal::Arity);
-    }
-    let mut key = ctx.open_key(args, 1, false);
-    let found =
-        lookup(&mut key)?.is_some_and(|bloom| bloom.contains_hash(bloom.hash(args.bytes(2))));
-    ctx.reply_bool(found);
-    Ok(())
-}
-
-/// BF.MEXISTS key item [item …]: every batch hashed, then looked up with
-/// the filter's prefetching batched lookup.
-fn mexists(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
-    if args.count() < 3 {
-        return Err(Refusal::Arity);
-    }
-    let mut key = ctx.open_key(args, 1, false);
-    let bloom = lookup(&mut key)?;
-    ctx.reply_array(args.count() - 2);
-    let Some(bloom) = bloom else {
-        (2..args.count()).for_each(|_| ctx.reply_bool(false));
-        return Ok(());
-    };
-    let mut found = [false; BATCH];
-    let hasher = bloom.hasher();
-    for_each_batch(
-        args,
-        2,
-        |item| hasher.hash_bytes(item),
-        |_, hashes| {
-            bloom.contains_hashes(hashes, &mut found[..hashes.len()]);
-            found[..hashes.len()]
-                .iter()
-                .for_each(|&hit| ctx.reply_bool(hit));
-            true
-        },
-    );
-    Ok(())
-}
-
 /// BF.CARD key: 0 for an empty key.
 fn card(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
     if args.count() != 2 {
@@ -214,11 +163,6 @@ fn card(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
     let items = filter_of::<Bloom>(&mut key)?.map_or(0, |bloom| bloom.len());
     ctx.reply_integer(i64::try_from(items).unwrap_or(i64::MAX));
     Ok(())
-}
-
-/// A key's filter that must exist.
-fn existing(key: &mut Key) -> Parsed<&mut Bloom> {
-    filter_of::<Bloom>(key)?.ok_or(NOT_FOUND)
 }
 
 fn reply_field(ctx: &Ctx, value: Option<i64>) {
@@ -234,7 +178,7 @@ fn info(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
         return Err(Refusal::Arity);
     }
     let mut key = ctx.open_key(args, 1, false);
-    let bloom = existing(&mut key)?;
+    let bloom = existing::<Bloom>(&mut key)?;
     if args.count() == 3 {
         let field = BloomField::named(args.bytes(2))?;
         if ctx.resp3() {
@@ -260,7 +204,7 @@ fn debug(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
         return Err(Refusal::Arity);
     }
     let mut key = ctx.open_key(args, 1, false);
-    let lines = existing(&mut key)?.debug();
+    let lines = existing::<Bloom>(&mut key)?.debug();
     ctx.reply_array(lines.len());
     for line in &lines {
         ctx.reply_bulk(line.as_bytes());
@@ -275,7 +219,7 @@ fn scandump(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
         return Err(Refusal::Arity);
     }
     let mut key = ctx.open_key(args, 1, false);
-    let bloom = existing(&mut key)?;
+    let bloom = existing::<Bloom>(&mut key)?;
     let Some(cursor) = args.integer(2) else {
         return Err(Refusal::text("Second argument must be numeric"));
     };

@@ -301,7 +301,9 @@ mod tests {
     use super::*;
     use crate::options::Options;
     use crate::payload::Recorded;
-    use crate::stored::{ChunkRefusal, Loaded, Stored, dump_after, dump_all, load_chunk};
+    use crate::stored::{
+        ChunkRefusal, Loaded, Stored, dump_after, dump_all, load_chunk, load_chunks,
+    };
 
     fn grown(layout: Layout) -> Bloom {
         let params = BloomParams {
@@ -350,15 +352,11 @@ mod tests {
             assert_eq!(dump_after(&bloom, 0).unwrap().unwrap(), chunks[0]);
             assert_eq!(dump_after(&bloom, count as i64).unwrap(), None);
             assert_eq!(dump_after(&bloom, -1).unwrap(), None);
-            let mut key = None;
-            for (cursor, chunk) in &chunks {
-                match load_chunk(key.as_mut(), *cursor as i64, chunk).unwrap() {
-                    Loaded::Started(started) => key = Some(started),
-                    Loaded::Kept => {}
-                    Loaded::Restored(restored) => key = Some(Stored::Ready(restored)),
-                }
-            }
-            assert_eq!(key.unwrap().ready(), Some(&bloom));
+            let chunks = chunks
+                .iter()
+                .map(|(cursor, chunk)| (*cursor, chunk.as_slice()));
+            let key = load_chunks(chunks).unwrap().unwrap();
+            assert_eq!(key.ready(), Some(&bloom));
         }
     }
 

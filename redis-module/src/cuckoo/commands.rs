@@ -8,8 +8,8 @@ use crate::cuckoo::{Cuckoo, Refused};
 use crate::ffi::{Args, Ctx, Key, Level, log};
 use crate::grammar::{self, Argv, CuckooParams, EXISTS, NOT_FOUND, Parsed, Refusal};
 use crate::keys::{
-    CUCKOO, Keyed, create_sized, entries, filter_of, filter_or_create, for_each_batch,
-    load_chunk_into, options,
+    CUCKOO, Keyed, create_sized, entries, existing, filter_of, filter_or_create, for_each_batch,
+    load_chunk_into, lookup, options,
 };
 use crate::stored::{ChunkRefusal, FilterValue, Stored, dump_after};
 
@@ -19,8 +19,8 @@ entries! {
     addnx_entry => addnx,
     insert_entry => insert,
     insertnx_entry => insertnx,
-    exists_entry => exists,
-    mexists_entry => mexists,
+    exists_entry => crate::keys::exists::<Cuckoo>,
+    mexists_entry => crate::keys::mexists::<Cuckoo>,
     count_entry => count,
     del_entry => del,
     compact_entry => compact,
@@ -194,64 +194,13 @@ fn insertnx(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
     insert_items(ctx, args, true)
 }
 
-/// The filter under argument 1 for a lookup: `None` for an empty key or
-/// one of another type (answered 0, as RedisBloom does).
-fn lookup(key: &mut Key) -> Parsed<Option<&mut Cuckoo>> {
-    match filter_of::<Cuckoo>(key) {
-        Err(Refusal::Text(text)) if text.starts_with("WRONGTYPE") => Ok(None),
-        found => found,
-    }
-}
-
-/// CF.EXISTS key item
-fn exists(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
-    if args.count() != 3 {
-        return Err(Refusal::Arity);
-    }
-    let mut key = ctx.open_key(args, 1, false);
-    let found =
-        lookup(&mut key)?.is_some_and(|cuckoo| cuckoo.contains_hash(cuckoo.hash(args.bytes(2))));
-    ctx.reply_bool(found);
-    Ok(())
-}
-
-/// CF.MEXISTS key item [item …]: every batch hashed, then looked up with
-/// both buckets of the items ahead prefetched.
-fn mexists(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
-    if args.count() < 3 {
-        return Err(Refusal::Arity);
-    }
-    let mut key = ctx.open_key(args, 1, false);
-    let cuckoo = lookup(&mut key)?;
-    ctx.reply_array(args.count() - 2);
-    let Some(cuckoo) = cuckoo else {
-        (2..args.count()).for_each(|_| ctx.reply_bool(false));
-        return Ok(());
-    };
-    let mut found = [false; BATCH];
-    let hasher = cuckoo.hasher();
-    for_each_batch(
-        args,
-        2,
-        |item| hasher.hash_bytes(item),
-        |_, hashes| {
-            cuckoo.contains_hashes(hashes, &mut found[..hashes.len()]);
-            found[..hashes.len()]
-                .iter()
-                .for_each(|&hit| ctx.reply_bool(hit));
-            true
-        },
-    );
-    Ok(())
-}
-
 /// CF.COUNT key item: the copies the filter may hold.
 fn count(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
     if args.count() != 3 {
         return Err(Refusal::Arity);
     }
     let mut key = ctx.open_key(args, 1, false);
-    let copies = lookup(&mut key)?.map_or(0, |cuckoo| cuckoo.count(args.bytes(2)));
+    let copies = lookup::<Cuckoo>(&mut key)?.map_or(0, |cuckoo| cuckoo.count(args.bytes(2)));
     ctx.reply_integer(i64::try_from(copies).unwrap_or(i64::MAX));
     Ok(())
 }
@@ -287,18 +236,13 @@ fn compact(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
     Ok(())
 }
 
-/// A key's filter that must exist.
-fn existing(key: &mut Key) -> Parsed<&mut Cuckoo> {
-    filter_of::<Cuckoo>(key)?.ok_or(NOT_FOUND)
-}
-
 /// CF.INFO key
 fn info(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
     if args.count() != 2 {
         return Err(Refusal::Arity);
     }
     let mut key = ctx.open_key(args, 1, false);
-    let fields = existing(&mut key)?.info();
+    let fields = existing::<Cuckoo>(&mut key)?.info();
     ctx.reply_map(fields.len());
     for (label, value) in fields {
         ctx.reply_label(label);
@@ -313,7 +257,7 @@ fn debug(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
         return Err(Refusal::Arity);
     }
     let mut key = ctx.open_key(args, 1, false);
-    let line = existing(&mut key)?.debug();
+    let line = existing::<Cuckoo>(&mut key)?.debug();
     ctx.reply_bulk(line.as_bytes());
     Ok(())
 }
@@ -328,7 +272,7 @@ fn scandump(ctx: &Ctx, args: &Args<'_>) -> Parsed<()> {
         return Err(Refusal::text("Invalid position"));
     };
     let mut key = ctx.open_key(args, 1, false);
-    let cuckoo = existing(&mut key)?;
+    let cuckoo = existing::<Cuckoo>(&mut key)?;
     let chunk =
         dump_after(cuckoo, cursor).map_err(|err| Refusal::Text(format!("ERR {err}").into()))?;
     ctx.reply_array(2);

@@ -236,7 +236,7 @@ impl FilterValue for Cuckoo {
 mod tests {
     use super::*;
     use crate::payload::Recorded;
-    use crate::stored::{Loaded, Stored, dump_all, load_chunk};
+    use crate::stored::{Stored, dump_all, load_chunks};
 
     #[test]
     fn a_filter_with_its_counters_saves_loads_and_dumps() {
@@ -262,15 +262,11 @@ mod tests {
             Ok(())
         })
         .unwrap();
-        let mut key = None;
-        for (cursor, chunk) in &chunks {
-            match load_chunk(key.as_mut(), *cursor as i64, chunk).unwrap() {
-                Loaded::Started(started) => key = Some(started),
-                Loaded::Kept => {}
-                Loaded::Restored(restored) => key = Some(Stored::Ready(restored)),
-            }
-        }
-        assert_eq!(key.unwrap().ready(), Some(&cuckoo));
+        let chunks = chunks
+            .iter()
+            .map(|(cursor, chunk)| (*cursor, chunk.as_slice()));
+        let key = load_chunks(chunks).unwrap().unwrap();
+        assert_eq!(key.ready(), Some(&cuckoo));
         assert_eq!(cuckoo.info()[4], ("Number of items deleted", 1));
     }
 

@@ -242,15 +242,18 @@ const BF_ERRORS: &[(&str, &str)] = &[
     ("BF.LOADCHUNK string 1 abcd", WRONG_TYPE),
 ];
 
+/// Every argument error of both families, with its text; nothing is
+/// created by a refused command.
 #[test]
-fn bf_argument_errors_are_named() {
+fn argument_errors_are_named() {
     let server = server_or_skip!();
     let mut con = connect(&server);
     ok(&mut con, "BF.RESERVE bf 0.01 1000");
+    ok(&mut con, "CF.RESERVE cf 1000");
     ok(&mut con, "SET string value");
     check_errors(&mut con, BF_ERRORS);
-    // Nothing was created by a refused command.
-    assert_eq!(int(&mut con, "EXISTS foo missing"), 0);
+    check_errors(&mut con, CF_ERRORS);
+    assert_eq!(int(&mut con, "EXISTS foo err missing"), 0);
 }
 
 #[test]
@@ -478,16 +481,6 @@ const CF_ERRORS: &[(&str, &str)] = &[
     ("CF.LOADCHUNK missing 2 abcd", "ERR not found"),
     ("CF.LOADCHUNK string 1 abcd", WRONG_TYPE),
 ];
-
-#[test]
-fn cf_argument_errors_are_named() {
-    let server = server_or_skip!();
-    let mut con = connect(&server);
-    ok(&mut con, "CF.RESERVE cf 1000");
-    ok(&mut con, "SET string value");
-    check_errors(&mut con, CF_ERRORS);
-    assert_eq!(int(&mut con, "EXISTS err missing"), 0);
-}
 
 #[test]
 fn resp3_clients_get_booleans_and_maps() {

@@ -29,7 +29,7 @@ pub fn items_of(bytes: &[u8]) -> Vec<Item> {
     while at < bytes.len() {
         let tag = bytes[at];
         at += 1;
-        if tag % 2 == 0 {
+        if tag.is_multiple_of(2) {
             let mut value = [0u8; 8];
             let end = (at + 8).min(bytes.len());
             value[..end - at].copy_from_slice(&bytes[at..end]);

@@ -11,6 +11,7 @@
 use filterlab_core::theory::wilson_interval;
 use filterlab_core::{Filter, KeyHasher};
 use filterlab_cuckoo::CuckooFilter;
+use filterlab_redis_module::options::DEFAULT_FIRST_SHARE;
 use filterlab_scalable::ScalableBloomFilter;
 use redis::Connection;
 
@@ -54,6 +55,7 @@ fn the_fpp_lies_in_its_interval_around_the_exact_theory() {
     insert_all(&mut con, &["BF.MADD", "bf"], &inserted);
     let mut bloom = ScalableBloomFilter::with_fpp(0.01)
         .initial_capacity(100_000)
+        .first_layer_share(DEFAULT_FIRST_SHARE)
         .build()
         .unwrap();
     twin_insert(&mut bloom, &inserted);
@@ -94,6 +96,7 @@ fn grown_1000_times_both_stay_at_or_under_their_error_rate() {
     ok(&mut con, "CF.RESERVE cf 100 EXPANSION 2");
     let mut bloom = ScalableBloomFilter::with_fpp(0.01)
         .initial_capacity(100)
+        .first_layer_share(DEFAULT_FIRST_SHARE)
         .build()
         .unwrap();
     let mut cuckoo = CuckooFilter::with_fpp(0.01)

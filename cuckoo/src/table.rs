@@ -545,7 +545,10 @@ impl Table {
     /// then 32 buckets are read independently, so their cache misses
     /// overlap); else by a random walk of at most `max_kicks` evictions.
     /// When that fails, the walk is retraced so the table is exactly as
-    /// before, and `false` returned.
+    /// before, and `false` returned. Always inlined with its fast path
+    /// (see `CuckooFilter::offer`); the rest is out of line.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
     pub(crate) fn store<W: Word>(
         &mut self,
         lanes: Lanes<W>,
@@ -558,6 +561,10 @@ impl Table {
         stored
     }
 
+    /// The common case inline (a free slot in either bucket: one write);
+    /// the rest, rarer and much larger, in [`place_when_full`](Self::place_when_full),
+    /// so that an insert that finds room pays no call to it.
+    #[inline]
     fn place_fingerprint<W: Word>(
         &mut self,
         lanes: Lanes<W>,
@@ -570,6 +577,21 @@ impl Table {
             self.swap(lanes, bucket, slot, place.fingerprint);
             return true;
         }
+        self.place_when_full(lanes, hash, place, slots, max_kicks)
+    }
+
+    /// Stores a fingerprint whose two buckets are full: by moving at most
+    /// two residents ([`make_room`](Self::make_room)), else by a random
+    /// walk of at most `max_kicks` evictions, undone when it fails.
+    #[inline(never)]
+    fn place_when_full<W: Word>(
+        &mut self,
+        lanes: Lanes<W>,
+        hash: u64,
+        place: Place,
+        slots: [W; 2],
+        max_kicks: u32,
+    ) -> bool {
         if self.make_room(lanes, place, slots) {
             return true;
         }

@@ -81,7 +81,7 @@ where
     /// The filter is a multiset (counting Bloom, cuckoo): inserting a key
     /// again adds a copy (still answering `Ok(false)`, as it was present),
     /// and `len` counts every accepted insert minus every removal, as
-    /// [`Filter::len`] documents.
+    /// [`Membership::len`] documents.
     #[must_use]
     pub fn multiset(mut self) -> Self {
         self.multiset = true;
@@ -592,7 +592,7 @@ mod tests {
 
     use crate::format::{FilterKind, FrameReader, FrameWriter, Header};
     use crate::testing::Conformance;
-    use crate::{Error, ErrorKind, Filter, KeyHasher, Persist};
+    use crate::{Error, ErrorKind, Filter, KeyHasher, Membership, Persist};
 
     /// Answers yes to every key and counts its inserts, but its reader
     /// refuses a count above three: a reader stricter than its writer.
@@ -602,22 +602,15 @@ mod tests {
         hasher: KeyHasher,
     }
 
-    impl Filter for Strict {
+    impl Membership for Strict {
         fn hasher(&self) -> &KeyHasher {
             &self.hasher
-        }
-        fn insert_hash(&mut self, _: u64) -> Result<bool, Error> {
-            self.len += 1;
-            Ok(false)
         }
         fn contains_hash(&self, _: u64) -> bool {
             true
         }
         fn len(&self) -> usize {
             self.len as usize
-        }
-        fn clear(&mut self) {
-            self.len = 0;
         }
         fn memory_usage(&self) -> usize {
             8
@@ -630,6 +623,16 @@ mod tests {
         }
         fn theoretical_fpp(&self, _: u64) -> Option<f64> {
             Some(1.0)
+        }
+    }
+
+    impl Filter for Strict {
+        fn insert_hash(&mut self, _: u64) -> Result<bool, Error> {
+            self.len += 1;
+            Ok(false)
+        }
+        fn clear(&mut self) {
+            self.len = 0;
         }
     }
 

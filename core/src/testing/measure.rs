@@ -97,12 +97,12 @@ pub fn check_fpp_against_theory<F: Filter + Debug + ?Sized>(
 /// Measures the FPP of independently keyed instances of `filter`, each
 /// loaded by `load(filter, seed)` so that it holds `held` keys, over about
 /// `hits / FPP` queries, and checks it against the filter's exact theory
-/// ([`Filter::theoretical_fpp`]) for `held` keys.
+/// ([`Membership::theoretical_fpp`]) for `held` keys.
 ///
 /// The Wilson interval (99.9%) covers query sampling only, so the number of
 /// instances is chosen to make the variation between filters negligible
 /// beside it (about 4e5 keys held in all); the mean FPP conditional on each
-/// instance's fill ([`Filter::expected_fpp`], exact for an instance) is
+/// instance's fill ([`Membership::expected_fpp`], exact for an instance) is
 /// checked against the same interval.
 ///
 /// # Panics

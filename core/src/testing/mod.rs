@@ -9,23 +9,26 @@
 //! ```
 //! use filterlab_core::format::{FrameReader, FrameWriter, Header};
 //! use filterlab_core::testing::Conformance;
-//! use filterlab_core::{Error, ErrorKind, Filter, FilterKind, KeyHasher, Persist};
+//! use filterlab_core::{Error, ErrorKind, Filter, FilterKind, KeyHasher, Membership, Persist};
 //! use std::collections::BTreeSet;
 //!
 //! /// Remembers every key hash: no false positives, no capacity.
 //! #[derive(Clone, Debug, PartialEq)]
 //! struct ExactSet { hashes: BTreeSet<u64>, hasher: KeyHasher }
 //!
-//! impl Filter for ExactSet {
+//! impl Membership for ExactSet {
 //!     fn hasher(&self) -> &KeyHasher { &self.hasher }
-//!     fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> { Ok(self.hashes.insert(hash)) }
 //!     fn contains_hash(&self, hash: u64) -> bool { self.hashes.contains(&hash) }
 //!     fn len(&self) -> usize { self.hashes.len() }
-//!     fn clear(&mut self) { self.hashes.clear() }
 //!     fn memory_usage(&self) -> usize { 8 * self.hashes.len().max(1) }
 //!     fn capacity(&self) -> Option<usize> { None }
 //!     fn expected_fpp(&self) -> f64 { 0.0 }
 //!     fn theoretical_fpp(&self, _items: u64) -> Option<f64> { Some(0.0) }
+//! }
+//!
+//! impl Filter for ExactSet {
+//!     fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> { Ok(self.hashes.insert(hash)) }
+//!     fn clear(&mut self) { self.hashes.clear() }
 //! }
 //!
 //! impl Persist for ExactSet {

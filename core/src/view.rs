@@ -154,7 +154,7 @@ impl fmt::Debug for FileView<'_> {
 /// left for later ([`Checksum::Defer`]).
 pub trait Viewable: Persist + Membership {
     /// The view borrowing a file's bytes.
-    type View<'a>: Membership;
+    type View<'a>: Membership + fmt::Debug;
 
     /// Opens the file held in `bytes` as a view.
     ///
@@ -164,6 +164,14 @@ pub trait Viewable: Persist + Membership {
     /// parameters that contradict each other or the payload length; the
     /// filter's own for a payload whose layout is invalid.
     fn view(bytes: &[u8], checksum: Checksum) -> Result<Self::View<'_>, Error>;
+
+    /// Checks the checksum of the file `view` borrows (for a view opened
+    /// with [`Checksum::Defer`]): one pass at memory speed.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::ChecksumMismatch`] when the bytes were corrupted.
+    fn verify_checksum(view: &Self::View<'_>) -> Result<(), Error>;
 }
 
 #[cfg(test)]

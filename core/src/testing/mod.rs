@@ -75,6 +75,10 @@
 //! sequence of the filter's operations reaches, or its reader accepts,
 //! writes bytes the reader accepts and that read back equal.
 //!
+//! Filters built once from a key set have their own suite,
+//! [`StaticConformance`], run through their builder: the query side of the
+//! contract, duplicates, the format and the views.
+//!
 //! Beside the suite, the checks every filter's own tests make, written once:
 //! statistical ones against the filter's exact theory
 //! ([`check_fpp_against_theory`], [`mean_fpp_over_instances`], [`fill`]),
@@ -87,15 +91,17 @@ mod checks;
 mod conformance;
 mod measure;
 mod states;
+mod static_set;
 
 #[cfg(feature = "serde")]
 pub use checks::check_serde_round_trip;
 pub use checks::{
-    INVALID_FPPS, check_config_drift, check_golden, check_golden_hashers, check_invalid_fpps,
-    check_merges_refuse, expect_error, reseal,
+    INVALID_FPPS, check_config_drift, check_golden, check_golden_file, check_golden_hashers,
+    check_invalid_fpps, check_merges_refuse, expect_error, reseal,
 };
 pub use conformance::Conformance;
 pub use measure::{
     check_fpp_against_theory, check_fpp_against_theory_after, count_false_positives, fill,
     mean_fpp_over_instances,
 };
+pub use static_set::StaticConformance;

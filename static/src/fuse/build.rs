@@ -1,0 +1,183 @@
+//! The construction of a binary fuse filter (Graf and Lemire 2022): count
+//! the keys of every slot and XOR their hashes, peel the slots that hold
+//! one key, then assign fingerprints in the reverse order of the peeling.
+
+use std::marker::PhantomData;
+
+use filterlab_core::memory::addressable;
+use filterlab_core::{BuildReport, Error, ErrorKind};
+
+use super::{Fingerprint, Fuse, Probe, Shape};
+use crate::builder::StaticBase;
+use crate::hashes::{group_by_top_bits, reseed};
+use crate::storage::{filled, padded, zeroed};
+
+/// Builds the filter of `hashes` (duplicates tolerated), retrying with a
+/// new seed when the peeling fails.
+///
+/// Memory: the hashes (grouped by segment in place, 8 bytes a key) and 13
+/// bytes a slot (a count and position byte, the XOR of the hashes, and one
+/// `u32` array that holds both the queue of slots to peel, from its start,
+/// and the peel order, from its end: a slot enters the queue at most once,
+/// and each peeled key takes the place of a queued slot, so the two never
+/// meet), then the fingerprints once the hashes are dropped.
+pub(super) fn build<F: Fingerprint, const ARITY: usize>(
+    base: &StaticBase,
+    mut hashes: Vec<u64>,
+) -> Result<(Fuse<F, ARITY, Vec<u8>>, BuildReport), Error> {
+    let mut shape = Shape::for_items(hashes.len() as u64, ARITY);
+    let slots = shape.array_len(ARITY);
+    if u32::try_from(slots).is_err() {
+        return Err(Error::new(
+            ErrorKind::TooLarge,
+            format!("{slots} slots: a binary fuse filter holds at most 2^32 slots"),
+        ));
+    }
+    let fingerprint_bytes = padded(addressable(slots, "the fingerprint array")? * F::BYTES);
+    base.check_memory(fingerprint_bytes as u64, "the fingerprint array")?;
+    let slots = slots as usize;
+    let mut counts = filled(slots, 0u8, "the slot counts")?;
+    let mut xors = filled(slots, 0u64, "the slot hashes")?;
+    let mut order = filled(slots, 0u32, "the peeling order")?;
+    let mut removed = 0;
+    for attempt in 0..=base.max_retries {
+        if attempt > 0 {
+            reseed(&mut hashes, attempt - 1, attempt);
+            if removed == 0 {
+                // Duplicates the cheap check of `count` missed make every
+                // attempt fail: after the first failure they are removed
+                // for good (a sort, paid only then).
+                let before = hashes.len();
+                hashes.sort_unstable();
+                hashes.dedup();
+                removed = before - hashes.len();
+            }
+            counts.fill(0);
+            xors.fill(0);
+        }
+        shape.attempt = attempt;
+        let probe = Probe::new(shape);
+        group_by_top_bits(&mut hashes, shape.group_bits());
+        let Some(repeated) = count::<ARITY>(&probe, &hashes, &mut counts, &mut xors) else {
+            continue;
+        };
+        let distinct = hashes.len() - repeated;
+        if peel::<ARITY>(&probe, &mut counts, &mut xors, &mut order) != distinct {
+            continue;
+        }
+        drop(hashes);
+        let mut payload = zeroed(fingerprint_bytes, "the fingerprint array")?;
+        assign::<F, ARITY>(&probe, &xors, &order[slots - distinct..], &mut payload);
+        let fuse = Fuse {
+            hasher: base.hasher,
+            shape,
+            probe,
+            len: distinct as u64,
+            payload,
+            _fingerprint: PhantomData,
+        };
+        let report = BuildReport::new(attempt, (removed + repeated) as u64);
+        return Ok((fuse, report));
+    }
+    Err(base.gave_up("BinaryFuseFilter", "peeling"))
+}
+
+/// Counts the keys of every slot (upper six bits of `counts`), XORs their
+/// slot positions 0..ARITY (lower two bits) and their hashes (`xors`).
+/// Returns how many keys repeated one just before them in a slot (taken
+/// out again: Graf and Lemire's check for a slot left with two equal
+/// hashes), or `None` when a slot's count overflowed.
+fn count<const ARITY: usize>(
+    probe: &Probe,
+    hashes: &[u64],
+    counts: &mut [u8],
+    xors: &mut [u64],
+) -> Option<usize> {
+    let mut repeated = 0;
+    for &hash in hashes {
+        let slots = probe.slots::<ARITY>(hash);
+        for (position, &slot) in slots.iter().enumerate() {
+            counts[slot] = counts[slot].wrapping_add(4) ^ position as u8;
+            xors[slot] ^= hash;
+        }
+        if slots
+            .iter()
+            .any(|&slot| counts[slot] == 8 && xors[slot] == 0)
+        {
+            for (position, &slot) in slots.iter().enumerate() {
+                counts[slot] = counts[slot].wrapping_sub(4) ^ position as u8;
+                xors[slot] ^= hash;
+            }
+            repeated += 1;
+        }
+        if slots.iter().any(|&slot| counts[slot] < 4) {
+            return None;
+        }
+    }
+    Some(repeated)
+}
+
+/// Peels every slot that holds one key, and the slots that come to hold
+/// one as keys are taken out; returns how many keys were peeled, their
+/// slots left at the end of `order` (the last peeled first).
+fn peel<const ARITY: usize>(
+    probe: &Probe,
+    counts: &mut [u8],
+    xors: &mut [u64],
+    order: &mut [u32],
+) -> usize {
+    let slots = counts.len();
+    let mut queued = 0;
+    for (slot, &count) in counts.iter().enumerate() {
+        if count >> 2 == 1 {
+            order[queued] = slot as u32;
+            queued += 1;
+        }
+    }
+    let mut peeled = 0;
+    while queued > 0 {
+        queued -= 1;
+        let slot = order[queued] as usize;
+        if counts[slot] >> 2 != 1 {
+            continue;
+        }
+        let hash = xors[slot];
+        let alone_at = usize::from(counts[slot] & 3);
+        peeled += 1;
+        order[slots - peeled] = slot as u32;
+        for (position, other) in probe.slots::<ARITY>(hash).into_iter().enumerate() {
+            if position == alone_at {
+                // Count 0; the position bits and the hash stay for `assign`.
+                counts[other] -= 4;
+                continue;
+            }
+            counts[other] = counts[other].wrapping_sub(4) ^ position as u8;
+            xors[other] ^= hash;
+            if counts[other] >> 2 == 1 {
+                order[queued] = other as u32;
+                queued += 1;
+            }
+        }
+    }
+    peeled
+}
+
+/// Gives each peeled key's slot the value that makes the XOR of its slots
+/// its fingerprint, the last peeled first: the other slots of a key are
+/// then final when its own is set.
+fn assign<F: Fingerprint, const ARITY: usize>(
+    probe: &Probe,
+    xors: &[u64],
+    peeled: &[u32],
+    payload: &mut [u8],
+) {
+    for &slot in peeled {
+        let hash = xors[slot as usize];
+        // Its own slot is still zero.
+        let mut value = F::from_hash(hash);
+        for other in probe.slots::<ARITY>(hash) {
+            value = value.xor(F::read(payload, other));
+        }
+        F::write(payload, slot as usize, value);
+    }
+}

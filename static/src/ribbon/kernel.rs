@@ -1,0 +1,64 @@
+//! The lookup compiled with POPCNT where the CPU has it: the workspace's
+//! default target (x86-64 baseline) has no population count instruction,
+//! and without it each column's parity costs a dozen instructions instead
+//! of one. The only `unsafe` of the crate: calling a function compiled for
+//! a feature that runtime detection found.
+//!
+//! Detected once, when a filter is built or read, and kept in the filter as
+//! a [`Popcnt`] value (as filterlab-bloom keeps its AVX2 kernel): a lookup
+//! branches on it, always the same way, and a batch runs whole inside the
+//! POPCNT-compiled function.
+
+use super::Ribbon;
+use crate::storage::Payload;
+
+/// Proof that the CPU has POPCNT: made only by [`Popcnt::detect`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Popcnt(());
+
+impl Popcnt {
+    /// A `Popcnt` when this CPU has the instruction.
+    pub(crate) fn detect() -> Option<Self> {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("popcnt") {
+            return Some(Self(()));
+        }
+        None
+    }
+
+    /// [`Ribbon::test`] compiled with POPCNT.
+    #[inline]
+    pub(crate) fn test<S: Payload, const R: usize>(
+        self,
+        ribbon: &Ribbon<S>,
+        bytes: &[u8],
+        hash: u64,
+    ) -> bool {
+        let Self(()) = self;
+        // SAFETY: a `Popcnt` exists only where `is_x86_feature_detected!`
+        // found POPCNT on this CPU, the one feature the function enables.
+        unsafe { test::<S, R>(ribbon, bytes, hash) }
+    }
+
+    /// [`Ribbon::test_batch`] compiled with POPCNT.
+    pub(crate) fn test_batch<S: Payload, const R: usize>(
+        self,
+        ribbon: &Ribbon<S>,
+        hashes: &[u64],
+        found: &mut [bool],
+    ) {
+        let Self(()) = self;
+        // SAFETY: as in `test`.
+        unsafe { test_batch::<S, R>(ribbon, hashes, found) }
+    }
+}
+
+#[cfg_attr(target_arch = "x86_64", target_feature(enable = "popcnt"))]
+fn test<S: Payload, const R: usize>(ribbon: &Ribbon<S>, bytes: &[u8], hash: u64) -> bool {
+    ribbon.test::<R>(bytes, hash)
+}
+
+#[cfg_attr(target_arch = "x86_64", target_feature(enable = "popcnt"))]
+fn test_batch<S: Payload, const R: usize>(ribbon: &Ribbon<S>, hashes: &[u64], found: &mut [bool]) {
+    ribbon.test_batch::<R>(hashes, found);
+}

@@ -1,0 +1,547 @@
+//! The Ribbon filter (Dillinger and Walzer, "Ribbon filter: practically
+//! smaller than Bloom and Xor", 2021): each key is an equation over 128
+//! consecutive slots of a solution with r bits a slot, and a lookup checks
+//! that the key's coefficients select slots whose XOR is its fingerprint.
+//!
+//! This one is standard Ribbon (no bumping, no homogeneous system), band
+//! width 128 with smashed starts, cut into 2^k partitions of at most 4096
+//! keys on average, each an independent system sized for its own keys and
+//! solved in cache; the first partitions keep one fingerprint column more
+//! than the others, which gives any FPP between two powers of two. See the
+//! crate README for the measurements behind these choices.
+
+mod band;
+mod build;
+#[allow(unsafe_code)]
+mod kernel;
+mod persist;
+mod shape;
+mod words;
+
+use std::fmt;
+
+use filterlab_core::theory::{mixed_fingerprint_fpp, mixed_fingerprint_widths};
+use filterlab_core::{BuildFromKeys, Built, Error, Key, KeyHasher, Membership, prefetch};
+
+use crate::builder::{StaticBase, static_setters};
+use crate::storage::{Borrowed, Payload, le_bytes};
+use shape::{Row, Widths, initial_slots, log_partitions, partition_of, start_of};
+
+pub use persist::RibbonConfig;
+
+/// What a lookup needs beside the payload, computed once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Query {
+    log_partitions: u32,
+    /// Columns of the narrow partitions.
+    columns: u64,
+    /// Columns a lookup computes: one more than `columns` when any
+    /// partition is wide (a narrow partition's lookup ignores it).
+    max_columns: u64,
+    /// Partitions with `columns + 1` columns: the first ones.
+    wide: u64,
+    /// Groups of 64 slots of the wide partitions.
+    wide_groups: u64,
+    /// Where the words start in the payload (after the partition offsets).
+    words_at: usize,
+    /// Whether lookups run compiled with POPCNT.
+    popcnt: Option<kernel::Popcnt>,
+}
+
+impl Query {
+    fn new(widths: Widths, wide_groups: u64, words_at: usize) -> Self {
+        Self {
+            log_partitions: widths.log_partitions,
+            columns: u64::from(widths.columns),
+            max_columns: u64::from(widths.max_columns()),
+            wide: widths.wide,
+            wide_groups,
+            words_at,
+            popcnt: kernel::Popcnt::detect(),
+        }
+    }
+}
+
+/// Where a key's band lies: the first of its three words in each column,
+/// the distance between the groups' words, how far the band is into its
+/// first group, and the columns its partition keeps.
+#[derive(Clone, Copy)]
+struct Band {
+    word: usize,
+    stride: usize,
+    shift: u32,
+    columns: u64,
+}
+
+/// Runs `$body` with the const `$R` equal to `$columns` (1 to 32): the
+/// lookup loop is then unrolled for the filter's width, chosen once per
+/// call (a branch every lookup of a filter takes the same way).
+macro_rules! with_columns {
+    ($columns:expr, |$R:ident| $body:expr) => {
+        seq_columns!($columns, $R, $body, 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32)
+    };
+}
+
+/// The arms of [`with_columns!`].
+macro_rules! seq_columns {
+    ($columns:expr, $R:ident, $body:expr, $($n:literal)*) => {
+        match $columns {
+            $($n => { const $R: usize = $n; $body })*
+            _ => unreachable!("a Ribbon lookup computes 1 to 32 columns"),
+        }
+    };
+}
+
+/// The first slot of `partition` and the first after it (one range check
+/// for both; the readers validated every offset).
+#[inline]
+fn offsets(bytes: &[u8], partition: usize) -> (u64, u64) {
+    let pair: [u8; 8] = le_bytes(bytes.get(4 * partition..).unwrap_or_default(), 0);
+    let (first, end) = pair.split_at(4);
+    let word = |half: &[u8]| u64::from(u32::from_le_bytes(half.try_into().unwrap_or_default()));
+    (word(first), word(end))
+}
+
+/// The filter over its payload, owned or borrowed: one query code for both.
+///
+/// Payload: the P + 1 partition offsets (in slots, `u32`, little-endian,
+/// padded to 8 bytes), then the words (`u64`, little-endian).
+#[derive(Clone)]
+struct Ribbon<S> {
+    hasher: KeyHasher,
+    widths: Widths,
+    /// Slots of all partitions.
+    slots: u64,
+    /// Distinct key hashes held.
+    len: u64,
+    query: Query,
+    payload: S,
+}
+
+/// Arrays at least this large are prefetched by batched lookups.
+const PREFETCH_MIN_BYTES: usize = 1 << 16;
+/// Batched lookups prefetch the band of the key this many places ahead.
+const PREFETCH_AHEAD: usize = 8;
+
+impl<S: Payload> Ribbon<S> {
+    #[inline]
+    fn band(&self, bytes: &[u8], hash: u64) -> Band {
+        let query = &self.query;
+        let partition = partition_of(hash, query.log_partitions);
+        let (first, end) = offsets(bytes, partition as usize);
+        let slots = end.wrapping_sub(first);
+        let slot = first + start_of(hash, query.log_partitions, slots);
+        let wide = partition < query.wide;
+        let columns = query.columns + u64::from(wide);
+        let narrow_offset = if wide { 0 } else { query.wide_groups };
+        Band {
+            word: ((slot / 64) * columns + narrow_offset) as usize,
+            stride: columns as usize,
+            shift: (slot % 64) as u32,
+            columns,
+        }
+    }
+
+    #[inline]
+    fn contains_hash(&self, hash: u64) -> bool {
+        let bytes = self.payload.bytes();
+        match self.query.popcnt {
+            Some(popcnt) => {
+                with_columns!(self.query.max_columns, |R| popcnt
+                    .test::<S, R>(self, bytes, hash))
+            }
+            None => with_columns!(self.query.max_columns, |R| self.test::<R>(bytes, hash)),
+        }
+    }
+
+    fn contains_hashes(&self, hashes: &[u64], found: &mut [bool]) {
+        match self.query.popcnt {
+            Some(popcnt) => with_columns!(self.query.max_columns, |R| {
+                popcnt.test_batch::<S, R>(self, hashes, found);
+            }),
+            None => with_columns!(self.query.max_columns, |R| self
+                .test_batch::<R>(hashes, found)),
+        }
+    }
+
+    /// Whether the key of `hash` may be present, for a filter whose
+    /// lookups compute `R` columns: the three words of each column that
+    /// the band spans, ANDed with the coefficients moved to the band's
+    /// place, XORed together; the parity of each is that column's bit.
+    // Always inlined: into the POPCNT kernel, where it is then compiled
+    // with the instruction, and into each arm of `with_columns!`.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn test<const R: usize>(&self, bytes: &[u8], hash: u64) -> bool {
+        let band = self.band(bytes, hash);
+        let row = Row::of(hash);
+        let shift = band.shift;
+        let c0 = row.low << shift;
+        let c1 = (row.high << shift) | ((row.low >> 1) >> (63 - shift));
+        let c2 = (row.high >> 1) >> (63 - shift);
+        // One range check for every word read (the reader validated it).
+        let stride = band.stride.min(R);
+        let at = self.query.words_at + 8 * band.word;
+        let Some(span) = bytes.get(at..at + 8 * (2 * stride + R)) else {
+            return true;
+        };
+        let (words, _) = span.as_chunks::<8>();
+        let mut result = 0;
+        for column in 0..R {
+            let word = |index: usize| u64::from_le_bytes(words[index]);
+            let selected = (c0 & word(column))
+                ^ (c1 & word(stride + column))
+                ^ (c2 & word(2 * stride + column));
+            result |= u64::from(selected.count_ones() & 1) << column;
+        }
+        let mask = (1 << band.columns) - 1;
+        (result ^ row.fingerprint) & mask == 0
+    }
+
+    /// [`test`](Self::test) of a batch, with the band of the key
+    /// [`PREFETCH_AHEAD`] places ahead prefetched.
+    fn test_batch<const R: usize>(&self, hashes: &[u64], found: &mut [bool]) {
+        let bytes = self.payload.bytes();
+        let prefetching = bytes.len() >= PREFETCH_MIN_BYTES;
+        for (i, (answer, &hash)) in found.iter_mut().zip(hashes).enumerate() {
+            if let Some(&ahead) = hashes.get(i + PREFETCH_AHEAD).filter(|_| prefetching) {
+                let band = self.band(bytes, ahead);
+                let at = self.query.words_at + 8 * band.word;
+                for group in 0..3 {
+                    if let Some(byte) = bytes.get(at + 8 * group * band.stride) {
+                        prefetch(byte);
+                    }
+                }
+            }
+            *answer = self.test::<R>(bytes, hash);
+        }
+    }
+
+    fn borrow(&self) -> Ribbon<&[u8]> {
+        Ribbon {
+            hasher: self.hasher,
+            widths: self.widths,
+            slots: self.slots,
+            len: self.len,
+            query: self.query,
+            payload: self.payload.bytes(),
+        }
+    }
+}
+
+/// The query side of both the filter and its view, forwarded to the inner
+/// [`Ribbon`].
+macro_rules! membership {
+    ($filter:ty) => {
+        impl Membership for $filter {
+            fn hasher(&self) -> &KeyHasher {
+                &self.inner.hasher
+            }
+
+            #[inline]
+            fn contains_hash(&self, hash: u64) -> bool {
+                self.inner.contains_hash(hash)
+            }
+
+            /// Looks up with the bands of the keys ahead prefetched.
+            fn contains_hashes(&self, hashes: &[u64], found: &mut [bool]) {
+                self.inner.contains_hashes(hashes, found);
+            }
+
+            /// The distinct key hashes of the set it was built from.
+            fn len(&self) -> usize {
+                usize::try_from(self.inner.len).unwrap_or(usize::MAX)
+            }
+
+            /// The payload: the partition offsets and the solution words.
+            fn memory_usage(&self) -> usize {
+                self.inner.payload.bytes().len()
+            }
+
+            /// The set it was built from.
+            fn capacity(&self) -> Option<usize> {
+                Some(self.len())
+            }
+
+            /// The exact FPP: 2^−r in the narrow partitions, 2^−(r+1) in
+            /// the wide ones, each a query's partition with probability 1/P.
+            fn expected_fpp(&self) -> f64 {
+                self.inner.widths.fpp()
+            }
+
+            /// As [`expected_fpp`](Self::expected_fpp), whatever `items` is.
+            fn theoretical_fpp(&self, _items: u64) -> Option<f64> {
+                Some(self.inner.widths.fpp())
+            }
+        }
+    };
+}
+
+/// A Ribbon filter: a static set of keys in close to log2(1/p) bits per
+/// key, for any FPP p from 0.5 to 2^−32.
+///
+/// Built once from the whole key set ([`with_fpp`](Self::with_fpp)); its
+/// FPP is exact (2^−r for a query landing in a partition of r fingerprint
+/// columns), and nothing of the set is ever reported absent. A lookup reads
+/// 3 words per column from one contiguous stretch of memory. It opens from
+/// its bytes without a copy as a [`RibbonView`].
+///
+/// # Examples
+///
+/// ```
+/// use filterlab_static::RibbonFilter;
+///
+/// let leaked: Vec<String> = (0..20_000).map(|i| format!("password{i}")).collect();
+/// let filter = RibbonFilter::with_fpp(0.01).seed(7).build(&leaked)?;
+/// assert!(leaked.iter().all(|word| filter.contains(word)));
+/// assert!(filter.bits_per_item() < 7.0); // log2(100) = 6.64
+/// let false_positives = (0..100_000).filter(|i| filter.contains(&format!("other{i}"))).count();
+/// assert!(false_positives < 1_200);
+/// # Ok::<(), filterlab_static::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct RibbonFilter {
+    inner: Ribbon<Vec<u8>>,
+}
+
+/// A [`RibbonFilter`] answering from the borrowed bytes of its file (a
+/// memory map), with no copy and no allocation: made by
+/// [`RibbonFilter::view`], it answers exactly as the filter read from those
+/// bytes, with the same instructions.
+#[derive(Clone)]
+pub struct RibbonView<'a> {
+    inner: Ribbon<&'a [u8]>,
+    file: Borrowed<'a>,
+}
+
+membership!(RibbonFilter);
+membership!(RibbonView<'_>);
+
+/// What both say of their shape.
+macro_rules! shape_methods {
+    ($filter:ty) => {
+        impl $filter {
+            /// Fingerprint columns of the narrow partitions (r); the wide
+            /// ones have one more.
+            pub fn columns(&self) -> u32 {
+                self.inner.widths.columns
+            }
+
+            /// The partitions, and how many of them are wide.
+            pub fn partitions(&self) -> (u64, u64) {
+                (self.inner.widths.partitions(), self.inner.widths.wide)
+            }
+
+            /// Slots of all partitions.
+            pub fn num_slots(&self) -> u64 {
+                self.inner.slots
+            }
+
+            /// Bits of the payload per key held.
+            pub fn bits_per_item(&self) -> f64 {
+                8.0 * self.inner.payload.bytes().len() as f64 / self.inner.len.max(1) as f64
+            }
+        }
+    };
+}
+shape_methods!(RibbonFilter);
+shape_methods!(RibbonView<'_>);
+
+impl RibbonFilter {
+    /// A builder for a filter whose exact FPP is at most `fpp` (from 0.5
+    /// to 2^−32) with the fewest bits: ⌊log2(1/p)⌋ fingerprint columns, one
+    /// more in the fraction of partitions that brings the FPP down to p.
+    pub fn with_fpp(fpp: f64) -> RibbonBuilder {
+        RibbonBuilder {
+            base: StaticBase::default(),
+            fpp,
+        }
+    }
+
+    /// What a filter of `items` keys at `fpp` is expected to be, without
+    /// building it.
+    ///
+    /// # Errors
+    ///
+    /// As [`RibbonBuilder::sizing`].
+    pub fn params(items: u64, fpp: f64) -> Result<RibbonSizing, Error> {
+        Self::with_fpp(fpp).sizing(items)
+    }
+
+    /// The filter's bytes borrowed as a view (the same answers).
+    pub fn as_view(&self) -> RibbonView<'_> {
+        RibbonView {
+            inner: self.inner.borrow(),
+            file: Borrowed::unframed(),
+        }
+    }
+}
+
+impl RibbonView<'_> {
+    /// Checks the checksum of the file the view borrows, for a view opened
+    /// with [`Checksum::Defer`](filterlab_core::view::Checksum::Defer): one
+    /// pass at memory speed.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::ChecksumMismatch`](filterlab_core::ErrorKind::ChecksumMismatch)
+    /// when the bytes were corrupted.
+    pub fn verify_checksum(&self) -> Result<(), Error> {
+        self.file.verify_checksum()
+    }
+}
+
+impl PartialEq for RibbonFilter {
+    fn eq(&self, other: &Self) -> bool {
+        let (a, b) = (&self.inner, &other.inner);
+        (a.hasher, a.widths, a.slots, a.len) == (b.hasher, b.widths, b.slots, b.len)
+            && a.payload == b.payload
+    }
+}
+
+impl Eq for RibbonFilter {}
+
+/// Its shape, not its words (they can be gigabytes).
+macro_rules! debug_summary {
+    ($filter:ty, $name:literal) => {
+        impl fmt::Debug for $filter {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                let inner = &self.inner;
+                f.debug_struct($name)
+                    .field("len", &inner.len)
+                    .field("columns", &inner.widths.columns)
+                    .field("partitions", &inner.widths.partitions())
+                    .field("wide_partitions", &inner.widths.wide)
+                    .field("slots", &inner.slots)
+                    .field("fpp", &inner.widths.fpp())
+                    .field("hasher", &inner.hasher)
+                    .finish()
+            }
+        }
+    };
+}
+debug_summary!(RibbonFilter, "RibbonFilter");
+debug_summary!(RibbonView<'_>, "RibbonView");
+
+/// Configures a [`RibbonFilter`]; made by [`RibbonFilter::with_fpp`].
+#[derive(Clone, Debug)]
+#[must_use]
+pub struct RibbonBuilder {
+    base: StaticBase,
+    fpp: f64,
+}
+
+/// What a Ribbon filter of a given load and FPP is expected to be
+/// ([`RibbonFilter::params`]): its widths exactly, its slots as the
+/// sizing rule gives them before any retry.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct RibbonSizing {
+    /// The keys it is sized for.
+    pub items: u64,
+    /// The FPP asked for.
+    pub target_fpp: f64,
+    /// The exact FPP of the widths: at most the target.
+    pub fpp: f64,
+    /// Fingerprint columns of the narrow partitions.
+    pub columns: u32,
+    /// Partitions (a power of two).
+    pub partitions: u64,
+    /// Partitions with one column more.
+    pub wide_partitions: u64,
+    /// Slots of all partitions, before retries.
+    pub slots: u64,
+    /// Bytes of the payload.
+    pub bytes: u64,
+}
+
+impl RibbonSizing {
+    /// Bits of the payload per key.
+    pub fn bits_per_item(&self) -> f64 {
+        8.0 * self.bytes as f64 / self.items.max(1) as f64
+    }
+}
+
+impl RibbonBuilder {
+    static_setters!();
+
+    /// The widths for `items` keys.
+    fn widths(&self, items: u64) -> Result<Widths, Error> {
+        let (columns, share) = mixed_fingerprint_widths(self.fpp)?;
+        let log_partitions = log_partitions(items);
+        let partitions = 1u64 << log_partitions;
+        // The fewest wide partitions that meet the target (the share
+        // rounded up, then down while rounding errors allow).
+        let fpp_with = |wide: u64| mixed_fingerprint_fpp(columns, wide as f64 / partitions as f64);
+        let mut wide = ((share * partitions as f64).ceil() as u64).min(partitions);
+        while wide > 0 && fpp_with(wide - 1) <= self.fpp {
+            wide -= 1;
+        }
+        while fpp_with(wide) > self.fpp && wide < partitions {
+            wide += 1;
+        }
+        Ok(Widths {
+            log_partitions,
+            columns,
+            wide,
+        })
+    }
+
+    /// What a filter of `items` keys is expected to be, without building it.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidParameter`](filterlab_core::ErrorKind::InvalidParameter)
+    /// for an FPP outside (0, 1) or below 2^−32.
+    pub fn sizing(&self, items: u64) -> Result<RibbonSizing, Error> {
+        let widths = self.widths(items)?;
+        let partitions = widths.partitions();
+        let slots = initial_slots(items / partitions) * (partitions - items % partitions)
+            + initial_slots(items / partitions + 1) * (items % partitions);
+        let wide_slots = slots / partitions * widths.wide;
+        let words = words::word_count(slots, u64::from(widths.columns), wide_slots.div_ceil(64));
+        Ok(RibbonSizing {
+            items,
+            target_fpp: self.fpp,
+            fpp: widths.fpp(),
+            columns: widths.columns,
+            partitions,
+            wide_partitions: widths.wide,
+            slots,
+            bytes: crate::storage::padded(4 * (partitions as usize + 1)) as u64 + 8 * words,
+        })
+    }
+
+    /// The filter of every key in `keys` (a slice, a vector, any iterator;
+    /// duplicates are held once).
+    ///
+    /// # Errors
+    ///
+    /// As [`BuildFromKeys::build_from_hashes`].
+    pub fn build<I>(&self, keys: I) -> Result<RibbonFilter, Error>
+    where
+        I: IntoIterator,
+        I::Item: Key,
+    {
+        self.build_from_keys(keys).map(|built| built.filter)
+    }
+}
+
+impl BuildFromKeys for RibbonBuilder {
+    type Filter = RibbonFilter;
+
+    fn hasher(&self) -> KeyHasher {
+        self.base.hasher
+    }
+
+    /// Groups the hashes by partition and start in place, then bands and
+    /// solves the partitions one after the other, each in cache; a
+    /// partition that cannot be solved is retried with more slots (its
+    /// starts, and so its system, are new), at most `max_retries` times.
+    /// Memory: the hashes, the filter, and about 80 KiB.
+    fn build_from_hashes(&self, hashes: Vec<u64>) -> Result<Built<RibbonFilter>, Error> {
+        let widths = self.widths(hashes.len() as u64)?;
+        let (inner, report) = build::build(&self.base, widths, hashes)?;
+        Ok(Built::new(RibbonFilter { inner }, report))
+    }
+}

@@ -38,7 +38,7 @@ pub(super) fn build<F: Fingerprint, const ARITY: usize>(
     let slots = slots as usize;
     let mut counts = filled(slots, 0u8, "the slot counts")?;
     let mut xors = filled(slots, 0u64, "the slot hashes")?;
-    let mut order = filled(slots, 0u32, "the peeling order")?;
+    let mut order = filled(slots + 1, 0u32, "the peeling order")?;
     let mut removed = 0;
     for attempt in 0..=base.max_retries {
         if attempt > 0 {
@@ -67,7 +67,7 @@ pub(super) fn build<F: Fingerprint, const ARITY: usize>(
         }
         drop(hashes);
         let mut payload = zeroed(fingerprint_bytes, "the fingerprint array")?;
-        assign::<F, ARITY>(&probe, &xors, &order[slots - distinct..], &mut payload);
+        assign::<F, ARITY>(&probe, &xors, &order[slots + 1 - distinct..], &mut payload);
         let fuse = Fuse {
             hasher: base.hasher,
             shape,
@@ -86,7 +86,8 @@ pub(super) fn build<F: Fingerprint, const ARITY: usize>(
 /// slot positions 0..ARITY (lower two bits) and their hashes (`xors`).
 /// Returns how many keys repeated one just before them in a slot (taken
 /// out again: Graf and Lemire's check for a slot left with two equal
-/// hashes), or `None` when a slot's count overflowed.
+/// hashes, made only when one of the key's slots XORs to zero), or `None`
+/// when a slot's count overflowed.
 fn count<const ARITY: usize>(
     probe: &Probe,
     hashes: &[u64],
@@ -94,45 +95,48 @@ fn count<const ARITY: usize>(
     xors: &mut [u64],
 ) -> Option<usize> {
     let mut repeated = 0;
+    let mut overflow = false;
     for &hash in hashes {
         let slots = probe.slots::<ARITY>(hash);
+        let mut all = u64::MAX;
         for (position, &slot) in slots.iter().enumerate() {
-            counts[slot] = counts[slot].wrapping_add(4) ^ position as u8;
+            let count = counts[slot].wrapping_add(4);
+            counts[slot] = count ^ position as u8;
+            // A count that wrapped to zero is below 4 after the XOR.
+            overflow |= count < 4;
             xors[slot] ^= hash;
+            all &= xors[slot];
         }
-        if slots
-            .iter()
-            .any(|&slot| counts[slot] == 8 && xors[slot] == 0)
-        {
+        if all == 0 && slots.iter().any(|&slot| counts[slot] == 8 && xors[slot] == 0) {
             for (position, &slot) in slots.iter().enumerate() {
                 counts[slot] = counts[slot].wrapping_sub(4) ^ position as u8;
                 xors[slot] ^= hash;
             }
             repeated += 1;
         }
-        if slots.iter().any(|&slot| counts[slot] < 4) {
-            return None;
-        }
     }
-    Some(repeated)
+    (!overflow).then_some(repeated)
 }
 
 /// Peels every slot that holds one key, and the slots that come to hold
 /// one as keys are taken out; returns how many keys were peeled, their
 /// slots left at the end of `order` (the last peeled first).
+///
+/// `order` has one entry more than there are slots: the queue pushes
+/// without a branch (it writes its next entry, then counts it only when the
+/// slot was pushed), and that spare entry keeps the unpushed write off the
+/// peel order when the two meet.
 fn peel<const ARITY: usize>(
     probe: &Probe,
     counts: &mut [u8],
     xors: &mut [u64],
     order: &mut [u32],
 ) -> usize {
-    let slots = counts.len();
+    let end = order.len();
     let mut queued = 0;
     for (slot, &count) in counts.iter().enumerate() {
-        if count >> 2 == 1 {
-            order[queued] = slot as u32;
-            queued += 1;
-        }
+        order[queued] = slot as u32;
+        queued += usize::from(count >> 2 == 1);
     }
     let mut peeled = 0;
     while queued > 0 {
@@ -143,20 +147,23 @@ fn peel<const ARITY: usize>(
         }
         let hash = xors[slot];
         let alone_at = usize::from(counts[slot] & 3);
+        // Count 0; the position bits and the hash stay for `assign`.
+        counts[slot] -= 4;
         peeled += 1;
-        order[slots - peeled] = slot as u32;
-        for (position, other) in probe.slots::<ARITY>(hash).into_iter().enumerate() {
-            if position == alone_at {
-                // Count 0; the position bits and the hash stay for `assign`.
-                counts[other] -= 4;
-                continue;
-            }
-            counts[other] = counts[other].wrapping_sub(4) ^ position as u8;
+        order[end - peeled] = slot as u32;
+        let slots = probe.slots::<ARITY>(hash);
+        for step in 1..ARITY {
+            let position = if alone_at + step < ARITY {
+                alone_at + step
+            } else {
+                alone_at + step - ARITY
+            };
+            let other = slots[position];
+            let count = counts[other];
+            order[queued] = other as u32;
+            queued += usize::from(count >> 2 == 2);
+            counts[other] = count.wrapping_sub(4) ^ position as u8;
             xors[other] ^= hash;
-            if counts[other] >> 2 == 1 {
-                order[queued] = other as u32;
-                queued += 1;
-            }
         }
     }
     peeled

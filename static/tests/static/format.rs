@@ -12,7 +12,10 @@ use crate::{fuse, keys, ribbon};
 const GOLDEN_KEYS: [&str; 6] = ["apple", "banana", "cherry", "date", "elder", "fig"];
 
 /// The golden file of the filter `builder` builds from the golden keys
-/// (rewritten with `FILTERLAB_BLESS=1` only for a deliberate format change).
+/// (rewritten with `FILTERLAB_BLESS=1` only for a deliberate change). It
+/// pins the construction as well as the format: a build that places keys
+/// differently (another peel order, other slots) changes the file even
+/// where the format does not, and every earlier file must still read.
 fn check_golden<B>(builder: &B, stem: &str)
 where
     B: BuildFromKeys,

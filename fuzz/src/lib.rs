@@ -9,6 +9,8 @@
 //!   `chunks`: the scalable filter's chunked dumps.
 //! - `build`: the builder targets' driver and settings; `build_*`: each
 //!   family's settings and promises.
+//! - `static_sets`: the decoder and builder targets of the filters built
+//!   from a key set (filterlab-static).
 
 pub mod build;
 pub mod build_bloom;
@@ -20,6 +22,7 @@ pub mod decode;
 pub mod exercise;
 pub mod filters;
 pub mod frame;
+pub mod static_sets;
 
 use std::path::{Path, PathBuf};
 
@@ -39,6 +42,9 @@ targets! {
     restore_chunks: chunks::restore_target, build_bloom: build_bloom::bloom_target,
     build_blocked: build_bloom::blocked_target, build_counting: build_counting::counting_target,
     build_cuckoo: build_cuckoo::cuckoo_target, build_scalable: build_scalable::scalable_target,
+    decode_ribbon: static_sets::ribbon_target, decode_binary_fuse: static_sets::binary_fuse_target,
+    build_ribbon: static_sets::build_ribbon_target,
+    build_binary_fuse: static_sets::build_binary_fuse_target,
 }
 
 /// The committed seeds in a corpus folder (its `seed-*` files), sorted;

@@ -107,7 +107,11 @@ fn count<const ARITY: usize>(
             xors[slot] ^= hash;
             all &= xors[slot];
         }
-        if all == 0 && slots.iter().any(|&slot| counts[slot] == 8 && xors[slot] == 0) {
+        if all == 0
+            && slots
+                .iter()
+                .any(|&slot| counts[slot] == 8 && xors[slot] == 0)
+        {
             for (position, &slot) in slots.iter().enumerate() {
                 counts[slot] = counts[slot].wrapping_sub(4) ^ position as u8;
                 xors[slot] ^= hash;

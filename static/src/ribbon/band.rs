@@ -124,6 +124,10 @@ impl Banding {
     /// 128-bit window per column); each finished group of 64 slots is ORed
     /// into its word (the groups at either end are shared with the
     /// neighbouring partitions).
+    // Always inlined: into the POPCNT kernel, where its parities are then
+    // one instruction each.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
     pub(crate) fn solve_into(&self, first: u64, columns: u32, words: &mut Words<'_>) {
         let mut windows = [0u128; 32];
         let windows = &mut windows[..columns as usize];

@@ -5,6 +5,7 @@
 use filterlab_core::{BuildReport, Error, ErrorKind};
 
 use super::band::{Banding, Unsolvable};
+use super::kernel::Popcnt;
 use super::shape::{BAND, Widths, grown_slots, initial_slots, partition_of};
 use super::words::{Words, word_count};
 use super::{Query, Ribbon};
@@ -55,6 +56,7 @@ pub(super) fn build(
         wide_groups: if widths.wide > 0 { u64::MAX } else { 0 },
     };
     let mut banding = Banding::default();
+    let popcnt = Popcnt::detect();
     let (mut first, mut retries, mut distinct_total) = (0u64, 0u32, 0u64);
     let mut offsets = Vec::with_capacity(partitions as usize + 1);
     let mut rest = &mut hashes[..];
@@ -91,7 +93,10 @@ pub(super) fn build(
         retries = retries.saturating_add(failures);
         offsets.push(first);
         words.reserve_through((first + slots - 1) / 64)?;
-        banding.solve_into(first, columns, &mut words);
+        match popcnt {
+            Some(popcnt) => popcnt.solve_into(&banding, first, columns, &mut words),
+            None => banding.solve_into(first, columns, &mut words),
+        }
         first += slots;
         if last_wide {
             words.wide_groups = first / 64;

@@ -10,6 +10,8 @@
 //! POPCNT-compiled function.
 
 use super::Ribbon;
+use super::band::Banding;
+use super::words::Words;
 use crate::storage::Payload;
 
 /// Proof that the CPU has POPCNT: made only by [`Popcnt::detect`].
@@ -40,6 +42,14 @@ impl Popcnt {
         unsafe { test::<S, R>(ribbon, bytes, hash) }
     }
 
+    /// [`Banding::solve_into`] compiled with POPCNT: a parity per column
+    /// and slot.
+    pub(crate) fn solve_into(self, banding: &Banding, first: u64, columns: u32, words: &mut Words<'_>) {
+        let Self(()) = self;
+        // SAFETY: as in `test`.
+        unsafe { solve_into(banding, first, columns, words) }
+    }
+
     /// [`Ribbon::test_batch`] compiled with POPCNT.
     pub(crate) fn test_batch<S: Payload, const R: usize>(
         self,
@@ -61,4 +71,9 @@ fn test<S: Payload, const R: usize>(ribbon: &Ribbon<S>, bytes: &[u8], hash: u64)
 #[cfg_attr(target_arch = "x86_64", target_feature(enable = "popcnt"))]
 fn test_batch<S: Payload, const R: usize>(ribbon: &Ribbon<S>, hashes: &[u64], found: &mut [bool]) {
     ribbon.test_batch::<R>(hashes, found);
+}
+
+#[cfg_attr(target_arch = "x86_64", target_feature(enable = "popcnt"))]
+fn solve_into(banding: &Banding, first: u64, columns: u32, words: &mut Words<'_>) {
+    banding.solve_into(first, columns, words);
 }

@@ -77,3 +77,39 @@ fn test_batch<S: Payload, const R: usize>(ribbon: &Ribbon<S>, hashes: &[u64], fo
 fn solve_into(banding: &Banding, first: u64, columns: u32, words: &mut Words<'_>) {
     banding.solve_into(first, columns, words);
 }
+
+#[cfg(test)]
+mod tests {
+    use filterlab_core::{Membership, mix64};
+
+    use super::*;
+    use crate::RibbonFilter;
+
+    /// Run under Miri by `.ci/run`, with and without POPCNT enabled: the
+    /// kernel builds (its back-substitution) and answers (one key and
+    /// batched) exactly as the portable code, on a filter with wide and
+    /// narrow partitions.
+    #[test]
+    fn the_popcnt_kernel_answers_as_the_portable_code() {
+        let keys: Vec<u64> = (0..2100).map(mix64).collect();
+        let filter = RibbonFilter::with_fpp(0.4).seed(3).build(&keys).unwrap();
+        assert_eq!(filter.partitions(), (2, 1));
+        let ribbon = &filter.inner;
+        let bytes = &ribbon.payload[..];
+        let probes: Vec<u64> = (0..200).map(|i| mix64(i ^ 0xabc)).chain(keys.iter().copied().take(100)).collect();
+        let hasher = *filter.hasher();
+        let hashes: Vec<u64> = probes.iter().map(|key| hasher.hash(key)).collect();
+        let portable: Vec<bool> = hashes.iter().map(|&hash| ribbon.test::<2>(bytes, hash)).collect();
+        assert!(portable[200..].iter().all(|&hit| hit));
+        if let Some(popcnt) = Popcnt::detect() {
+            let fast: Vec<bool> = hashes.iter().map(|&hash| popcnt.test::<_, 2>(ribbon, bytes, hash)).collect();
+            assert_eq!(fast, portable);
+            let mut batched = vec![false; hashes.len()];
+            popcnt.test_batch::<_, 2>(ribbon, &hashes, &mut batched);
+            assert_eq!(batched, portable);
+        }
+        let mut batched = vec![false; hashes.len()];
+        ribbon.test_batch::<2>(&hashes, &mut batched);
+        assert_eq!(batched, portable);
+    }
+}

@@ -18,9 +18,9 @@ use filterlab_static::{BinaryFuseBuilder, BinaryFuseFilter, Fingerprint, RibbonF
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::build::{FuzzBytes, from_fuzz_bytes, fuzz_choice, fuzz_input};
-use crate::decode::at_most_one;
+use crate::decode::{as_read_and_resealed, at_most_one};
 use crate::exercise::timed;
-use crate::frame::{ChunkedReader, Control, reseal};
+use crate::frame::{ChunkedReader, Control};
 
 /// What both targets need of a static filter type.
 pub trait StaticFilter: Membership + Viewable + Persist + PartialEq + Debug {}
@@ -34,19 +34,7 @@ const PROBES: u64 = 64;
 /// file and the file resealed are each read every way. Returns whether
 /// each decoded.
 pub fn decode<F: StaticFilter>(input: &[u8]) -> [bool; 2] {
-    let Some((&byte, file)) = input.split_first() else {
-        return [false; 2];
-    };
-    let control = Control::from_byte(byte);
-    let read = read_every_way::<F>(control, file);
-    let mut sealed = file.to_vec();
-    reseal(&mut sealed);
-    let resealed = if sealed == file {
-        read
-    } else {
-        read_every_way::<F>(control, &sealed)
-    };
-    [read, resealed]
+    as_read_and_resealed(input, read_every_way::<F>)
 }
 
 /// The `decode_ribbon` target: format kind 8.

@@ -56,7 +56,10 @@ macro_rules! static_setters {
             /// How many times a construction that fails for its seed is
             /// started again with a new one before the build gives up with
             /// [`ErrorKind::ConstructionFailed`](filterlab_core::ErrorKind::ConstructionFailed)
-            /// (default [`DEFAULT_MAX_RETRIES`](crate::DEFAULT_MAX_RETRIES)).
+            /// (default [`DEFAULT_MAX_RETRIES`](crate::DEFAULT_MAX_RETRIES)):
+            /// the whole binary fuse filter, or each partition of a Ribbon
+            /// filter (solved apart, each retried with more slots and a new
+            /// draw of starts). The report counts every retry.
             max_retries(retries: u32) => base.max_retries = retries;
         }
     };

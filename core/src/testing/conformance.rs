@@ -81,7 +81,7 @@ where
     /// The filter is a multiset (counting Bloom, cuckoo): inserting a key
     /// again adds a copy (still answering `Ok(false)`, as it was present),
     /// and `len` counts every accepted insert minus every removal, as
-    /// [`Membership::len`] documents.
+    /// [`Membership::len`](crate::Membership::len) documents.
     #[must_use]
     pub fn multiset(mut self) -> Self {
         self.multiset = true;

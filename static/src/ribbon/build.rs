@@ -33,6 +33,12 @@ pub(super) fn build(
     let offsets_len = padded(4 * (partitions as usize + 1));
     let columns = u64::from(widths.columns);
     let expected_slots = initial_slots(hashes.len() as u64 / partitions) * partitions;
+    if expected_slots.saturating_add(expected_slots / 100) > u64::from(u32::MAX) {
+        return Err(Error::new(
+            ErrorKind::TooLarge,
+            format!("{total} keys: a Ribbon filter holds at most 2^32 slots"),
+        ));
+    }
     let expected =
         offsets_len as u64 + 8 * word_count(expected_slots + expected_slots / 100, columns + 1, 0);
     base.check_memory(expected, "the Ribbon filter")?;

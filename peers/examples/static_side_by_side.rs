@@ -21,7 +21,9 @@
 //!
 //! `count` builds one filter (NAME as the table prints it) and runs only
 //! PHASE (`lookup`: one key at a time, `batched`: `contains_many`, over
-//! 10^6 never-inserted keys) inside `callgrind_measured`, for
+//! 10^6 never-inserted keys; `view-lookup` and `view-batched` the same
+//! through a view of the filter's bytes, for filterlab's filters) inside
+//! `callgrind_measured*`, for
 //! `valgrind --tool=callgrind --toggle-collect='*callgrind_measured*'`:
 //! instructions per lookup are its Ir / 10^6.
 
@@ -31,7 +33,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::theory::wilson_interval;
-use filterlab_static::{BinaryFuseFilter, Fingerprint, Membership, RibbonFilter};
+use filterlab_static::{
+    BinaryFuseFilter, Checksum, Fingerprint, Membership, RibbonFilter, Viewable,
+};
 use xorf::Filter as _;
 
 /// The heap in use, and its highest point since the last reset.
@@ -302,6 +306,30 @@ fn count<S: Subject>(keys: &[u64], queries: &[u64], fpp: f64, batched: bool) -> 
     callgrind_measured(&filter, black_box(queries), batched)
 }
 
+/// The lookups of `count`, through a view of the filter's bytes.
+#[inline(never)]
+fn callgrind_measured_view<V: Membership>(view: &V, queries: &[u64], batched: bool) -> usize {
+    if batched {
+        view.contains_many(queries)
+            .iter()
+            .filter(|&&hit| hit)
+            .count()
+    } else {
+        queries.iter().filter(|&key| view.contains(key)).count()
+    }
+}
+
+fn count_view<S: Subject + Viewable>(
+    keys: &[u64],
+    queries: &[u64],
+    fpp: f64,
+    batched: bool,
+) -> usize {
+    let bytes = S::build(keys, fpp).to_bytes();
+    let view = S::view(&bytes, Checksum::Verify).expect("its own bytes");
+    callgrind_measured_view(&view, black_box(queries), batched)
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let number = |text: &str| text.parse::<f64>().expect("a number") as u64;
@@ -309,8 +337,18 @@ fn main() {
         let (name, items, phase) = (&args[1], number(&args[2]), &args[3]);
         let keys: Vec<u64> = (0..items).map(|i| insert_key(1, i)).collect();
         let queries: Vec<u64> = (0..1_000_000).map(|i| query_key(1, i)).collect();
-        let batched = phase == "batched";
+        let batched = phase.ends_with("batched");
+        let through_view = phase.starts_with("view");
         let found = match subjects().iter().find(|(n, ..)| n == name) {
+            Some((n, fpp, _)) if through_view => match n.as_str() {
+                "BinaryFuseFilter<u8>" => {
+                    count_view::<BinaryFuseFilter<u8>>(&keys, &queries, 0.0, batched)
+                }
+                "BinaryFuseFilter<u16>" => {
+                    count_view::<BinaryFuseFilter<u16>>(&keys, &queries, 0.0, batched)
+                }
+                _ => count_view::<RibbonFilter>(&keys, &queries, *fpp, batched),
+            },
             Some((n, fpp, _)) => match n.as_str() {
                 "xorf BinaryFuse8" => count::<xorf::BinaryFuse8>(&keys, &queries, 0.0, batched),
                 "BinaryFuseFilter<u8>" => {

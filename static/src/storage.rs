@@ -33,11 +33,9 @@ impl Payload for &[u8] {
 /// the end (never reached: readers validate every index a query makes).
 #[inline]
 pub(crate) fn le_bytes<const N: usize>(bytes: &[u8], index: usize) -> [u8; N] {
-    bytes
-        .get(index * N..)
-        .and_then(<[u8]>::first_chunk::<N>)
-        .copied()
-        .unwrap_or([0; N])
+    // One comparison: `index` against the number of whole chunks.
+    let (chunks, _) = bytes.as_chunks::<N>();
+    chunks.get(index).copied().unwrap_or([0; N])
 }
 
 /// The `index`-th little-endian `u32` of `bytes`.

@@ -44,7 +44,13 @@ impl Popcnt {
 
     /// [`Banding::solve_into`] compiled with POPCNT: a parity per column
     /// and slot.
-    pub(crate) fn solve_into(self, banding: &Banding, first: u64, columns: u32, words: &mut Words<'_>) {
+    pub(crate) fn solve_into(
+        self,
+        banding: &Banding,
+        first: u64,
+        columns: u32,
+        words: &mut Words<'_>,
+    ) {
         let Self(()) = self;
         // SAFETY: as in `test`.
         unsafe { solve_into(banding, first, columns, words) }
@@ -96,13 +102,22 @@ mod tests {
         assert_eq!(filter.partitions(), (2, 1));
         let ribbon = &filter.inner;
         let bytes = &ribbon.payload[..];
-        let probes: Vec<u64> = (0..200).map(|i| mix64(i ^ 0xabc)).chain(keys.iter().copied().take(100)).collect();
+        let probes: Vec<u64> = (0..200)
+            .map(|i| mix64(i ^ 0xabc))
+            .chain(keys.iter().copied().take(100))
+            .collect();
         let hasher = *filter.hasher();
         let hashes: Vec<u64> = probes.iter().map(|key| hasher.hash(key)).collect();
-        let portable: Vec<bool> = hashes.iter().map(|&hash| ribbon.test::<2>(bytes, hash)).collect();
+        let portable: Vec<bool> = hashes
+            .iter()
+            .map(|&hash| ribbon.test::<2>(bytes, hash))
+            .collect();
         assert!(portable[200..].iter().all(|&hit| hit));
         if let Some(popcnt) = Popcnt::detect() {
-            let fast: Vec<bool> = hashes.iter().map(|&hash| popcnt.test::<_, 2>(ribbon, bytes, hash)).collect();
+            let fast: Vec<bool> = hashes
+                .iter()
+                .map(|&hash| popcnt.test::<_, 2>(ribbon, bytes, hash))
+                .collect();
             assert_eq!(fast, portable);
             let mut batched = vec![false; hashes.len()];
             popcnt.test_batch::<_, 2>(ribbon, &hashes, &mut batched);

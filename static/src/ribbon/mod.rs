@@ -65,7 +65,7 @@ impl Query {
 /// Where a key's band lies: the first of its three words in each column,
 /// the distance between the groups' words, how far the band is into its
 /// first group, and the columns its partition keeps.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct Band {
     word: usize,
     stride: usize,
@@ -173,7 +173,13 @@ impl<S: Payload> Ribbon<S> {
     #[allow(clippy::inline_always)]
     #[inline(always)]
     fn test<const R: usize>(&self, bytes: &[u8], hash: u64) -> bool {
-        let band = self.band(bytes, hash);
+        self.test_band::<R>(bytes, hash, self.band(bytes, hash))
+    }
+
+    /// [`test`](Self::test) with the key's band already found.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn test_band<const R: usize>(&self, bytes: &[u8], hash: u64, band: Band) -> bool {
         let row = Row::of(hash);
         let shift = band.shift;
         let c0 = row.low << shift;
@@ -198,22 +204,38 @@ impl<S: Payload> Ribbon<S> {
         (result ^ row.fingerprint) & mask == 0
     }
 
-    /// [`test`](Self::test) of a batch, with the band of the key
-    /// [`PREFETCH_AHEAD`] places ahead prefetched.
+    /// [`test`](Self::test) of a batch: the band of the key
+    /// [`PREFETCH_AHEAD`] places ahead is found and prefetched, and kept
+    /// in a ring until that key's turn.
     fn test_batch<const R: usize>(&self, hashes: &[u64], found: &mut [bool]) {
         let bytes = self.payload.bytes();
-        let prefetching = bytes.len() >= PREFETCH_MIN_BYTES;
-        for (i, (answer, &hash)) in found.iter_mut().zip(hashes).enumerate() {
-            if let Some(&ahead) = hashes.get(i + PREFETCH_AHEAD).filter(|_| prefetching) {
-                let band = self.band(bytes, ahead);
-                let at = self.query.words_at + 8 * band.word;
-                for group in 0..3 {
-                    if let Some(byte) = bytes.get(at + 8 * group * band.stride) {
-                        prefetch(byte);
-                    }
+        if bytes.len() < PREFETCH_MIN_BYTES {
+            for (answer, &hash) in found.iter_mut().zip(hashes) {
+                *answer = self.test::<R>(bytes, hash);
+            }
+            return;
+        }
+        let prefetched = |hash: u64| {
+            let band = self.band(bytes, hash);
+            let at = self.query.words_at + 8 * band.word;
+            for group in 0..3 {
+                if let Some(byte) = bytes.get(at + 8 * group * band.stride) {
+                    prefetch(byte);
                 }
             }
-            *answer = self.test::<R>(bytes, hash);
+            band
+        };
+        let mut ring = [Band::default(); PREFETCH_AHEAD];
+        for (slot, &hash) in ring.iter_mut().zip(hashes) {
+            *slot = prefetched(hash);
+        }
+        for (i, (answer, &hash)) in found.iter_mut().zip(hashes).enumerate() {
+            let slot = &mut ring[i % PREFETCH_AHEAD];
+            let band = *slot;
+            if let Some(&ahead) = hashes.get(i + PREFETCH_AHEAD) {
+                *slot = prefetched(ahead);
+            }
+            *answer = self.test_band::<R>(bytes, hash, band);
         }
     }
 

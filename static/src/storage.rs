@@ -50,32 +50,21 @@ pub(crate) const fn padded(len: usize) -> usize {
     len.div_ceil(8) * 8
 }
 
-/// A zeroed byte buffer, or [`ErrorKind::TooLarge`](filterlab_core::ErrorKind::TooLarge)
-/// when it cannot be allocated.
-pub(crate) fn zeroed(len: usize, what: &str) -> Result<Vec<u8>, Error> {
-    let mut probe: Vec<u8> = Vec::new();
+/// A zeroed vector of `len` integers, or
+/// [`ErrorKind::TooLarge`](filterlab_core::ErrorKind::TooLarge) instead of
+/// an abort when it cannot be allocated. The reservation is tried first;
+/// the vector itself is then allocated zeroed, which the OS provides
+/// lazily: no pass writes zeros over it.
+pub(crate) fn zeroed<T: Copy + Default>(len: usize, what: &str) -> Result<Vec<T>, Error> {
+    let mut probe: Vec<T> = Vec::new();
     probe.try_reserve_exact(len).map_err(|_| {
-        Error::new(
-            filterlab_core::ErrorKind::TooLarge,
-            format!("cannot allocate {len} bytes for {what}"),
-        )
-    })?;
-    drop(probe);
-    Ok(vec![0; len])
-}
-
-/// A vector of `len` copies of `value`, or an error instead of an abort
-/// when the allocator refuses.
-pub(crate) fn filled<T: Clone>(len: usize, value: T, what: &str) -> Result<Vec<T>, Error> {
-    let mut vector = Vec::new();
-    vector.try_reserve_exact(len).map_err(|_| {
         Error::new(
             filterlab_core::ErrorKind::TooLarge,
             format!("cannot allocate {len} entries for {what}"),
         )
     })?;
-    vector.resize(len, value);
-    Ok(vector)
+    drop(probe);
+    Ok(vec![T::default(); len])
 }
 
 /// The file a view borrows: for its deferred checksum. None for a view of

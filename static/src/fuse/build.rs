@@ -9,18 +9,19 @@ use filterlab_core::{BuildReport, Error, ErrorKind};
 
 use super::{Fingerprint, Fuse, Probe, Shape};
 use crate::builder::StaticBase;
-use crate::hashes::{group_by_top_bits, reseed};
-use crate::storage::{filled, padded, zeroed};
+use crate::hashes::reseed;
+use crate::storage::{padded, zeroed};
 
 /// Builds the filter of `hashes` (duplicates tolerated), retrying with a
 /// new seed when the peeling fails.
 ///
-/// Memory: the hashes (grouped by segment in place, 8 bytes a key) and 13
-/// bytes a slot (a count and position byte, the XOR of the hashes, and one
-/// `u32` array that holds both the queue of slots to peel, from its start,
-/// and the peel order, from its end: a slot enters the queue at most once,
-/// and each peeled key takes the place of a queued slot, so the two never
-/// meet), then the fingerprints once the hashes are dropped.
+/// Memory: the hashes (grouped by segment in place, through the slots' XOR
+/// array before it is used), and 13 bytes a slot: a count and position
+/// byte, the XOR of the hashes, and one `u32` array that holds both the
+/// queue of slots to peel, from its start, and the peel order, from its
+/// end (a slot enters the queue at most once, and each peeled key takes the
+/// place of a queued slot, so the two never meet); then the fingerprints
+/// once the hashes are dropped.
 pub(super) fn build<F: Fingerprint, const ARITY: usize>(
     base: &StaticBase,
     mut hashes: Vec<u64>,
@@ -36,9 +37,9 @@ pub(super) fn build<F: Fingerprint, const ARITY: usize>(
     let fingerprint_bytes = padded(addressable(slots, "the fingerprint array")? * F::BYTES);
     base.check_memory(fingerprint_bytes as u64, "the fingerprint array")?;
     let slots = slots as usize;
-    let mut counts = filled(slots, 0u8, "the slot counts")?;
-    let mut xors = filled(slots, 0u64, "the slot hashes")?;
-    let mut order = filled(slots + 1, 0u32, "the peeling order")?;
+    let mut counts = zeroed::<u8>(slots, "the slot counts")?;
+    let mut xors = zeroed::<u64>(slots, "the slot hashes")?;
+    let mut order = zeroed::<u32>(slots + 1, "the peeling order")?;
     let mut removed = 0;
     for attempt in 0..=base.max_retries {
         if attempt > 0 {
@@ -53,11 +54,10 @@ pub(super) fn build<F: Fingerprint, const ARITY: usize>(
                 removed = before - hashes.len();
             }
             counts.fill(0);
-            xors.fill(0);
         }
         shape.attempt = attempt;
         let probe = Probe::new(shape);
-        group_by_top_bits(&mut hashes, shape.group_bits());
+        group_by_segment(&mut hashes, shape.group_bits(), &mut xors);
         let Some(repeated) = count::<ARITY>(&probe, &hashes, &mut counts, &mut xors) else {
             continue;
         };
@@ -66,7 +66,7 @@ pub(super) fn build<F: Fingerprint, const ARITY: usize>(
             continue;
         }
         drop(hashes);
-        let mut payload = zeroed(fingerprint_bytes, "the fingerprint array")?;
+        let mut payload = zeroed::<u8>(fingerprint_bytes, "the fingerprint array")?;
         assign::<F, ARITY>(&probe, &xors, &order[slots + 1 - distinct..], &mut payload);
         let fuse = Fuse {
             hasher: base.hasher,
@@ -80,6 +80,28 @@ pub(super) fn build<F: Fingerprint, const ARITY: usize>(
         return Ok((fuse, report));
     }
     Err(base.gave_up("BinaryFuseFilter", "peeling"))
+}
+
+/// Groups `hashes` by their top `bits` bits, about one group a segment, so
+/// that [`count`] walks the array in order: a counting sort through
+/// `scratch` (the slots' XOR array, at least as long, unused until
+/// `count`), copied back; `scratch` is left zeroed for `count`.
+fn group_by_segment(hashes: &mut [u64], bits: u32, scratch: &mut [u64]) {
+    let shift = 64 - bits;
+    let mut next = vec![0usize; (1 << bits) + 1];
+    for &hash in hashes.iter() {
+        next[(hash >> shift) as usize + 1] += 1;
+    }
+    for group in 1..next.len() {
+        next[group] += next[group - 1];
+    }
+    for &hash in hashes.iter() {
+        let at = &mut next[(hash >> shift) as usize];
+        scratch[*at] = hash;
+        *at += 1;
+    }
+    hashes.copy_from_slice(&scratch[..hashes.len()]);
+    scratch.fill(0);
 }
 
 /// Counts the keys of every slot (upper six bits of `counts`), XORs their

@@ -21,7 +21,7 @@ const START_BITS: u32 = 12;
 /// Builds the filter of `hashes` (duplicates tolerated) with `widths`.
 ///
 /// Memory: the hashes (reordered in place), the filter's payload, and the
-/// banding of one partition (20 bytes a slot, about 80 KiB).
+/// banding of one partition (about 120 KiB).
 pub(super) fn build(
     base: &StaticBase,
     widths: Widths,
@@ -32,26 +32,7 @@ pub(super) fn build(
     let partitions = widths.partitions();
     let offsets_len = padded(4 * (partitions as usize + 1));
     let columns = u64::from(widths.columns);
-    let expected_slots = initial_slots(hashes.len() as u64 / partitions) * partitions;
-    if expected_slots.saturating_add(expected_slots / 100) > u64::from(u32::MAX) {
-        return Err(Error::new(
-            ErrorKind::TooLarge,
-            format!("{total} keys: a Ribbon filter holds at most 2^32 slots"),
-        ));
-    }
-    let expected =
-        offsets_len as u64 + 8 * word_count(expected_slots + expected_slots / 100, columns + 1, 0);
-    base.check_memory(expected, "the Ribbon filter")?;
-    let mut payload = Vec::new();
-    payload
-        .try_reserve_exact(usize::try_from(expected).unwrap_or(usize::MAX))
-        .map_err(|_| {
-            Error::new(
-                ErrorKind::TooLarge,
-                format!("cannot allocate {expected} bytes"),
-            )
-        })?;
-    payload.resize(offsets_len, 0);
+    let mut payload = reserve_payload(base, total, widths, offsets_len)?;
 
     let group_bits = log_partitions + START_BITS;
     group_by_top_bits(&mut hashes, group_bits);
@@ -134,6 +115,39 @@ pub(super) fn build(
     };
     debug_assert!(first >= BAND * partitions);
     Ok((ribbon, BuildReport::new(retries, duplicates)))
+}
+
+/// The payload's buffer, its offsets zeroed, reserved for the slots
+/// expected for `keys` keys and 1% more (so that retries rarely move it);
+/// refused over the memory limit or past 2^32 slots.
+fn reserve_payload(
+    base: &StaticBase,
+    keys: u64,
+    widths: Widths,
+    offsets_len: usize,
+) -> Result<Vec<u8>, Error> {
+    let partitions = widths.partitions();
+    let slots = initial_slots(keys / partitions) * partitions;
+    let reserved = slots.saturating_add(slots / 100);
+    if reserved > u64::from(u32::MAX) {
+        return Err(Error::new(
+            ErrorKind::TooLarge,
+            format!("{keys} keys: a Ribbon filter holds at most 2^32 slots"),
+        ));
+    }
+    let bytes = offsets_len as u64 + 8 * word_count(reserved, u64::from(widths.columns) + 1, 0);
+    base.check_memory(bytes, "the Ribbon filter")?;
+    let mut payload = Vec::new();
+    payload
+        .try_reserve_exact(usize::try_from(bytes).unwrap_or(usize::MAX))
+        .map_err(|_| {
+            Error::new(
+                ErrorKind::TooLarge,
+                format!("cannot allocate {bytes} bytes"),
+            )
+        })?;
+    payload.resize(offsets_len, 0);
+    Ok(payload)
 }
 
 /// Sorts the runs of `hashes` whose top `bits` bits are equal and removes

@@ -7,7 +7,7 @@ use std::marker::PhantomData;
 use filterlab_core::memory::addressable;
 use filterlab_core::{BuildReport, Error, ErrorKind};
 
-use super::{Fingerprint, Fuse, Probe, Shape};
+use super::layout::{Fingerprint, Fuse, Probe, Shape};
 use crate::builder::StaticBase;
 use crate::hashes::reseed;
 use crate::storage::{padded, zeroed};

@@ -10,11 +10,10 @@ use std::marker::PhantomData;
 
 use filterlab_core::format::{FrameReader, FrameWriter, Header};
 use filterlab_core::view::{Checksum, Viewable};
-use filterlab_core::{Error, ErrorKind, FilterKind, KeyHasher, Persist};
+use filterlab_core::{Error, ErrorKind, FilterKind, Persist};
 
-use super::{
-    BinaryFuseFilter, BinaryFuseView, Fingerprint, Fuse, MAX_SEGMENT_LENGTH, Probe, Shape,
-};
+use super::layout::{Fingerprint, Fuse, MAX_SEGMENT_LENGTH, Probe, Shape};
+use super::{BinaryFuseConfig, BinaryFuseFilter, BinaryFuseView};
 use crate::storage::{Borrowed, Payload, padded, zeroed};
 
 /// The parameters of the header, by index.
@@ -25,31 +24,6 @@ const PARAM_NAMES: [&str; 5] = [
     "segment count",
     "attempt",
 ];
-
-/// What [`BinaryFuseFilter::read_from_expecting`] compares: the hasher,
-/// the fingerprint width and the arity (the segments follow from the set).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct BinaryFuseConfig {
-    /// The key hasher.
-    pub hasher: KeyHasher,
-    /// Bits of each fingerprint.
-    pub fingerprint_bits: u32,
-    /// Slots a key has.
-    pub arity: usize,
-}
-
-impl BinaryFuseConfig {
-    /// The configuration of a `F`-fingerprint, `ARITY`-wise filter
-    /// hashing with `hasher`.
-    pub fn new<F: Fingerprint, const ARITY: usize>(hasher: KeyHasher) -> Self {
-        Self {
-            hasher,
-            fingerprint_bits: F::BITS,
-            arity: ARITY,
-        }
-    }
-}
 
 fn invalid(detail: String) -> Error {
     Error::new(ErrorKind::InvalidHeader, detail)

@@ -2,6 +2,7 @@
 //! Incremental Boolean Banding ON the fly", Dillinger and Walzer 2021),
 //! then back-substitution column by column into the interleaved words.
 
+use super::kernel::Counting;
 use super::shape::{BAND, Row, start_of};
 use super::words::Words;
 
@@ -124,11 +125,27 @@ impl Banding {
     /// 128-bit window per column); each finished group of 64 slots is ORed
     /// into its word (the groups at either end are shared with the
     /// neighbouring partitions).
+    /// The back-substitution of the banded partition into `words` (see
+    /// [`solve_into`](Self::solve_into)), to run with or without POPCNT.
+    pub(crate) fn solve<'a, 'b>(
+        &'a self,
+        first: u64,
+        columns: u32,
+        words: &'a mut Words<'b>,
+    ) -> Solve<'a, 'b> {
+        Solve {
+            banding: self,
+            first,
+            columns,
+            words,
+        }
+    }
+
     // Always inlined: into the POPCNT kernel, where its parities are then
     // one instruction each.
     #[allow(clippy::inline_always)]
     #[inline(always)]
-    pub(crate) fn solve_into(&self, first: u64, columns: u32, words: &mut Words<'_>) {
+    fn solve_into(&self, first: u64, columns: u32, words: &mut Words<'_>) {
         let mut windows = [0u128; 32];
         let windows = &mut windows[..columns as usize];
         for slot in (0..self.coefficients.len()).rev() {
@@ -148,6 +165,26 @@ impl Banding {
             }
         }
         debug_assert!(self.coefficients.len() as u64 >= BAND);
+    }
+}
+
+/// A back-substitution to run, with or without POPCNT
+/// ([`Banding::solve`]).
+pub(crate) struct Solve<'a, 'b> {
+    banding: &'a Banding,
+    first: u64,
+    columns: u32,
+    words: &'a mut Words<'b>,
+}
+
+impl Counting for Solve<'_, '_> {
+    type Output = ();
+
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn run(self) {
+        self.banding
+            .solve_into(self.first, self.columns, self.words);
     }
 }
 

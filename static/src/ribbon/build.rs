@@ -5,10 +5,10 @@
 use filterlab_core::{BuildReport, Error, ErrorKind};
 
 use super::band::{Banding, Unsolvable};
-use super::kernel::Popcnt;
+use super::kernel::{Counting, Popcnt};
+use super::lookup::{Query, Ribbon};
 use super::shape::{BAND, Widths, grown_slots, initial_slots, partition_of};
 use super::words::{Words, word_count};
-use super::{Query, Ribbon};
 use crate::builder::StaticBase;
 use crate::hashes::group_by_top_bits;
 use crate::storage::padded;
@@ -81,8 +81,8 @@ pub(super) fn build(
         offsets.push(first);
         words.reserve_through((first + slots - 1) / 64)?;
         match popcnt {
-            Some(popcnt) => popcnt.solve_into(&banding, first, columns, &mut words),
-            None => banding.solve_into(first, columns, &mut words),
+            Some(popcnt) => popcnt.run(banding.solve(first, columns, &mut words)),
+            None => banding.solve(first, columns, &mut words).run(),
         }
         first += slots;
         if last_wide {

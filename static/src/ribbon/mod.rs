@@ -14,6 +14,7 @@ mod band;
 mod build;
 #[allow(unsafe_code)]
 mod kernel;
+mod lookup;
 mod persist;
 mod shape;
 mod words;
@@ -21,234 +22,26 @@ mod words;
 use std::fmt;
 
 use filterlab_core::theory::{mixed_fingerprint_fpp, mixed_fingerprint_widths};
-use filterlab_core::{BuildFromKeys, Built, Error, Key, KeyHasher, Membership, prefetch};
+use filterlab_core::{BuildFromKeys, Built, Error, Key, KeyHasher, Membership};
 
 use crate::builder::{StaticBase, static_setters};
-use crate::storage::{Borrowed, Payload, le_bytes};
-use shape::{Row, Widths, initial_slots, log_partitions, partition_of, start_of};
+use crate::storage::{Borrowed, Payload};
+use lookup::Ribbon;
+use shape::{Widths, initial_slots, log_partitions};
 
-pub use persist::RibbonConfig;
-
-/// What a lookup needs beside the payload, computed once.
+/// What [`RibbonFilter::read_from_expecting`] compares: the hasher and the
+/// fingerprint widths (the slots follow from the set).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Query {
-    log_partitions: u32,
-    /// Columns of the narrow partitions.
-    columns: u64,
-    /// Columns a lookup computes: one more than `columns` when any
-    /// partition is wide (a narrow partition's lookup ignores it).
-    max_columns: u64,
-    /// Partitions with `columns + 1` columns: the first ones.
-    wide: u64,
-    /// Groups of 64 slots of the wide partitions.
-    wide_groups: u64,
-    /// Where the words start in the payload (after the partition offsets).
-    words_at: usize,
-    /// Whether lookups run compiled with POPCNT.
-    popcnt: Option<kernel::Popcnt>,
-}
-
-impl Query {
-    fn new(widths: Widths, wide_groups: u64, words_at: usize) -> Self {
-        Self {
-            log_partitions: widths.log_partitions,
-            columns: u64::from(widths.columns),
-            max_columns: u64::from(widths.max_columns()),
-            wide: widths.wide,
-            wide_groups,
-            words_at,
-            popcnt: kernel::Popcnt::detect(),
-        }
-    }
-}
-
-/// Where a key's band lies: the first of its three words in each column,
-/// the distance between the groups' words, how far the band is into its
-/// first group, and the columns its partition keeps.
-#[derive(Clone, Copy, Default)]
-struct Band {
-    word: usize,
-    stride: usize,
-    shift: u32,
-    columns: u64,
-}
-
-/// Runs `$body` with the const `$R` equal to `$columns` (1 to 32): the
-/// lookup loop is then unrolled for the filter's width, chosen once per
-/// call (a branch every lookup of a filter takes the same way).
-macro_rules! with_columns {
-    ($columns:expr, |$R:ident| $body:expr) => {
-        seq_columns!($columns, $R, $body, 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32)
-    };
-}
-
-/// The arms of [`with_columns!`].
-macro_rules! seq_columns {
-    ($columns:expr, $R:ident, $body:expr, $($n:literal)*) => {
-        match $columns {
-            $($n => { const $R: usize = $n; $body })*
-            _ => unreachable!("a Ribbon lookup computes 1 to 32 columns"),
-        }
-    };
-}
-
-/// The first slot of `partition` and the first after it (one range check
-/// for both; the readers validated every offset).
-#[inline]
-fn offsets(bytes: &[u8], partition: usize) -> (u64, u64) {
-    let pair: [u8; 8] = le_bytes(bytes.get(4 * partition..).unwrap_or_default(), 0);
-    let (first, end) = pair.split_at(4);
-    let word = |half: &[u8]| u64::from(u32::from_le_bytes(half.try_into().unwrap_or_default()));
-    (word(first), word(end))
-}
-
-/// The filter over its payload, owned or borrowed: one query code for both.
-///
-/// Payload: the P + 1 partition offsets (in slots, `u32`, little-endian,
-/// padded to 8 bytes), then the words (`u64`, little-endian).
-#[derive(Clone)]
-struct Ribbon<S> {
-    hasher: KeyHasher,
-    widths: Widths,
-    /// Slots of all partitions.
-    slots: u64,
-    /// Distinct key hashes held.
-    len: u64,
-    query: Query,
-    payload: S,
-}
-
-/// Arrays at least this large are prefetched by batched lookups.
-const PREFETCH_MIN_BYTES: usize = 1 << 16;
-/// Batched lookups prefetch the band of the key this many places ahead.
-const PREFETCH_AHEAD: usize = 8;
-
-impl<S: Payload> Ribbon<S> {
-    #[inline]
-    fn band(&self, bytes: &[u8], hash: u64) -> Band {
-        let query = &self.query;
-        let partition = partition_of(hash, query.log_partitions);
-        let (first, end) = offsets(bytes, partition as usize);
-        let slots = end.wrapping_sub(first);
-        let slot = first + start_of(hash, query.log_partitions, slots);
-        let wide = partition < query.wide;
-        let columns = query.columns + u64::from(wide);
-        let narrow_offset = if wide { 0 } else { query.wide_groups };
-        Band {
-            word: ((slot / 64) * columns + narrow_offset) as usize,
-            stride: columns as usize,
-            shift: (slot % 64) as u32,
-            columns,
-        }
-    }
-
-    #[inline]
-    fn contains_hash(&self, hash: u64) -> bool {
-        let bytes = self.payload.bytes();
-        match self.query.popcnt {
-            Some(popcnt) => {
-                with_columns!(self.query.max_columns, |R| popcnt
-                    .test::<S, R>(self, bytes, hash))
-            }
-            None => with_columns!(self.query.max_columns, |R| self.test::<R>(bytes, hash)),
-        }
-    }
-
-    fn contains_hashes(&self, hashes: &[u64], found: &mut [bool]) {
-        match self.query.popcnt {
-            Some(popcnt) => with_columns!(self.query.max_columns, |R| {
-                popcnt.test_batch::<S, R>(self, hashes, found);
-            }),
-            None => with_columns!(self.query.max_columns, |R| self
-                .test_batch::<R>(hashes, found)),
-        }
-    }
-
-    /// Whether the key of `hash` may be present, for a filter whose
-    /// lookups compute `R` columns: the three words of each column that
-    /// the band spans, ANDed with the coefficients moved to the band's
-    /// place, XORed together; the parity of each is that column's bit.
-    // Always inlined: into the POPCNT kernel, where it is then compiled
-    // with the instruction, and into each arm of `with_columns!`.
-    #[allow(clippy::inline_always)]
-    #[inline(always)]
-    fn test<const R: usize>(&self, bytes: &[u8], hash: u64) -> bool {
-        self.test_band::<R>(bytes, hash, self.band(bytes, hash))
-    }
-
-    /// [`test`](Self::test) with the key's band already found.
-    #[allow(clippy::inline_always)]
-    #[inline(always)]
-    fn test_band<const R: usize>(&self, bytes: &[u8], hash: u64, band: Band) -> bool {
-        let row = Row::of(hash);
-        let shift = band.shift;
-        let c0 = row.low << shift;
-        let c1 = (row.high << shift) | ((row.low >> 1) >> (63 - shift));
-        let c2 = (row.high >> 1) >> (63 - shift);
-        // One range check for every word read (the reader validated it).
-        let stride = band.stride.min(R);
-        let at = self.query.words_at + 8 * band.word;
-        let Some(span) = bytes.get(at..at + 8 * (2 * stride + R)) else {
-            return true;
-        };
-        let (words, _) = span.as_chunks::<8>();
-        let mut result = 0;
-        for column in 0..R {
-            let word = |index: usize| u64::from_le_bytes(words[index]);
-            let selected = (c0 & word(column))
-                ^ (c1 & word(stride + column))
-                ^ (c2 & word(2 * stride + column));
-            result |= u64::from(selected.count_ones() & 1) << column;
-        }
-        let mask = (1 << band.columns) - 1;
-        (result ^ row.fingerprint) & mask == 0
-    }
-
-    /// [`test`](Self::test) of a batch: the band of the key
-    /// [`PREFETCH_AHEAD`] places ahead is found and prefetched, and kept
-    /// in a ring until that key's turn.
-    fn test_batch<const R: usize>(&self, hashes: &[u64], found: &mut [bool]) {
-        let bytes = self.payload.bytes();
-        if bytes.len() < PREFETCH_MIN_BYTES {
-            for (answer, &hash) in found.iter_mut().zip(hashes) {
-                *answer = self.test::<R>(bytes, hash);
-            }
-            return;
-        }
-        let prefetched = |hash: u64| {
-            let band = self.band(bytes, hash);
-            let at = self.query.words_at + 8 * band.word;
-            for group in 0..3 {
-                if let Some(byte) = bytes.get(at + 8 * group * band.stride) {
-                    prefetch(byte);
-                }
-            }
-            band
-        };
-        let mut ring = [Band::default(); PREFETCH_AHEAD];
-        for (slot, &hash) in ring.iter_mut().zip(hashes) {
-            *slot = prefetched(hash);
-        }
-        for (i, (answer, &hash)) in found.iter_mut().zip(hashes).enumerate() {
-            let slot = &mut ring[i % PREFETCH_AHEAD];
-            let band = *slot;
-            if let Some(&ahead) = hashes.get(i + PREFETCH_AHEAD) {
-                *slot = prefetched(ahead);
-            }
-            *answer = self.test_band::<R>(bytes, hash, band);
-        }
-    }
-
-    fn borrow(&self) -> Ribbon<&[u8]> {
-        Ribbon {
-            hasher: self.hasher,
-            widths: self.widths,
-            slots: self.slots,
-            len: self.len,
-            query: self.query,
-            payload: self.payload.bytes(),
-        }
-    }
+#[non_exhaustive]
+pub struct RibbonConfig {
+    /// The key hasher.
+    pub hasher: KeyHasher,
+    /// Fingerprint columns of the narrow partitions.
+    pub columns: u32,
+    /// Partitions (a power of two).
+    pub partitions: u64,
+    /// Partitions with one column more.
+    pub wide_partitions: u64,
 }
 
 /// The query side of both the filter and its view, forwarded to the inner
@@ -565,5 +358,61 @@ impl BuildFromKeys for RibbonBuilder {
         let widths = self.widths(hashes.len() as u64)?;
         let (inner, report) = build::build(&self.base, widths, hashes)?;
         Ok(Built::new(RibbonFilter { inner }, report))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use filterlab_core::{Membership, mix64};
+
+    use super::RibbonFilter;
+    use super::kernel::Popcnt;
+    use super::lookup::{Ribbon, Test, TestBatch};
+
+    /// Run under Miri by `.ci/run`, with and without POPCNT enabled: the
+    /// kernel builds (its back-substitution) and answers (one key and
+    /// batched) exactly as the portable code, on a filter with wide and
+    /// narrow partitions.
+    #[test]
+    fn the_popcnt_kernel_answers_as_the_portable_code() {
+        let keys: Vec<u64> = (0..2100).map(mix64).collect();
+        let filter = RibbonFilter::with_fpp(0.4).seed(3).build(&keys).unwrap();
+        assert_eq!(filter.partitions(), (2, 1));
+        let ribbon: &Ribbon<Vec<u8>> = &filter.inner;
+        let bytes = &ribbon.payload[..];
+        let hasher = *filter.hasher();
+        let hashes: Vec<u64> = (0..200)
+            .map(|i| mix64(i ^ 0xabc))
+            .chain(keys.iter().copied().take(100))
+            .map(|key| hasher.hash(&key))
+            .collect();
+        let portable: Vec<bool> = hashes
+            .iter()
+            .map(|&hash| ribbon.test::<2>(bytes, hash))
+            .collect();
+        assert!(portable[200..].iter().all(|&hit| hit));
+        let mut batched = vec![false; hashes.len()];
+        ribbon.test_batch::<2>(&hashes, &mut batched);
+        assert_eq!(batched, portable);
+        if let Some(popcnt) = Popcnt::detect() {
+            let fast: Vec<bool> = hashes
+                .iter()
+                .map(|&hash| {
+                    popcnt.run(Test::<'_, _, 2> {
+                        ribbon,
+                        bytes,
+                        hash,
+                    })
+                })
+                .collect();
+            assert_eq!(fast, portable);
+            let mut found = vec![false; hashes.len()];
+            popcnt.run(TestBatch::<'_, '_, _, 2> {
+                ribbon,
+                hashes: &hashes,
+                found: &mut found,
+            });
+            assert_eq!(found, portable);
+        }
     }
 }

@@ -13,11 +13,12 @@ use std::io::{Read, Write};
 
 use filterlab_core::format::{FrameReader, FrameWriter, Header};
 use filterlab_core::view::{Checksum, Viewable};
-use filterlab_core::{Error, ErrorKind, FilterKind, KeyHasher, Persist};
+use filterlab_core::{Error, ErrorKind, FilterKind, Persist};
 
+use super::lookup::{Query, Ribbon};
 use super::shape::{BAND, Widths};
 use super::words::{word_count, word_index};
-use super::{Query, Ribbon, RibbonFilter, RibbonView};
+use super::{RibbonConfig, RibbonFilter, RibbonView};
 use crate::storage::{Borrowed, Payload, padded, u32_at, zeroed};
 
 /// The parameters of the header, by index.
@@ -31,21 +32,6 @@ const PARAM_NAMES: [&str; 5] = [
 
 /// The most fingerprint columns a partition has.
 const MAX_COLUMNS: u64 = 32;
-
-/// What [`RibbonFilter::read_from_expecting`] compares: the hasher and the
-/// fingerprint widths (the slots follow from the set).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct RibbonConfig {
-    /// The key hasher.
-    pub hasher: KeyHasher,
-    /// Fingerprint columns of the narrow partitions.
-    pub columns: u32,
-    /// Partitions (a power of two).
-    pub partitions: u64,
-    /// Partitions with one column more.
-    pub wide_partitions: u64,
-}
 
 fn invalid(detail: String) -> Error {
     Error::new(ErrorKind::InvalidHeader, detail)

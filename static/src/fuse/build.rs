@@ -5,12 +5,16 @@
 use std::marker::PhantomData;
 
 use filterlab_core::memory::addressable;
-use filterlab_core::{BuildReport, Error, ErrorKind};
+use filterlab_core::{BuildReport, Error, ErrorKind, prefetch};
 
 use super::layout::{Fingerprint, Fuse, Probe, Shape};
 use crate::builder::StaticBase;
 use crate::hashes::reseed;
 use crate::storage::{padded, zeroed};
+
+/// The assignment prefetches the fingerprints of the key this many places
+/// ahead in the peel order, and the hash of the key twice as far.
+const PREFETCH_AHEAD: usize = 16;
 
 /// Builds the filter of `hashes` (duplicates tolerated), retrying with a
 /// new seed when the peeling fails.
@@ -204,7 +208,21 @@ fn assign<F: Fingerprint, const ARITY: usize>(
     peeled: &[u32],
     payload: &mut [u8],
 ) {
-    for &slot in peeled {
+    for (index, &slot) in peeled.iter().enumerate() {
+        // The slots come in peel order, anywhere in the arrays: the hash
+        // of the key twice PREFETCH_AHEAD places ahead is fetched, and the
+        // fingerprints of the one PREFETCH_AHEAD ahead, whose hash is then
+        // in cache, so that the misses overlap.
+        if let Some(&later) = peeled.get(index + 2 * PREFETCH_AHEAD) {
+            prefetch(&xors[later as usize]);
+        }
+        if let Some(&soon) = peeled.get(index + PREFETCH_AHEAD) {
+            for other in probe.slots::<ARITY>(xors[soon as usize]) {
+                if let Some(byte) = payload.get(other * F::BYTES) {
+                    prefetch(byte);
+                }
+            }
+        }
         let hash = xors[slot as usize];
         // Its own slot is still zero.
         let mut value = F::from_hash(hash);

@@ -3,8 +3,11 @@
 //! (remove the oldest, insert a new one). At regular points: the FPP over
 //! fresh never-inserted keys with its interval, beside the theory for the
 //! live load and the FPP given the filter's state, and the live keys it
-//! reports absent. Then, on a new filter, the damage that removing keys
-//! that were never inserted (but test positive) does to the inserted ones.
+//! reports absent, and its memory per live key; at the end, the one-key
+//! negative lookup after the churn (timed as [`timing`] times every lookup
+//! of the report, over several rounds). Then, on a new filter, the damage
+//! that removing keys that were never inserted (but test positive) does to
+//! the inserted ones.
 
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_peers::{Mode, Subject, Workload};
@@ -14,6 +17,7 @@ use crate::config::RunConfig;
 use crate::error::Error;
 use crate::experiments::accuracy::{count_false_negatives, derive_seed, row_confidence};
 use crate::experiments::sample::{FppSample, SampledRow, dynamic_with};
+use crate::experiments::timing::{self, Rounds};
 use crate::parallel::map_in_order;
 use crate::progress::Tracker;
 use crate::registry::{Build, Capability, Entry, GateOn, Origin};
@@ -44,6 +48,17 @@ pub struct ChurnPoint {
     pub failed_removals: u64,
     /// Inserts refused as full, so far.
     pub refused: u64,
+    /// Bytes of storage now.
+    pub memory_bytes: u64,
+    /// Bits of storage per live key.
+    pub bits_per_item: f64,
+    /// At the end of the churn: median ns per negative lookup, one key at
+    /// a time (empty at the other points).
+    pub negative_ns: Option<f64>,
+    /// The fastest round.
+    pub min_negative_ns: Option<f64>,
+    /// The slowest round.
+    pub max_negative_ns: Option<f64>,
 }
 
 /// One row of `churn.csv`: one filter at one point of the churn.
@@ -212,6 +227,16 @@ fn churn(entry: &Entry, config: &RunConfig, confidence: f64) -> Result<Vec<Churn
             .collect();
         let queries = config.churn_queries;
         let block = point * queries;
+        let lookup = (point == points).then(|| {
+            let keys: Vec<u64> = (0..config.speed_lookups.max(1))
+                .map(|i| query_key(seed, (points + 1) * queries + i))
+                .collect();
+            let rounds: Vec<f64> = (0..config.sweep_repetitions.max(1))
+                .map(|_| timing::lookups(subject.as_ref(), &keys, Mode::OneKey, 1).1)
+                .collect();
+            Rounds::of(&rounds)
+        });
+        let memory_bytes = subject.memory_usage() as u64;
         let mut positives = 0;
         for start in (0..queries).step_by(4096) {
             let chunk: Vec<u64> = (start..queries.min(start + 4096))
@@ -231,6 +256,11 @@ fn churn(entry: &Entry, config: &RunConfig, confidence: f64) -> Result<Vec<Churn
                 false_negatives: count_false_negatives(subject.as_ref(), &live, &[]),
                 failed_removals,
                 refused,
+                memory_bytes,
+                bits_per_item: memory_bytes as f64 * 8.0 / live.len().max(1) as f64,
+                negative_ns: lookup.map(|r| r.median),
+                min_negative_ns: lookup.map(|r| r.min),
+                max_negative_ns: lookup.map(|r| r.max),
             },
             // One instance: its state-conditional FPP (exact for it), as
             // `GateOn::single_instance` explains.
@@ -313,6 +343,11 @@ mod tests {
                 false_negatives,
                 failed_removals: 0,
                 refused: 0,
+                memory_bytes: 1250,
+                bits_per_item: 10.0,
+                negative_ns: None,
+                min_negative_ns: None,
+                max_negative_ns: None,
             },
             sample: FppSample {
                 queries: 10_000,

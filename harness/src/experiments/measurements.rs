@@ -12,8 +12,10 @@ use crate::experiments::churn::{self, ChurnResults};
 use crate::experiments::growth::{self, GrowthResults};
 use crate::experiments::redis::{self, RedisResults};
 use crate::experiments::space::{self, SpaceRow};
-use crate::experiments::speed::{self, SpeedResults};
+use crate::experiments::speed::{self, Operation, SpeedResults};
 use crate::experiments::sweep::{self, SweepResults};
+use crate::experiments::timing::Agreement;
+use crate::text::format_count;
 use crate::progress::{Plan, Tracker};
 use crate::registry::{Capability, Entry};
 
@@ -41,6 +43,9 @@ pub struct Measurements {
     pub redis: Option<RedisResults>,
     /// Wall time per experiment, in seconds.
     pub seconds: Vec<(Experiment, f64)>,
+    /// How the speed experiment's one-key negative lookups agreed with the
+    /// sweep's on the cells both timed, when both ran.
+    pub agreement: Option<Agreement>,
 }
 
 /// Runs the experiments of `config` over `entries`, with one progress bar
@@ -89,6 +94,11 @@ pub fn measure(
     } else {
         Vec::new()
     };
+    let mut speed = speed;
+    let agreement = match (&mut speed, &sweep) {
+        (Some(speed), Some(sweep)) => Some(one_figure_per_cell(speed, sweep)),
+        _ => None,
+    };
     Ok(Measurements {
         entries,
         config: config.clone(),
@@ -101,7 +111,49 @@ pub fn measure(
         sweep,
         redis,
         seconds: timer.seconds,
+        agreement,
     })
+}
+
+/// The speed experiment and the sweep both time the one-key negative
+/// lookup of a filter sized for n at the speed experiment's p: how their
+/// figures agree (the check that the timings do not depend on the
+/// experiment), then the speed rows take the sweep's figure, so the report
+/// has one figure for each filter, n and p (the sweep's: it times every
+/// p, the skyline and Pareto charts are drawn from it).
+pub fn one_figure_per_cell(speed: &mut SpeedResults, sweep: &SweepResults) -> Agreement {
+    let p = speed.rows.first().map_or(f64::NAN, |r| r.target_fpp);
+    let same_cell = |row: &speed::SpeedRow| {
+        (row.op == Operation::LookupNegative && row.mode == filterlab_peers::Mode::OneKey)
+            .then(|| {
+                sweep
+                    .rows
+                    .iter()
+                    .find(|s| s.filter == row.filter && s.n == row.n && s.target_fpp == p)
+            })
+            .flatten()
+    };
+    let agreement = Agreement::of(
+        "speed experiment and sweep, one-key negative lookups",
+        speed.rows.iter().filter_map(|row| {
+            let swept = same_cell(row)?;
+            Some((
+                format!("{} n = {}", row.filter, format_count(row.n)),
+                row.ns_per_op,
+                swept.negative_ns,
+            ))
+        }),
+    );
+    for index in 0..speed.rows.len() {
+        if let Some(swept) = same_cell(&speed.rows[index]).cloned() {
+            let row = &mut speed.rows[index];
+            row.ns_per_op = swept.negative_ns;
+            row.min_ns_per_op = swept.min_negative_ns;
+            row.max_ns_per_op = swept.max_negative_ns;
+            row.repetitions = swept.rounds;
+        }
+    }
+    agreement
 }
 
 /// Rough ns per key operation in a filter of `items` keys: cache-resident

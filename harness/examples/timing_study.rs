@@ -99,7 +99,9 @@ fn main() {
         let seed = 0x5eed ^ n;
         let keys: Vec<u64> = (0..n).map(|i| insert_key(seed, i)).collect();
         let negatives: Vec<u64> = (0..LOOKUPS).map(|i| query_key(seed, i)).collect();
-        let positives: Vec<u64> = (0..LOOKUPS).map(|i| keys[(i * 7919 % n) as usize]).collect();
+        let positives: Vec<u64> = (0..LOOKUPS)
+            .map(|i| keys[(i * 7919 % n) as usize])
+            .collect();
         let workload = Workload {
             items: n,
             fpp: 0.01,

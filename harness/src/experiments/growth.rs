@@ -200,8 +200,13 @@ fn grow(
         } else {
             1
         };
-        let (false_positives, negative) =
-            negatives(subject.as_ref(), seed, point as u64 * queries, queries, rounds);
+        let (false_positives, negative) = negatives(
+            subject.as_ref(),
+            seed,
+            point as u64 * queries,
+            queries,
+            rounds,
+        );
         let positive_ns = positives(subject.as_ref(), held, seed);
         let memory_bytes = subject.memory_usage() as u64;
         rows.push(GrowthRow {

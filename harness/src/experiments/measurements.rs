@@ -15,9 +15,9 @@ use crate::experiments::space::{self, SpaceRow};
 use crate::experiments::speed::{self, Operation, SpeedResults};
 use crate::experiments::sweep::{self, SweepResults};
 use crate::experiments::timing::Agreement;
-use crate::text::format_count;
 use crate::progress::{Plan, Tracker};
 use crate::registry::{Capability, Entry};
+use crate::text::format_count;
 
 /// Everything measured in one run.
 pub struct Measurements {

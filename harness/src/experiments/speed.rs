@@ -325,9 +325,8 @@ impl Timing<'_> {
         }
         let shared = build(&self.workload)?;
         // Several threads: wall time, the time a user waits.
-        let (new, took) = timing::measure(|| {
-            shared.insert_keys_concurrently(self.keys, insert_threads(), mode)
-        });
+        let (new, took) =
+            timing::measure(|| shared.insert_keys_concurrently(self.keys, insert_threads(), mode));
         Ok(new.map(|new| {
             black_box(new);
             took.wall * 1e9 / self.keys.len() as f64

@@ -11,7 +11,8 @@ use crate::experiments::churn::{BogusRemovalRow, ChurnRow};
 use crate::experiments::growth::GrowthRow;
 use crate::experiments::measurements::Measurements;
 use crate::experiments::speed::{Operation, SpeedRow};
-use crate::registry::Entry;
+use crate::registry::{Capability, Entry};
+use crate::render::pick::{Contender, Interval};
 use crate::text::{format_count, sci};
 
 /// Measured rows the guide and `recommend` quote from.
@@ -126,6 +127,138 @@ impl<'a> Evidence<'a> {
         ))
     }
 
+    /// `filter` in the state a user needing `capability` will have it in,
+    /// as a [`Contender`]: its measure there and its one-key negative
+    /// lookup there; or why it does not qualify there.
+    ///
+    /// - growth: at the end of growth at the target nearest `fpp`: bits per
+    ///   item, every point's FPP within P (no interval above it), no key
+    ///   lost;
+    /// - deletes: after the churn: bits per live key, no key lost, no
+    ///   removal that found nothing, the FPP there within p;
+    /// - concurrent inserts: the wall-clock ns per key with every core
+    ///   inserting, at the largest n timed;
+    /// - otherwise: bits per item at the largest n, at `fpp`, meeting it.
+    ///
+    /// # Errors
+    ///
+    /// Why it does not qualify ("not measured" when it was not).
+    pub fn contender(
+        &self,
+        filter: &str,
+        capability: Option<Capability>,
+        fpp: f64,
+    ) -> Result<Contender<String>, String> {
+        let lookup = |min: Option<f64>, median: Option<f64>, max: Option<f64>| {
+            median
+                .filter(|ns| *ns > 0.0)
+                .map(|ns| Interval::spread(ns, min.unwrap_or(ns), max.unwrap_or(ns)))
+        };
+        let not_measured = || "not measured".to_owned();
+        let (measure, looked_up) = match capability {
+            Some(Capability::Growth) => {
+                let rows = self.growth_at(filter, fpp);
+                let last = rows.last().ok_or_else(not_measured)?;
+                let above = rows.iter().filter(|r| r.above_target()).count();
+                if above > 0 {
+                    return Err(format!("above P at {above} of {} points", rows.len()));
+                }
+                if last.at.false_negatives > 0 {
+                    return Err(format!("{} keys lost", last.at.false_negatives));
+                }
+                let at = &last.at;
+                (
+                    Interval::exact(at.bits_per_item),
+                    lookup(
+                        Some(at.min_negative_ns),
+                        Some(at.negative_ns),
+                        Some(at.max_negative_ns),
+                    ),
+                )
+            }
+            Some(Capability::Deletes) => {
+                let last = self
+                    .churn
+                    .iter()
+                    .rfind(|r| r.at.filter == filter)
+                    .ok_or_else(not_measured)?;
+                match self.churn_losses(filter) {
+                    Some((0, 0)) | None => {}
+                    Some((lost, failed)) => {
+                        return Err(format!("{lost} lost, {failed} failed removals"));
+                    }
+                }
+                if last.sample.ci_low > last.at.target_fpp {
+                    return Err("above p after churn".to_owned());
+                }
+                let at = &last.at;
+                (
+                    Interval::exact(at.bits_per_item),
+                    lookup(at.min_negative_ns, at.negative_ns, at.max_negative_ns),
+                )
+            }
+            Some(Capability::ConcurrentInserts) => {
+                let row = self
+                    .speed_row(filter, Operation::InsertConcurrent, Mode::OneKey, None)
+                    .ok_or_else(not_measured)?;
+                let negative =
+                    self.speed_row(filter, Operation::LookupNegative, Mode::OneKey, Some(row.n));
+                (
+                    Interval::spread(row.ns_per_op, row.min_ns_per_op, row.max_ns_per_op),
+                    negative.and_then(|r| {
+                        lookup(
+                            Some(r.min_ns_per_op),
+                            Some(r.ns_per_op),
+                            Some(r.max_ns_per_op),
+                        )
+                    }),
+                )
+            }
+            Some(Capability::StaticSet) | None => {
+                let largest = self.largest().ok_or_else(not_measured)?;
+                let row = self
+                    .accuracy_at(filter, largest, fpp)
+                    .ok_or_else(not_measured)?;
+                if !row.meets_target() {
+                    return Err("misses the target".to_owned());
+                }
+                let negative =
+                    self.speed_row(filter, Operation::LookupNegative, Mode::OneKey, None);
+                (
+                    Interval::exact(row.bits_per_item),
+                    negative.and_then(|r| {
+                        lookup(
+                            Some(r.min_ns_per_op),
+                            Some(r.ns_per_op),
+                            Some(r.max_ns_per_op),
+                        )
+                    }),
+                )
+            }
+        };
+        Ok(Contender {
+            item: filter.to_owned(),
+            measure,
+            lookup: looked_up,
+        })
+    }
+
+    /// The speed row of `filter`, `op` and `mode` at `n`, or at the largest
+    /// n it was measured at.
+    pub fn speed_row(
+        &self,
+        filter: &str,
+        op: Operation,
+        mode: Mode,
+        n: Option<u64>,
+    ) -> Option<&'a SpeedRow> {
+        self.speed
+            .iter()
+            .filter(|r| r.filter == filter && r.op == op && r.mode == mode)
+            .filter(|r| n.is_none_or(|n| r.n == n))
+            .max_by_key(|r| r.n)
+    }
+
     /// The largest n in the accuracy rows.
     pub fn largest(&self) -> Option<u64> {
         self.accuracy.iter().map(|r| r.n).max()
@@ -151,10 +284,7 @@ impl<'a> Evidence<'a> {
     /// The (n, ns/op) of `op` in `mode` for `filter` at the largest n it
     /// was measured at.
     pub fn speed(&self, filter: &str, op: Operation, mode: Mode) -> Option<(u64, f64)> {
-        self.speed
-            .iter()
-            .filter(|r| r.filter == filter && r.op == op && r.mode == mode)
-            .max_by_key(|r| r.n)
+        self.speed_row(filter, op, mode, None)
             .map(|r| (r.n, r.ns_per_op))
     }
 

@@ -6,11 +6,13 @@ use std::fmt::Write as _;
 
 use crate::config::Experiment;
 use crate::experiments::measurements::Measurements;
+use crate::experiments::sweep::SweepRow;
 use crate::machine::Machine;
 use crate::registry::registry;
 use crate::render::charts::{FigureFile, pareto_file, pareto_items, skyline_cell};
 use crate::render::evidence::{label, nearest};
 use crate::render::guide::{GUIDE_HEADING, decision_guide, need_sections};
+use crate::render::pick::Pick;
 use crate::render::sections::accuracy::accuracy_section;
 use crate::render::sections::capacity::capacity_section;
 use crate::render::sections::churn::churn_section;
@@ -133,7 +135,10 @@ fn summary_charts(measured: &Measurements, figures: &[FigureFile]) -> String {
         out,
         "**Skyline map** (after Lang et al., \"Performance-Optimal Filtering\", VLDB 2019): for \
          each n and p, among the filters that take inserts, the one with the fewest bits per item \
-         meeting p and the one with the fastest one-key negative lookup meeting p. Meeting p: nothing refused, the sweep's own \
+         meeting p and the one with the fastest one-key negative lookup meeting p, neither beaten \
+         on both bits and lookup by another; filters whose intervals overlap the winner's (bits \
+         within 0.5%, lookups within the fastest and slowest of their rounds) are named beside it, \
+         within noise. Meeting p: nothing refused, the sweep's own \
          interval reaching p, its exact theory within 0.1% of p, and its accuracy row at the \
          nearest n measured meeting p.\n"
     );
@@ -148,14 +153,12 @@ fn summary_charts(measured: &Measurements, figures: &[FigureFile]) -> String {
             let mut cells = vec![format!("{p:e}")];
             for &n in &sizes {
                 let (fewest, fastest) = skyline_cell(&measured.entries, sweep, n, p);
-                let name = |filter: &str| label(&measured.entries, filter);
+                let name = |row: &&SweepRow| label(&measured.entries, &row.filter);
                 cells.push(match (fewest, fastest) {
                     (Some(a), Some(b)) => format!(
-                        "fewest bits: {} ({:.1}) · fastest: {} ({:.0} ns)",
-                        name(&a.filter),
-                        a.bits_per_item,
-                        name(&b.filter),
-                        b.negative_ns
+                        "fewest bits: {} · fastest: {}",
+                        tied(&a, |r| format!("{} ({:.1})", name(r), r.bits_per_item)),
+                        tied(&b, |r| format!("{} ({:.1} ns)", name(r), r.negative_ns))
                     ),
                     _ => "none meets p".to_owned(),
                 });
@@ -172,6 +175,16 @@ fn summary_charts(measured: &Measurements, figures: &[FigureFile]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// "A (9.6)", or "A (3.4 ns) = B (3.3 ns), within noise" for a tie.
+fn tied(chosen: &Pick<&SweepRow>, name: impl Fn(&&SweepRow) -> String) -> String {
+    let all: Vec<String> = chosen.all().map(|c| name(&c.item)).collect();
+    if chosen.is_tie() {
+        format!("{}, within noise", all.join(" = "))
+    } else {
+        all.join("")
+    }
 }
 
 /// " (except X's, which ...)" for the filters whose runs do not repeat.

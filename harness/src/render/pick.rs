@@ -5,7 +5,7 @@
 //! those, the lowest measure; and beside it every filter it does not beat
 //! beyond noise, named as tied ([`pick`]).
 //!
-//! Figures carry their spread ([`Figure`]): a timing the fastest and
+//! Figures carry their intervals ([`Interval`]): a timing the fastest and
 //! slowest of its rounds, a deterministic figure (bits per item) a
 //! relative tolerance. One figure beats another only when their intervals
 //! do not overlap.
@@ -17,7 +17,7 @@ pub const EXACT_TIE: f64 = 1.005;
 /// A measured figure, lower is better, with the interval it may be
 /// anywhere in.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Figure {
+pub struct Interval {
     /// The figure quoted (a median for a timing).
     pub value: f64,
     /// The low end of its interval.
@@ -26,7 +26,7 @@ pub struct Figure {
     pub high: f64,
 }
 
-impl Figure {
+impl Interval {
     /// A figure a run reproduces exactly (bits per item): an interval of
     /// [`EXACT_TIE`] around it.
     pub fn exact(value: f64) -> Self {
@@ -59,7 +59,7 @@ impl Figure {
 
 /// Whether `a` beats `b` where both were measured (a figure missing on
 /// either side beats nothing).
-fn beats(a: Option<&Figure>, b: Option<&Figure>) -> bool {
+fn beats(a: Option<&Interval>, b: Option<&Interval>) -> bool {
     a.zip(b).is_some_and(|(a, b)| a.beats(b))
 }
 
@@ -71,10 +71,10 @@ pub struct Contender<T> {
     pub item: T,
     /// The need's measure (bits per item at the end of growth, after
     /// churn...; for the fastest lookup, the lookup time).
-    pub measure: Figure,
+    pub measure: Interval,
     /// The other axis: the lookup time in that state (for the fastest
     /// lookup, bits per item); `None` when not measured.
-    pub lookup: Option<Figure>,
+    pub lookup: Option<Interval>,
 }
 
 impl<T> Contender<T> {
@@ -160,14 +160,14 @@ pub fn names<T>(pick: &Pick<T>, name: impl Fn(&T) -> String) -> String {
 mod tests {
     use super::*;
 
-    fn timed(ns: f64) -> Figure {
-        Figure::spread(ns, ns * 0.97, ns * 1.03)
+    fn timed(ns: f64) -> Interval {
+        Interval::spread(ns, ns * 0.97, ns * 1.03)
     }
 
     fn contender(name: &'static str, bits: f64, ns: f64) -> Contender<&'static str> {
         Contender {
             item: name,
-            measure: Figure::exact(bits),
+            measure: Interval::exact(bits),
             lookup: Some(timed(ns)),
         }
     }
@@ -187,13 +187,21 @@ mod tests {
         assert_eq!(chosen.best.item, "CuckooFilter-grow");
         assert!(!chosen.is_tie());
         for other in &grown {
-            assert!(!chosen.best.beaten_by(other), "{:?} beats the pick", other.item);
+            assert!(
+                !chosen.best.beaten_by(other),
+                "{:?} beats the pick",
+                other.item
+            );
         }
         // scalable_cuckoo_filter is off the frontier; the other three are on it.
         let front: Vec<&str> = frontier(&grown).iter().map(|c| c.item).collect();
         assert_eq!(
             front,
-            ["CuckooFilter-grow", "ScalableBloomFilter", "qfilter-resizeable"]
+            [
+                "CuckooFilter-grow",
+                "ScalableBloomFilter",
+                "qfilter-resizeable"
+            ]
         );
     }
 
@@ -260,26 +268,25 @@ mod tests {
         let fastest = [
             Contender {
                 item: "SplitBlockBloomFilter",
-                measure: Figure::spread(3.4, 3.3, 5.6),
-                lookup: Some(Figure::exact(10.53)),
+                measure: Interval::spread(3.4, 3.3, 5.6),
+                lookup: Some(Interval::exact(10.53)),
             },
             Contender {
                 item: "sbbf-rs-safe",
-                measure: Figure::spread(3.2, 3.1, 3.5),
-                lookup: Some(Figure::exact(11.0)),
+                measure: Interval::spread(3.2, 3.1, 3.5),
+                lookup: Some(Interval::exact(11.0)),
             },
             Contender {
                 item: "BlockedBloomFilter",
-                measure: Figure::spread(4.5, 4.4, 4.6),
-                lookup: Some(Figure::exact(9.92)),
+                measure: Interval::spread(4.5, 4.4, 4.6),
+                lookup: Some(Interval::exact(9.92)),
             },
         ];
         let chosen = pick(&fastest).unwrap();
         assert!(chosen.is_tie());
         let named = names(&chosen, |item| (*item).to_owned());
         assert_eq!(
-            named,
-            "SplitBlockBloomFilter = sbbf-rs-safe (within noise)",
+            named, "SplitBlockBloomFilter = sbbf-rs-safe (within noise)",
             "a tied cell names every filter in the tie"
         );
         // Apart beyond noise, one winner.

@@ -142,7 +142,7 @@ impl Series {
 /// A point drawn with its label beside it instead of a legend entry.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Labelled {
-    /// The label.
+    /// The label (empty when another point's label names it).
     pub name: String,
     /// The registry name of the filter.
     pub filter: String,
@@ -193,10 +193,11 @@ pub struct Plot {
 pub struct CellPart {
     /// What the part says ("fewest bits: 9.59").
     pub heading: String,
-    /// The filter's label, or what stands in for one ("none meets p").
+    /// The filter's label ("A = B" for filters tied within noise), or
+    /// what stands in for one ("none meets p").
     pub name: String,
-    /// The filter's registry name and look, when one is named.
-    pub filter: Option<(String, Look)>,
+    /// The registry name and look of each filter named (several when tied).
+    pub filters: Vec<(String, Look)>,
 }
 
 /// One cell of a grid.
@@ -961,6 +962,10 @@ fn draw_labelled<'a>(
         let (point, Some((x, y))) = (&plot.labelled[index], at[index]) else {
             continue;
         };
+        // A point another's label names (tied within noise) has none.
+        if point.name.is_empty() {
+            continue;
+        }
         let (w, h) = (
             text_width(&point.name, SMALL_SIZE),
             (SMALL_SIZE / 1.24).ceil() as i32 + 2,
@@ -1088,19 +1093,30 @@ fn draw_grid<'a>(root: &Area<'a>, grid: &Grid, place: &PanelLayout) -> DrawResul
         let part_h = GRID_CELL_H / parts;
         for (index, part) in cell.parts.iter().enumerate() {
             let top = y + index as i32 * part_h;
-            if let Some((_, look)) = &part.filter {
+            // Filters tied within noise share the band, each its stripe
+            // and marker.
+            let named = part.filters.len().max(1) as i32;
+            let stripe = GRID_CELL_W / named;
+            for (slot, (_, look)) in part.filters.iter().enumerate() {
+                let left = x + slot as i32 * stripe;
                 root.draw(&Rectangle::new(
-                    [(x, top), (x + GRID_CELL_W, top + part_h)],
+                    [(left, top), (left + stripe, top + part_h)],
                     tint(look.colour, 0.22).filled(),
                 ))?;
+            }
+            for (slot, (_, look)) in part.filters.iter().enumerate() {
                 marker(
                     root,
                     look.marker,
-                    (x + 12, top + part_h / 2 + 7),
+                    (x + 10 + slot as i32 * 10, top + part_h / 2 + 7),
                     4,
                     rgb(look.colour),
                 )?;
             }
+            let name_x = x + 12 + named * 10;
+            // A long name (a tie) is set smaller to stay inside its cell.
+            let room = f64::from(GRID_CELL_W - (name_x - x) - 4);
+            let size = SMALL_SIZE.min(room / (0.56 * part.name.chars().count().max(1) as f64));
             text(
                 root,
                 &part.heading,
@@ -1112,8 +1128,8 @@ fn draw_grid<'a>(root: &Area<'a>, grid: &Grid, place: &PanelLayout) -> DrawResul
             text(
                 root,
                 &part.name,
-                (x + 22, top + part_h / 2),
-                SMALL_SIZE,
+                (name_x, top + part_h / 2),
+                size,
                 BLACK,
                 false,
             )?;
@@ -1242,7 +1258,7 @@ mod tests {
                 parts: vec![CellPart {
                     heading: "fewest bits: 9.6".into(),
                     name: "a".into(),
-                    filter: Some(("a".into(), look)),
+                    filters: vec![("a".into(), look)],
                 }],
             }],
         };

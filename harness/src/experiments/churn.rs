@@ -11,7 +11,7 @@
 
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_peers::{Mode, Subject, Workload};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::RunConfig;
 use crate::error::Error;
@@ -25,7 +25,7 @@ use crate::text::{format_count, plural};
 
 /// Where one churn row was measured: the filter, the point, and what it
 /// lost or refused so far.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ChurnPoint {
     /// The filter's registry name.
     pub filter: String,

@@ -10,7 +10,7 @@ use filterlab_bloom::BloomFilter;
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::mix64;
 use filterlab_peers::{Mode, Subject, Theory, Workload};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::RunConfig;
 use crate::error::Error;
@@ -29,7 +29,7 @@ const POSITIVE_LOOKUPS: u64 = 100_000;
 
 /// Where one growth row was measured: the filter, its size, its memory,
 /// its losses and its lookup times.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GrowthPoint {
     /// The filter's registry name.
     pub filter: String,

@@ -15,6 +15,10 @@ use crate::registry::{Capability, Entry};
 use crate::render::pick::{Contender, Interval};
 use crate::text::{format_count, sci};
 
+/// Why [`Evidence::contender`] has no figure for a filter the run did not
+/// measure in the state asked for.
+pub const NOT_MEASURED: &str = "not measured";
+
 /// Measured rows the guide and `recommend` quote from.
 #[derive(Clone, Copy)]
 pub struct Evidence<'a> {
@@ -154,7 +158,7 @@ impl<'a> Evidence<'a> {
                 .filter(|ns| *ns > 0.0)
                 .map(|ns| Interval::spread(ns, min.unwrap_or(ns), max.unwrap_or(ns)))
         };
-        let not_measured = || "not measured".to_owned();
+        let not_measured = || NOT_MEASURED.to_owned();
         let (measure, looked_up) = match capability {
             Some(Capability::Growth) => {
                 let rows = self.growth_at(filter, fpp);

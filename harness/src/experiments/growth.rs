@@ -25,7 +25,7 @@ use crate::text::{format_count, plural};
 const MIN_QUERIES: u64 = 4096;
 
 /// Positive lookups timed per point, at most.
-const POSITIVE_LOOKUPS: u64 = 100_000;
+pub const POSITIVE_LOOKUPS: u64 = 100_000;
 
 /// Where one growth row was measured: the filter, its size, its memory,
 /// its losses and its lookup times.

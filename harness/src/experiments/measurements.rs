@@ -14,7 +14,7 @@ use crate::experiments::redis::{self, RedisResults};
 use crate::experiments::space::{self, SpaceRow};
 use crate::experiments::speed::{self, Operation, SpeedResults};
 use crate::experiments::sweep::{self, SweepResults};
-use crate::experiments::timing::Agreement;
+use crate::experiments::timing::{self, Agreement};
 use crate::progress::{Plan, Tracker};
 use crate::registry::{Capability, Entry};
 use crate::text::format_count;
@@ -171,14 +171,17 @@ fn ns_per_operation(items: u64) -> f64 {
 /// Each experiment's estimated seconds on this machine, for the progress
 /// bar's time left (the bar corrects them by the rate it observes). The
 /// constants are fitted to the default run on the 2-core machine the
-/// committed report comes from (each experiment within about 10% there):
-/// the time left is then right from the first experiment on, which it is
-/// not when one experiment runs at twice its estimate and another at half.
+/// report is timed on (an AMD EPYC VM: accuracy took 120 s there, idle,
+/// where 42 ns per operation predicted 81 s): the time left is then right
+/// from the first experiment on, which it is not when one experiment runs
+/// at twice its estimate and another at half. Every timed lookup pass
+/// counts its untimed warm-up ([`timing::WARM_UP_KEYS`]).
 pub fn plan(entries: &[Entry], config: &RunConfig) -> Plan {
     let mut plan = Plan::default();
     let filters = entries.len() as f64;
     let threads = config.threads.max(1) as f64;
     let lookups = config.speed_lookups as f64;
+    let timed = |keys: f64| keys + keys.min(timing::WARM_UP_KEYS as f64);
     let with = |capability| entries.iter().filter(|e| e.has(capability)).count() as f64;
     for experiment in &config.experiments {
         let seconds = match experiment {
@@ -192,14 +195,16 @@ pub fn plan(entries: &[Entry], config: &RunConfig) -> Plan {
                         operations += queries + n as f64 * instances;
                     }
                 }
-                operations * filters * 42e-9 / threads
+                operations * filters * 62e-9 / threads
             }
             Experiment::Speed => {
                 let mut seconds = 0.0;
                 for &n in &config.speed_items {
                     let inserts = (n as f64).max(lookups);
                     let repetitions = f64::from(config.speed_repetitions_at(n));
-                    seconds += repetitions * (2.0 * inserts + 5.0 * lookups) * ns_per_operation(n);
+                    seconds += repetitions
+                        * (2.0 * inserts + 4.0 * timed(lookups) + lookups)
+                        * ns_per_operation(n);
                 }
                 seconds * filters * 1e-9
             }
@@ -207,7 +212,7 @@ pub fn plan(entries: &[Entry], config: &RunConfig) -> Plan {
                 let mut seconds = 0.0;
                 for &n in &config.sweep_items {
                     let rounds = f64::from(config.sweep_repetitions_at(n));
-                    seconds += (n as f64 + rounds * lookups) * ns_per_operation(n);
+                    seconds += (n as f64 + rounds * timed(lookups)) * ns_per_operation(n);
                 }
                 seconds * filters * config.accuracy_fpps.len() as f64 * 1e-9
             }
@@ -219,7 +224,8 @@ pub fn plan(entries: &[Entry], config: &RunConfig) -> Plan {
             }
             Experiment::Churn => {
                 let steps = f64::from(config.churn_span) * config.churn_items as f64;
-                let queries = f64::from(config.churn_points + 1) * config.churn_queries as f64;
+                let queries = f64::from(config.churn_points + 1) * config.churn_queries as f64
+                    + f64::from(config.sweep_repetitions) * timed(lookups);
                 with(Capability::Deletes) * (steps * 250e-9 + queries * 65e-9)
             }
             Experiment::Growth => {
@@ -227,9 +233,18 @@ pub fn plan(entries: &[Entry], config: &RunConfig) -> Plan {
                     .log2()
                     .ceil()
                     + 1.0;
-                let per_target = config.growth_final as f64 * 660e-9
-                    + points * config.growth_max_queries as f64 * 110e-9;
-                with(Capability::Growth) * config.growth_fpps.len() as f64 * per_target
+                // Negative rounds (the end has the sweep's), positive
+                // lookups at each point; the slow peers' lookups dominate.
+                let rounds = points + f64::from(config.sweep_repetitions.max(1)) - 1.0;
+                let positives = points * timed(growth::POSITIVE_LOOKUPS as f64);
+                let mut seconds = 0.0;
+                for &p in &config.growth_fpps {
+                    let queries = (config.expected_false_positives / p)
+                        .clamp(4096.0, config.growth_max_queries as f64);
+                    seconds += config.growth_final as f64 * 660e-9
+                        + (rounds * timed(queries) + positives) * 300e-9;
+                }
+                with(Capability::Growth) * seconds
             }
             // One server (scripts and reference), then a cluster started
             // (about five seconds) and measured.

@@ -606,8 +606,10 @@ fn fastest_section(facts: &Facts<'_>) -> String {
         "Median ns per negative lookup (the lookup a filter exists to make cheap), one key at a \
          time, each filter sized for n at p = {}; then the batched figure (filterlab's batch \
          API, a different way of calling) and the positive lookup at the largest n, and bits per \
-         item and whether it met p = {p:e} at n = {}. The machine is shared: differences under \
-         about 1.5× are noise. Every size, operation and target: [Speed](#speed), the \
+         item and whether it met p = {p:e} at n = {}. Each figure is the timing thread's CPU \
+         time (what other processes take from it on a shared machine is left out); figures \
+         whose intervals overlap (the range of their rounds, at least ±5% around the median) are \
+         ties. Every size, operation and target: [Speed](#speed), the \
          [skyline map](#summary-charts); free of that noise, in instructions and simulated \
          cache misses: [{COUNTS_HEADING}](#{}).",
         facts.measured.config.speed_fpp,

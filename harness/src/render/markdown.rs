@@ -240,6 +240,9 @@ fn machine_section(measured: &Measurements, machine: &Machine) -> String {
         .map(|(experiment, seconds)| format!("{} {seconds:.0} s", experiment.name()))
         .collect();
     let _ = writeln!(out, "- wall time: {}", times.join(", "));
+    if let Some(agreement) = &measured.agreement {
+        let _ = writeln!(out, "- timing check: {}", agreement.describe());
+    }
     let _ = writeln!(
         out,
         "- build: {}",

@@ -41,8 +41,8 @@ const MARGIN: i32 = 16;
 /// Grid panels: the row header and each cell.
 const GRID_HEADER_W: i32 = 96;
 const GRID_HEADER_H: i32 = 26;
-const GRID_CELL_W: i32 = 262;
-const GRID_CELL_H: i32 = 74;
+const GRID_CELL_W: i32 = 300;
+const GRID_CELL_H: i32 = 84;
 
 /// Estimated width in pixels of `text` at plotters font size `size`
 /// (DejaVu Sans, the widest common sans font, averages about 0.55 em per
@@ -1114,9 +1114,26 @@ fn draw_grid<'a>(root: &Area<'a>, grid: &Grid, place: &PanelLayout) -> DrawResul
                 )?;
             }
             let name_x = x + 12 + named * 10;
-            // A long name (a tie) is set smaller to stay inside its cell.
+            // Tied names two to a line, each line set smaller when it is
+            // too long for the cell.
+            let names: Vec<&str> = part.name.split(" = ").collect();
+            let lines: Vec<String> = names
+                .chunks(2)
+                .enumerate()
+                .map(|(index, pair)| {
+                    let line = pair.join(" = ");
+                    if index == 0 {
+                        line
+                    } else {
+                        format!("= {line}")
+                    }
+                })
+                .collect();
             let room = f64::from(GRID_CELL_W - (name_x - x) - 4);
-            let size = SMALL_SIZE.min(room / (0.56 * part.name.chars().count().max(1) as f64));
+            let longest = lines.iter().map(|l| l.chars().count()).max().unwrap_or(1);
+            let size = SMALL_SIZE.min(room / (0.56 * longest.max(1) as f64));
+            let step = size as i32 + 1;
+            let first = top + part_h / 2 + 1 - (lines.len() as i32 - 1) * step / 2;
             text(
                 root,
                 &part.heading,
@@ -1125,14 +1142,16 @@ fn draw_grid<'a>(root: &Area<'a>, grid: &Grid, place: &PanelLayout) -> DrawResul
                 RGBColor(60, 60, 60),
                 false,
             )?;
-            text(
-                root,
-                &part.name,
-                (name_x, top + part_h / 2),
-                size,
-                BLACK,
-                false,
-            )?;
+            for (index, line) in lines.iter().enumerate() {
+                text(
+                    root,
+                    line,
+                    (name_x, first + index as i32 * step),
+                    size,
+                    BLACK,
+                    false,
+                )?;
+            }
         }
         root.draw(&Rectangle::new(
             [(x, y), (x + GRID_CELL_W, y + GRID_CELL_H)],

@@ -69,7 +69,7 @@ pub fn readme(measured: &Measurements, context: &Context<'_>, figures: &[FigureF
     let _ = writeln!(out, "{GUIDE_HEADING}\n");
     out.push_str(&decision_guide(measured));
     out.push('\n');
-    out.push_str(&summary_charts(measured, figures));
+    out.push_str(&summary_charts(measured, figures, context.counts));
     out.push_str(&need_sections(measured));
     if !measured.accuracy.is_empty() {
         out.push_str(&accuracy_section(measured));
@@ -101,7 +101,11 @@ pub fn readme(measured: &Measurements, context: &Context<'_>, figures: &[FigureF
 
 /// The Pareto chart at the guide's target (links to the others) and the
 /// skyline map, with the map as a table.
-fn summary_charts(measured: &Measurements, figures: &[FigureFile]) -> String {
+fn summary_charts(
+    measured: &Measurements,
+    figures: &[FigureFile],
+    counts: &CommittedCounts,
+) -> String {
     let mut out = String::from("## Summary charts\n\n");
     let Some(sweep) = &measured.sweep else {
         out.push_str("The sweep did not run: no Pareto charts or skyline map.\n\n");
@@ -138,7 +142,8 @@ fn summary_charts(measured: &Measurements, figures: &[FigureFile]) -> String {
          meeting p and the one with the fastest one-key negative lookup meeting p, neither beaten \
          on both bits and lookup by another; filters whose intervals overlap the winner's (bits \
          within 0.5%, lookups within the fastest and slowest of their rounds) are named beside it, \
-         within noise. Meeting p: nothing refused, the sweep's own \
+         within noise; a tie of lookups shows what `filterlab bench` counted for each (the same \
+         on every run, so it may break the tie). Meeting p: nothing refused, the sweep's own \
          interval reaching p, its exact theory within 0.1% of p, and its accuracy row at the \
          nearest n measured meeting p.\n"
     );
@@ -156,9 +161,10 @@ fn summary_charts(measured: &Measurements, figures: &[FigureFile]) -> String {
                 let name = |row: &&SweepRow| label(&measured.entries, &row.filter);
                 cells.push(match (fewest, fastest) {
                     (Some(a), Some(b)) => format!(
-                        "fewest bits: {} · fastest: {}",
+                        "fewest bits: {} · fastest: {}{}",
                         tied(&a, |r| format!("{} ({:.1})", name(r), r.bits_per_item)),
-                        tied(&b, |r| format!("{} ({:.1} ns)", name(r), r.negative_ns))
+                        tied(&b, |r| format!("{} ({:.1} ns)", name(r), r.negative_ns)),
+                        counted(&b, counts, n, name)
                     ),
                     _ => "none meets p".to_owned(),
                 });
@@ -185,6 +191,44 @@ fn tied(chosen: &Pick<&SweepRow>, name: impl Fn(&&SweepRow) -> String) -> String
     } else {
         all.join("")
     }
+}
+
+/// For a tie of timings, what `filterlab bench` counted for each of the
+/// tied filters' one-key negative lookups (deterministic, so it can break
+/// the tie): " (counted at n = 10^5: A 45 instructions, 60 est. cycles; B
+/// ...)"; "" for one winner or without committed counts for all of them.
+fn counted(
+    chosen: &Pick<&SweepRow>,
+    counts: &CommittedCounts,
+    n: u64,
+    name: impl Fn(&&SweepRow) -> String,
+) -> String {
+    if !chosen.is_tie() {
+        return String::new();
+    }
+    let found: Option<Vec<(u64, String)>> = chosen
+        .all()
+        .map(|c| {
+            let (items, instructions, cycles) = counts.negative_lookup(&c.item.filter, n)?;
+            Some((
+                items,
+                format!(
+                    "{} {instructions:.0} instructions, {cycles:.0} est. cycles",
+                    name(&c.item)
+                ),
+            ))
+        })
+        .collect();
+    let Some(found) = found else {
+        return String::new();
+    };
+    let items = found.first().map_or(0, |(items, _)| *items);
+    let parts: Vec<String> = found.into_iter().map(|(_, part)| part).collect();
+    format!(
+        " (counted by `filterlab bench` at n = {}: {})",
+        format_count(items),
+        parts.join("; ")
+    )
 }
 
 /// " (except X's, which ...)" for the filters whose runs do not repeat.

@@ -44,9 +44,9 @@ pub fn speed_section(measured: &Measurements, speed: &SpeedResults) -> String {
          single-thread figure of this report is timed one way: the timing thread's CPU time \
          (what other processes take from it on a shared machine is left out; the concurrent \
          inserts are wall time), lookups after an untimed warm-up pass, over keys read from \
-         memory. The one-key negative lookups at p = {} are the sweep's (the figures of the \
-         [skyline and Pareto charts](#summary-charts)); this experiment times them too, as a \
-         check: {}. The min and max of the repetitions are in speed.csv. The same operations \
+         memory. The one-key negative lookups at p = {} are the sweep's wherever it measured \
+         that n (the figures of the [skyline and Pareto charts](#summary-charts)); this \
+         experiment times them too, as a check: {}. The min and max of the repetitions are in speed.csv. The same operations \
          counted in instructions and simulated cache misses, free of any noise: \
          [{COUNTS_HEADING}](#{}).",
         measured.config.speed_fpp,

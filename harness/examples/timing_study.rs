@@ -19,6 +19,7 @@
 //!
 //! `cargo run --release -p filterlab-harness --example timing_study [-- REPS]`
 
+use std::fmt::Write as _;
 use std::hint::black_box;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -73,6 +74,97 @@ fn flush(buffer: &mut [u64]) {
     black_box(buffer);
 }
 
+/// The factors, in the order [`repetition`] measures them.
+const FACTORS: [&str; 5] = [
+    "cold",
+    "fill+positive",
+    "chunked",
+    "contended wall",
+    "contended cpu",
+];
+
+/// One size's keys and workload.
+struct Workbench {
+    seed: u64,
+    inserted: Vec<u64>,
+    negatives: Vec<u64>,
+    positives: Vec<u64>,
+    workload: Workload,
+}
+
+/// Runs `work` while two threads spin on the machine's two cores.
+fn contended<T>(work: impl FnOnce() -> T) -> T {
+    let stop = Arc::new(AtomicBool::new(false));
+    let spinners: Vec<_> = (0..2)
+        .map(|_| {
+            let stop = Arc::clone(&stop);
+            std::thread::spawn(move || {
+                let mut x = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    x = black_box(x.wrapping_mul(31).wrapping_add(1));
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let result = work();
+    stop.store(true, Ordering::Relaxed);
+    for spinner in spinners {
+        spinner.join().expect("spinner");
+    }
+    result
+}
+
+/// One repetition for `entry`: the baseline's wall ns, and each factor's
+/// ratio to the baseline (wall to wall for "contended wall", else CPU to CPU).
+fn repetition(
+    entry: &Entry,
+    once: &dyn Subject,
+    k: &Workbench,
+    evict: &mut [u64],
+) -> (f64, [f64; 5]) {
+    let n = k.inserted.len() as u64;
+    let (_, base) = timing::lookups(once, &k.negatives, Mode::OneKey, LOOKUPS);
+    timing::lookups(once, &k.negatives[..1 << 16], Mode::OneKey, 1);
+    let ((), e) = measure(|| {
+        black_box(once.count_contained(&k.negatives, Mode::OneKey));
+    });
+    let base_wall = ns(e, LOOKUPS, true);
+    let mut ratios = [0.0; 5];
+    // Cold: caches flushed, no warm-up.
+    flush(evict);
+    let (_, e) = measure(|| once.count_contained(&k.negatives, Mode::OneKey));
+    ratios[0] = ns(e, LOOKUPS, false) / base;
+    // The speed experiment's state.
+    let filled = build(entry, &k.workload, &k.inserted, LOOKUPS.div_ceil(n));
+    black_box(filled.count_contained(&k.positives, Mode::OneKey));
+    let (_, e) = measure(|| filled.count_contained(&k.negatives, Mode::OneKey));
+    drop(filled);
+    ratios[1] = ns(e, LOOKUPS, false) / base;
+    // Keys made in chunks, a clock reading per chunk.
+    timing::lookups(once, &k.negatives[..1 << 16], Mode::OneKey, 1);
+    let mut chunk = Vec::with_capacity(4096);
+    let mut seconds = 0.0;
+    for start in (0..LOOKUPS).step_by(4096) {
+        chunk.clear();
+        chunk.extend((start..LOOKUPS.min(start + 4096)).map(|i| query_key(k.seed, i)));
+        let (_, e) = measure(|| once.count_contained(black_box(&chunk), Mode::OneKey));
+        seconds += e.seconds();
+    }
+    ratios[2] = seconds * 1e9 / LOOKUPS as f64 / base;
+    // Two spinning neighbours.
+    let (_, e) = contended(|| {
+        measure(|| {
+            (0..5)
+                .map(|_| once.count_contained(&k.negatives, Mode::OneKey))
+                .sum::<u64>()
+        })
+    });
+    ratios[3] = ns(e, 5 * LOOKUPS, true) / base_wall;
+    ratios[4] = ns(e, 5 * LOOKUPS, false) / base;
+    (base_wall, ratios)
+}
+
 fn main() {
     let reps: usize = std::env::args()
         .nth(1)
@@ -84,13 +176,11 @@ fn main() {
     )
     .expect("registered");
     let mut evict = vec![1u64; 8 << 20];
-    let (per_call, _) = {
-        let start = Instant::now();
-        for _ in 0..1_000_000 {
-            black_box(Instant::now());
-        }
-        (start.elapsed().as_secs_f64() * 1e3, ())
-    };
+    let start = Instant::now();
+    for _ in 0..1_000_000 {
+        black_box(Instant::now());
+    }
+    let per_call = start.elapsed().as_secs_f64() * 1e3;
     println!("Instant::now() costs {per_call:.1} ns a call here");
     println!(
         "filter, n: baseline ns (wall) | ratio to it, median [min, max] over {reps} repetitions"
@@ -98,85 +188,29 @@ fn main() {
     for n in [10_000u64, 1_000_000, 10_000_000] {
         let seed = 0x5eed ^ n;
         let keys: Vec<u64> = (0..n).map(|i| insert_key(seed, i)).collect();
-        let negatives: Vec<u64> = (0..LOOKUPS).map(|i| query_key(seed, i)).collect();
-        let positives: Vec<u64> = (0..LOOKUPS)
-            .map(|i| keys[(i * 7919 % n) as usize])
-            .collect();
-        let workload = Workload {
-            items: n,
-            fpp: 0.01,
+        let k = Workbench {
             seed,
+            negatives: (0..LOOKUPS).map(|i| query_key(seed, i)).collect(),
+            positives: (0..LOOKUPS)
+                .map(|i| keys[(i * 7919 % n) as usize])
+                .collect(),
+            inserted: keys,
+            workload: Workload {
+                items: n,
+                fpp: 0.01,
+                seed,
+            },
         };
         for entry in &entries {
-            let once = build(entry, &workload, &keys, 1);
-            let rounds = LOOKUPS.div_ceil(n);
-            let mut ratios: Vec<(&str, Vec<f64>)> = [
-                "cold",
-                "fill+positive",
-                "chunked",
-                "contended wall",
-                "contended cpu",
-            ]
-            .into_iter()
-            .map(|name| (name, Vec::new()))
-            .collect();
+            let once = build(entry, &k.workload, &k.inserted, 1);
             let mut baselines = Vec::new();
+            let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); FACTORS.len()];
             for _ in 0..reps {
-                let (_, base) = timing::lookups(once.as_ref(), &negatives, Mode::OneKey, LOOKUPS);
-                let (_, base_wall) = {
-                    timing::lookups(once.as_ref(), &negatives[..1 << 16], Mode::OneKey, 1);
-                    let (_, e) = measure(|| once.count_contained(&negatives, Mode::OneKey));
-                    ((), ns(e, LOOKUPS, true))
-                };
-                baselines.push(base_wall);
-                // Cold: caches flushed, no warm-up.
-                flush(&mut evict);
-                let (_, e) = measure(|| once.count_contained(&negatives, Mode::OneKey));
-                ratios[0].1.push(ns(e, LOOKUPS, false) / base);
-                // The speed experiment's state.
-                let filled = build(entry, &workload, &keys, rounds);
-                black_box(filled.count_contained(&positives, Mode::OneKey));
-                let (_, e) = measure(|| filled.count_contained(&negatives, Mode::OneKey));
-                drop(filled);
-                ratios[1].1.push(ns(e, LOOKUPS, false) / base);
-                // Keys made in chunks, a clock reading per chunk.
-                timing::lookups(once.as_ref(), &negatives[..1 << 16], Mode::OneKey, 1);
-                let mut chunk = Vec::with_capacity(4096);
-                let mut seconds = 0.0;
-                for start in (0..LOOKUPS).step_by(4096) {
-                    chunk.clear();
-                    chunk.extend((start..LOOKUPS.min(start + 4096)).map(|i| query_key(seed, i)));
-                    let (_, e) = measure(|| once.count_contained(black_box(&chunk), Mode::OneKey));
-                    seconds += e.seconds();
+                let (base, factors) = repetition(entry, once.as_ref(), &k, &mut evict);
+                baselines.push(base);
+                for (all, one) in ratios.iter_mut().zip(factors) {
+                    all.push(one);
                 }
-                ratios[2].1.push(seconds * 1e9 / LOOKUPS as f64 / base);
-                // Two spinning neighbours.
-                let stop = Arc::new(AtomicBool::new(false));
-                let spinners: Vec<_> = (0..2)
-                    .map(|_| {
-                        let stop = Arc::clone(&stop);
-                        std::thread::spawn(move || {
-                            let mut x = 0u64;
-                            while !stop.load(Ordering::Relaxed) {
-                                x = black_box(x.wrapping_mul(31).wrapping_add(1));
-                            }
-                        })
-                    })
-                    .collect();
-                std::thread::sleep(std::time::Duration::from_millis(20));
-                let (_, e) = measure(|| {
-                    let mut found = 0;
-                    for _ in 0..5 {
-                        found += once.count_contained(&negatives, Mode::OneKey);
-                    }
-                    found
-                });
-                stop.store(true, Ordering::Relaxed);
-                for spinner in spinners {
-                    spinner.join().expect("spinner");
-                }
-                ratios[3].1.push(ns(e, 5 * LOOKUPS, true) / base_wall);
-                ratios[4].1.push(ns(e, 5 * LOOKUPS, false) / base);
             }
             baselines.sort_by(f64::total_cmp);
             let mut line = format!(
@@ -185,14 +219,15 @@ fn main() {
                 n,
                 median(&baselines)
             );
-            for (name, mut values) in ratios {
+            for (name, mut values) in FACTORS.iter().zip(ratios) {
                 values.sort_by(f64::total_cmp);
-                line.push_str(&format!(
+                let _ = write!(
+                    line,
                     " {name} {:.2} [{:.2}, {:.2}] |",
                     median(&values),
                     values[0],
                     values[values.len() - 1]
-                ));
+                );
             }
             println!("{line}");
         }

@@ -35,6 +35,10 @@ pub const AGREEMENT_SHARE: f64 = 0.95;
 
 /// The timing thread's CPU time so far, in seconds, where the platform
 /// has a thread clock.
+#[allow(
+    clippy::unnecessary_wraps,
+    reason = "None where the platform has no thread clock"
+)]
 fn thread_cpu_seconds() -> Option<f64> {
     #[cfg(unix)]
     {

@@ -401,14 +401,17 @@ impl RunConfig {
             "- speed: n ∈ {{{}}} at p = {}; lookups timed over {} operations; median of {} \
              repetitions ({} from {} items); {} worker thread(s) for accuracy and capacity, \
              speed measured alone on one thread, one key at a time and, for filters with a batch \
-             API, batched; lookups use as many distinct keys as they time",
+             API, batched; lookups use as many distinct keys as they time; every single-thread \
+             figure is the timing thread's CPU time, lookups after an untimed warm-up pass over \
+             the first {} keys",
             count_list(&self.speed_items),
             self.speed_fpp,
             format_count(self.speed_lookups),
             self.speed_repetitions,
             self.speed_large_repetitions,
             format_count(self.speed_large_items),
-            self.threads
+            self.threads,
+            format_count(crate::experiments::timing::WARM_UP_KEYS as u64)
         );
         let _ = writeln!(
             out,

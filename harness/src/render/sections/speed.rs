@@ -5,7 +5,7 @@
 use filterlab_peers::Mode;
 
 use crate::experiments::measurements::Measurements;
-use crate::experiments::speed::{Operation, SpeedResults, SpeedRow};
+use crate::experiments::speed::{Operation, SpeedResults, SpeedRow, insert_threads};
 use crate::render::evidence::label;
 use crate::render::guide::anchor;
 use crate::render::pick::{EXACT_TIE, Interval};
@@ -112,7 +112,9 @@ const RUN_TO_RUN: f64 = 1.15;
 /// Each filter, operation and mode whose figure at a smaller n is slower,
 /// beyond both intervals, than at a larger n, with why: the filter more
 /// loaded at the smaller n (fewer bits per item in the sweep at the speed
-/// p), or a difference within the run-to-run noise; else said unexplained.
+/// p), the fixed cost of starting threads (concurrent inserts, wall
+/// time), or a difference within the run-to-run noise; else said
+/// unexplained.
 pub fn inversions(measured: &Measurements, speed: &SpeedResults) -> Vec<String> {
     let bits = |filter: &str, n: u64| {
         measured.sweep.as_ref().and_then(|sweep| {
@@ -136,6 +138,12 @@ pub fn inversions(measured: &Measurements, speed: &SpeedResults) -> Vec<String> 
             }
             let ratio = small.ns_per_op / large.ns_per_op;
             let why = match (bits(&small.filter, small.n), bits(&small.filter, large.n)) {
+                _ if small.op == Operation::InsertConcurrent => format!(
+                    "wall time, and starting {} threads (and waiting for the cores on a shared \
+                     machine) is shared by only {} keys",
+                    insert_threads(),
+                    format_count(small.n)
+                ),
                 (Some(a), Some(b)) if a < b / EXACT_TIE => format!(
                     "it is more loaded at n = {} ({a:.2} bits/item against {b:.2})",
                     format_count(small.n)

@@ -845,44 +845,6 @@ mod tests {
         assert!(!text.contains("over 1 layers"), "{text}");
     }
 
-    /// A made-up growth row: `filter` grown to `items` at P = 1e-2, with
-    /// `bits` per item, `ns` per negative lookup and its interval's low end.
-    fn grown(filter: &str, items: u64, bits: f64, ns: f64, ci_low: f64) -> GrowthRow {
-        use crate::experiments::growth::GrowthPoint;
-        use crate::experiments::sample::FppSample;
-        GrowthRow {
-            at: GrowthPoint {
-                filter: filter.to_owned(),
-                origin: crate::registry::Origin::Filterlab,
-                initial_capacity: 1000,
-                target_fpp: 0.01,
-                items,
-                growth: items as f64 / 1000.0,
-                memory_bytes: (bits * items as f64 / 8.0) as u64,
-                bits_per_item: bits,
-                bloom_bits_per_item: 9.6,
-                false_negatives: 0,
-                refused: 0,
-                positive_ns: ns,
-                negative_ns: ns,
-                min_negative_ns: ns * 0.98,
-                max_negative_ns: ns * 1.02,
-            },
-            sample: FppSample {
-                queries: 40_000,
-                false_positives: 300,
-                empirical_fpp: 0.0075,
-                ci_low,
-                ci_high: 0.009,
-                confidence: 0.999,
-                theoretical_fpp: Some(0.008),
-                theory: crate::experiments::verdict::TheoryKind::Approximate,
-                fill_fpp: None,
-                gated_on: crate::registry::GateOn::Bound,
-            },
-        }
-    }
-
     /// A report directory holding only `rows` as its growth.csv.
     fn growth_report(name: &str, rows: &[GrowthRow]) -> PathBuf {
         let dir =
@@ -903,16 +865,17 @@ mod tests {
     /// and one whose FPP left P on the way ranks after those that held it.
     #[test]
     fn growth_is_ranked_at_the_end_of_growth() {
+        use crate::experiments::growth::made_up;
         let mut wanted = request(1_000_000, 0.01);
         wanted.unknown_size = true;
         let text = recommend(&wanted).unwrap();
         assert!(text.contains("1. CuckooFilter-grow:"), "{text}");
 
         let rows = [
-            grown("CuckooFilter-grow", 2000, 20.0, 60.0, 0.005),
-            grown("CuckooFilter-grow", 1_000_000, 17.0, 70.0, 0.005),
-            grown("ScalableBloomFilter", 2000, 14.0, 40.0, 0.005),
-            grown("ScalableBloomFilter", 1_000_000, 15.0, 50.0, 0.005),
+            made_up("CuckooFilter-grow", 2000, 20.0, 60.0, 0.005),
+            made_up("CuckooFilter-grow", 1_000_000, 17.0, 70.0, 0.005),
+            made_up("ScalableBloomFilter", 2000, 14.0, 40.0, 0.005),
+            made_up("ScalableBloomFilter", 1_000_000, 15.0, 50.0, 0.005),
         ];
         wanted.report = Some(growth_report("end", &rows));
         let text = recommend(&wanted).unwrap();

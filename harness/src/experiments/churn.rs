@@ -326,6 +326,44 @@ fn bogus_removals(entry: &Entry, config: &RunConfig) -> Result<BogusRemovalRow, 
     })
 }
 
+/// A made-up last churn row for tests: `filter` after 10× its capacity of
+/// churn at p = 1e-2, `bits` per live key, `lost` live keys, a 30 ns (±2%)
+/// negative lookup.
+#[cfg(test)]
+pub(crate) fn made_up(filter: &str, bits: f64, lost: u64) -> ChurnRow {
+    ChurnRow {
+        at: ChurnPoint {
+            filter: filter.to_owned(),
+            origin: Origin::Filterlab,
+            capacity: 1000,
+            target_fpp: 0.01,
+            steps: 10_000,
+            churn: 10.0,
+            live: 1000,
+            false_negatives: lost,
+            failed_removals: 0,
+            refused: 0,
+            memory_bytes: (bits * 1000.0 / 8.0) as u64,
+            bits_per_item: bits,
+            negative_ns: Some(30.0),
+            min_negative_ns: Some(29.4),
+            max_negative_ns: Some(30.6),
+        },
+        sample: FppSample {
+            queries: 100_000,
+            false_positives: 1000,
+            empirical_fpp: 0.01,
+            ci_low: 0.009,
+            ci_high: 0.011,
+            confidence: 0.999,
+            theoretical_fpp: Some(0.01),
+            theory: crate::experiments::verdict::TheoryKind::Exact,
+            fill_fpp: Some(0.01),
+            gated_on: GateOn::State,
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

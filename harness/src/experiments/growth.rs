@@ -271,6 +271,44 @@ fn positives(subject: &dyn Subject, held: &[u64], seed: u64) -> f64 {
     timing::lookups(subject, &sample, Mode::OneKey, count).1
 }
 
+/// A made-up growth row for tests: `filter` grown from 10^3 to `items`
+/// at P = 1e-2, with `bits` per item, `ns` per negative lookup (±2%) and
+/// the low end of its FPP interval.
+#[cfg(test)]
+pub(crate) fn made_up(filter: &str, items: u64, bits: f64, ns: f64, ci_low: f64) -> GrowthRow {
+    GrowthRow {
+        at: GrowthPoint {
+            filter: filter.to_owned(),
+            origin: Origin::Filterlab,
+            initial_capacity: 1000,
+            target_fpp: 0.01,
+            items,
+            growth: items as f64 / 1000.0,
+            memory_bytes: (bits * items as f64 / 8.0) as u64,
+            bits_per_item: bits,
+            bloom_bits_per_item: 9.6,
+            false_negatives: 0,
+            refused: 0,
+            positive_ns: ns,
+            negative_ns: ns,
+            min_negative_ns: ns * 0.98,
+            max_negative_ns: ns * 1.02,
+        },
+        sample: FppSample {
+            queries: 40_000,
+            false_positives: 300,
+            empirical_fpp: 0.0075,
+            ci_low,
+            ci_high: 0.009,
+            confidence: 0.999,
+            theoretical_fpp: Some(0.008),
+            theory: crate::experiments::verdict::TheoryKind::Approximate,
+            fill_fpp: None,
+            gated_on: GateOn::Bound,
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

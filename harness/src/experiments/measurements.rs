@@ -312,3 +312,101 @@ impl Measurements {
         failures
     }
 }
+
+/// Made-up rows for tests.
+#[cfg(test)]
+pub(crate) mod made_up {
+    use filterlab_peers::Mode;
+
+    use crate::experiments::speed::{Operation, SpeedRow};
+    use crate::experiments::sweep::SweepRow;
+    use crate::registry::Origin;
+
+    /// A one-key speed row at p = 1e-2, its rounds ±10%.
+    pub(crate) fn speed_row(filter: &str, n: u64, op: Operation, ns: f64) -> SpeedRow {
+        SpeedRow {
+            filter: filter.to_owned(),
+            origin: Origin::Filterlab,
+            op,
+            n,
+            ns_per_op: ns,
+            min_ns_per_op: ns * 0.9,
+            max_ns_per_op: ns * 1.1,
+            repetitions: 5,
+            target_fpp: 0.01,
+            mode: Mode::OneKey,
+        }
+    }
+
+    /// A sweep row of 10 bits per item, its rounds ±5%.
+    pub(crate) fn sweep_row(filter: &str, n: u64, p: f64, ns: f64) -> SweepRow {
+        SweepRow {
+            filter: filter.to_owned(),
+            origin: Origin::Filterlab,
+            n,
+            target_fpp: p,
+            bits_per_item: 10.0,
+            negative_ns: ns,
+            min_negative_ns: ns * 0.95,
+            max_negative_ns: ns * 1.05,
+            rounds: 3,
+            queries: 1000,
+            false_positives: 10,
+            empirical_fpp: 0.01,
+            ci_low: 0.005,
+            ci_high: 0.02,
+            theoretical_fpp: None,
+            refused: 0,
+            meets_target: true,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::made_up::{speed_row, sweep_row};
+    use super::*;
+
+    /// The speed experiment's one-key negative lookups are checked against
+    /// the sweep's on the cells both timed (the same n, the speed p), then
+    /// take the sweep's figures: one figure per filter, operation, n and p.
+    #[test]
+    fn one_figure_per_cell_after_the_check() {
+        let mut speed = SpeedResults {
+            rows: vec![
+                speed_row("A", 10_000, Operation::LookupNegative, 10.0),
+                speed_row("A", 1_000_000, Operation::LookupNegative, 40.0),
+                speed_row("A", 10_000_000, Operation::LookupNegative, 90.0),
+                speed_row("A", 10_000, Operation::Insert, 20.0),
+            ],
+            notes: Vec::new(),
+        };
+        let sweep = SweepResults {
+            rows: vec![
+                sweep_row("A", 10_000, 0.01, 11.0),
+                sweep_row("A", 1_000_000, 0.01, 20.0),
+                sweep_row("A", 1_000_000, 0.001, 25.0),
+            ],
+            notes: Vec::new(),
+        };
+        let agreement = one_figure_per_cell(&mut speed, &sweep);
+        // 10^4 agrees (1.1×), 10^6 does not (2×); 10^7 has no sweep cell.
+        assert_eq!((agreement.within, agreement.cells), (1, 2));
+        assert!(!agreement.passes());
+        let figures: Vec<(u64, Operation, f64, u32)> = speed
+            .rows
+            .iter()
+            .map(|r| (r.n, r.op, r.ns_per_op, r.repetitions))
+            .collect();
+        assert_eq!(
+            figures,
+            [
+                (10_000, Operation::LookupNegative, 11.0, 3),
+                (1_000_000, Operation::LookupNegative, 20.0, 3),
+                (10_000_000, Operation::LookupNegative, 90.0, 5),
+                (10_000, Operation::Insert, 20.0, 5),
+            ]
+        );
+        assert_eq!(speed.rows[1].min_ns_per_op, 19.0);
+    }
+}

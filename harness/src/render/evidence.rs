@@ -424,3 +424,100 @@ pub fn nearest(values: &[f64], target: f64) -> Option<f64> {
             .total_cmp(&(b.ln() - target.ln()).abs())
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiments::growth::made_up;
+    use crate::render::pick::pick;
+
+    fn evidence<'a>(growth: &'a [GrowthRow], churn: &'a [ChurnRow]) -> Evidence<'a> {
+        Evidence {
+            accuracy: &[],
+            speed: &[],
+            capacity: &[],
+            churn,
+            bogus: &[],
+            growth,
+        }
+    }
+
+    /// The growth row, grown from 10^3 to 10^6 at P = 1e-2: the
+    /// guide's rule (each filter at the end of growth, every doubling
+    /// within P) picks CuckooFilter (grow), which nothing beats on both
+    /// bits and lookup; scalable_cuckoo_filter, the fewest bits before
+    /// growing, is beaten on both there; a filter above P on the way does
+    /// not qualify however few its bits.
+    #[test]
+    fn the_guide_judges_growth_at_the_end_of_growth() {
+        let mut rows = Vec::new();
+        for (filter, bits, ns) in [
+            ("scalable_cuckoo_filter", 19.92, 1104.0),
+            ("CuckooFilter-grow", 16.58, 164.0),
+            ("ScalableBloomFilter", 18.38, 95.0),
+            ("qfilter-resizeable", 19.14, 58.0),
+            ("growable-bloom-filter", 13.19, 406.0),
+        ] {
+            rows.push(made_up(filter, 2000, 11.5, ns / 2.0, 0.005));
+            rows.push(made_up(filter, 1_000_000, bits, ns, 0.005));
+        }
+        // growable-bloom-filter's interval lies above P at the end.
+        rows[9].sample.ci_low = 0.03;
+        let evidence = evidence(&rows, &[]);
+        let names = [
+            "scalable_cuckoo_filter",
+            "CuckooFilter-grow",
+            "ScalableBloomFilter",
+            "qfilter-resizeable",
+            "growable-bloom-filter",
+        ];
+        let judged: Vec<_> = names
+            .iter()
+            .map(|f| evidence.contender(f, Some(Capability::Growth), 0.01))
+            .collect();
+        assert_eq!(
+            judged[4].as_ref().unwrap_err(),
+            "above P at 1 of 2 points",
+            "a filter whose FPP left P does not qualify"
+        );
+        let contenders: Vec<_> = judged.into_iter().filter_map(Result::ok).collect();
+        let chosen = pick(&contenders).unwrap();
+        assert_eq!(chosen.best.item, "CuckooFilter-grow");
+        assert_eq!(chosen.best.measure.value, 16.58);
+        assert!(contenders.iter().all(|c| !chosen.best.beaten_by(c)));
+        let scalable_cuckoo = &contenders[0];
+        assert!(scalable_cuckoo.beaten_by(&chosen.best));
+    }
+
+    /// Deletes judged after the churn: bits per live key there, and a
+    /// filter that lost keys or whose FPP there is above p does not qualify.
+    #[test]
+    fn the_guide_judges_deletes_after_churn() {
+        let mut churned = Vec::new();
+        for (filter, bits, lost, ci_low) in [
+            ("small-but-lossy", 9.0, 3, 0.008),
+            ("small-but-above-p", 9.5, 0, 0.02),
+            ("kept-everything", 13.4, 0, 0.008),
+        ] {
+            let mut row = crate::experiments::churn::made_up(filter, bits, lost);
+            row.sample.ci_low = ci_low;
+            churned.push(row);
+        }
+        let evidence = evidence(&[], &churned);
+        let judged: Vec<_> = ["small-but-lossy", "small-but-above-p", "kept-everything"]
+            .iter()
+            .map(|f| evidence.contender(f, Some(Capability::Deletes), 0.01))
+            .collect();
+        assert_eq!(judged[0].as_ref().unwrap_err(), "3 lost, 0 failed removals");
+        assert_eq!(judged[1].as_ref().unwrap_err(), "above p after churn");
+        let kept = judged[2].as_ref().unwrap();
+        assert_eq!(kept.measure.value, 13.4);
+        assert_eq!(kept.lookup.map(|l| l.value), Some(30.0));
+        assert_eq!(
+            evidence
+                .contender("never-churned", Some(Capability::Deletes), 0.01)
+                .unwrap_err(),
+            NOT_MEASURED
+        );
+    }
+}

@@ -182,3 +182,61 @@ fn operation_words(op: Operation) -> &'static str {
         Operation::Remove => "remove",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Preset, RunConfig};
+    use crate::experiments::measurements::made_up::{speed_row, sweep_row};
+    use crate::experiments::sweep::SweepResults;
+
+    /// A smaller filter slower than a larger one beyond both intervals is
+    /// listed with why (more loaded there, when its bits per item say so),
+    /// or as unexplained; within the intervals it is not listed.
+    #[test]
+    fn a_smaller_filter_slower_than_a_larger_one_is_explained_or_flagged() {
+        let negative = Operation::LookupNegative;
+        let speed = SpeedResults {
+            rows: vec![
+                speed_row("loaded", 10_000, negative, 35.0),
+                speed_row("loaded", 1_000_000, negative, 20.0),
+                speed_row("odd", 10_000, negative, 40.0),
+                speed_row("odd", 1_000_000, negative, 20.0),
+                speed_row("fine", 10_000, negative, 10.5),
+                speed_row("fine", 1_000_000, negative, 10.0),
+            ],
+            notes: Vec::new(),
+        };
+        let mut bits = vec![
+            sweep_row("loaded", 10_000, 0.01, 35.0),
+            sweep_row("loaded", 1_000_000, 0.01, 20.0),
+        ];
+        bits[0].bits_per_item = 14.96;
+        bits[1].bits_per_item = 19.14;
+        let measured = Measurements {
+            entries: Vec::new(),
+            config: RunConfig::preset(Preset::Tiny, 1, 1),
+            accuracy: Vec::new(),
+            space: Vec::new(),
+            speed: None,
+            capacity: None,
+            churn: None,
+            growth: None,
+            sweep: Some(SweepResults {
+                rows: bits,
+                notes: Vec::new(),
+            }),
+            redis: None,
+            seconds: Vec::new(),
+            agreement: None,
+        };
+        let lines = inversions(&measured, &speed);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert_eq!(
+            lines[0],
+            "loaded, negative lookup: 35.0 ns at n = 10^4, 20.0 at n = 10^6: it is more loaded \
+             at n = 10^4 (14.96 bits/item against 19.14)."
+        );
+        assert!(lines[1].starts_with("odd, negative lookup") && lines[1].contains("unexplained"));
+    }
+}

@@ -6,10 +6,15 @@
 //! - **CPU time, not wall time.** A pass is charged the timing thread's
 //!   CPU time (`CLOCK_THREAD_CPUTIME_ID`), which equals its wall time when
 //!   nothing else runs and leaves out the time another process (or the
-//!   hypervisor) takes the core away. On the shared 2-core machine the
-//!   committed report came from, the speed experiment's repetitions at
-//!   n ≤ 10^5 ran 1.7–1.9× slower than the sweep's for every filter alike
-//!   while their fastest repetition matched it: a neighbour had the core.
+//!   hypervisor) takes the core away. In the report committed before this
+//!   method, the speed experiment's one-key lookups at n ≤ 10^5 ran 1.3–2.0×
+//!   slower than the sweep's, fast and slow filters alike, and where one of
+//!   its five repetitions escaped, that one matched the sweep (cuckoofilter
+//!   at 10^5: fastest 25.2 ns, median 45.7, sweep 25.1): another process
+//!   had the core. Two threads spinning beside a timed pass here raise its
+//!   wall time 2.3–3.7× and leave its CPU time within 3%
+//!   (`examples/timing_study.rs`). CPU time does not remove what a
+//!   neighbour does to the shared caches: [`Agreement`] checks the result.
 //!   Where the platform has no thread clock, wall time is used.
 //! - **Warm.** Lookups are timed after an untimed pass over the first
 //!   [`WARM_UP_KEYS`] keys, so that a filter that fits in a cache is timed

@@ -11,7 +11,8 @@
 //! limit: see `frame::Control`) followed by a valid file: the crates' golden
 //! files and filters of each kind built here with different sizes, k,
 //! fingerprint widths, layouts, counter widths, seeds, fills, growth and
-//! counters. `restore_chunks` seeds are an edit byte (see `chunks::Edit`)
+//! counters. `decode_module_value` seeds are the redis module's values as
+//! its RDB save writes them (see `module_value`). `restore_chunks` seeds are an edit byte (see `chunks::Edit`)
 //! followed by the chunks of a scalable filter's dump. Builder seeds are
 //! typical settings encoded as the `arbitrary` bytes the builder targets
 //! decode.
@@ -65,6 +66,7 @@ fn main() {
     }
     write_seeds(&corpus.join("decode_frame"), &frames);
     write_seeds(&corpus.join("restore_chunks"), &chunk_dumps(&golden));
+    write_seeds(&corpus.join("decode_module_value"), &module_values());
     let builders = encoded(build_bloom::seeds());
     write_seeds(&corpus.join("build_bloom"), &builders);
     write_seeds(&corpus.join("build_blocked"), &builders);
@@ -643,6 +645,97 @@ fn chunk_dumps(golden: Golden<'_>) -> Vec<Seed> {
         out.push((format!("{name}-data64-{what}"), chunk_seed(edit, file, 64)));
     }
     out
+}
+
+/// The redis module's values as their RDB save writes them: filters of
+/// both families and layouts, grown and not, with deletions, and a restore
+/// under way; each as it is and with its filter resealed.
+fn module_values() -> Vec<Seed> {
+    use filterlab_fuzz::module_value::bytes_of;
+    use filterlab_redis_module::bloom::{Added, Bloom};
+    use filterlab_redis_module::cuckoo::Cuckoo;
+    use filterlab_redis_module::grammar::{BloomParams, CuckooParams};
+    use filterlab_redis_module::options::{Layout, Options};
+    use filterlab_redis_module::payload::Recorded;
+    use filterlab_redis_module::stored::{Stored, dump_all};
+
+    let options = Options::default();
+    let encode = |control: u8, stored: &dyn Fn(&mut Recorded)| {
+        let mut saved = Recorded::default();
+        stored(&mut saved);
+        let mut bytes = vec![control];
+        bytes.extend(bytes_of(&saved.items));
+        bytes
+    };
+    let mut seeds = Vec::new();
+    for (name, layout, capacity, items, non_scaling) in [
+        ("bf-blocked-grown", Layout::Blocked, 100, 700, false),
+        ("bf-standard-grown", Layout::Standard, 50, 400, false),
+        ("bf-nonscaling", Layout::Blocked, 300, 200, true),
+    ] {
+        let params = BloomParams {
+            capacity,
+            non_scaling,
+            ..BloomParams::defaults(&options)
+        };
+        let mut bloom = Bloom::create(&params, layout).unwrap();
+        let hashes: Vec<u64> = (0..items as u32)
+            .map(|i| bloom.hash(&i.to_le_bytes()))
+            .collect();
+        let mut answers = [Added::Present; 256];
+        for batch in hashes.chunks(256) {
+            bloom.insert_batch(batch, &mut answers);
+        }
+        let stored = Stored::Ready(bloom.clone());
+        for control in [0, 2] {
+            seeds.push((
+                format!("{name}-{control}"),
+                encode(control, &|out| stored.save(out).unwrap()),
+            ));
+        }
+        // A restore under way: the dump's first chunk.
+        let mut first = None;
+        dump_all(&bloom, |cursor, chunk| {
+            if cursor == 1 {
+                first = Some(chunk.to_vec());
+            }
+            Ok(())
+        })
+        .unwrap();
+        let first = first.unwrap();
+        seeds.push((
+            format!("{name}-restoring"),
+            encode(0, &|out| {
+                use filterlab_redis_module::payload::Sink;
+                out.unsigned(2);
+                out.unsigned(1);
+                out.buffer(&first);
+            }),
+        ));
+    }
+    for (name, capacity, expansion, items) in
+        [("cf-grown", 100, 2, 600u32), ("cf-fixed", 500, 0, 300)]
+    {
+        let params = CuckooParams {
+            expansion,
+            ..CuckooParams::defaults(&options, capacity)
+        };
+        let mut cuckoo = Cuckoo::create(&params, &options).unwrap();
+        for i in 0..items {
+            let _ = cuckoo.insert_hash(cuckoo.hash(&i.to_le_bytes()));
+        }
+        for i in 0..items / 10 {
+            cuckoo.remove_hash(cuckoo.hash(&i.to_le_bytes()));
+        }
+        let stored = Stored::Ready(cuckoo);
+        for control in [1, 3] {
+            seeds.push((
+                format!("{name}-{control}"),
+                encode(control, &|out| stored.save(out).unwrap()),
+            ));
+        }
+    }
+    seeds
 }
 
 /// Frames of kinds no decoder reads (and of the new kinds with parameters

@@ -81,14 +81,8 @@ impl ScalableConfig {
         ensure(tightening > 0.0 && tightening < 1.0, || {
             format!("the tightening ratio must be in (0, 1), got {tightening}")
         })?;
-        let least = if non_scaling { 1 } else { 2 };
-        ensure((least..=MAX_GROWTH).contains(&growth), || {
-            let why = if non_scaling {
-                ""
-            } else {
-                " (below 2 only for a non-scaling filter)"
-            };
-            format!("the growth factor must be in {least}..={MAX_GROWTH}{why}, got {growth}")
+        ensure((1..=MAX_GROWTH).contains(&growth), || {
+            format!("the growth factor must be in 1..={MAX_GROWTH}, got {growth}")
         })?;
         ensure(
             (1..=MAX_LAYERS).contains(&max_layers) && !(non_scaling && max_layers != 1),
@@ -208,7 +202,8 @@ impl<L: Layer> ScalableBloomBuilder<L> {
 
     filterlab_core::builder_setters! {
         /// The growth factor s (default [`DEFAULT_GROWTH`]): layer i holds
-        /// n0·s^i keys. At least 2 unless the filter is non-scaling.
+        /// n0·s^i keys. 1 adds layers of the first one's size (RedisBloom's
+        /// EXPANSION 1), each tighter, up to the layer cap.
         growth(factor: u64) => config.growth = factor;
         /// The tightening ratio r in (0, 1) (default
         /// [`DEFAULT_TIGHTENING`]): layer i is sized for P·(1 − r)·r^i.
@@ -236,7 +231,7 @@ impl<L: Layer> ScalableBloomBuilder<L> {
     ///
     /// [`ErrorKind::InvalidParameter`] for an FPP outside (0, 1), a missing
     /// or zero initial capacity, a tightening ratio outside (0, 1), a growth
-    /// factor below 2 (unless non-scaling) or above [`MAX_GROWTH`], or a
+    /// factor of 0 or above [`MAX_GROWTH`], or a
     /// layer cap outside 1..=[`MAX_LAYERS`].
     pub fn config(&self) -> Result<ScalableConfig, Error> {
         if !self.initial_set {

@@ -9,8 +9,9 @@ mod info;
 mod layer;
 
 pub use chunks::{
-    CHUNK_MAGIC, CHUNK_OVERHEAD, CHUNK_VERSION, DEFAULT_CHUNK_BYTES, MAX_CHUNK_BYTES,
-    MIN_CHUNK_BYTES,
+    CHUNK_MAGIC, CHUNK_OVERHEAD, CHUNK_VERSION, ChunkHeader, DEFAULT_CHUNK_BYTES, MAX_CHUNK_BYTES,
+    MIN_CHUNK_BYTES, dump_chunks_of, dump_stream_chunks, inspect_chunk, try_restore_chunks_of,
+    try_restore_stream_chunks,
 };
 pub use config::{
     DEFAULT_GROWTH, DEFAULT_TIGHTENING, LayerSizing, MAX_GROWTH, MAX_LAYERS, MAX_MEMORY_CAP,

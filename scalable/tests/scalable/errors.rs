@@ -20,14 +20,27 @@ fn bad_parameters_are_typed_errors() {
     for r in [0.0, 1.0, -0.5, 1.5, f64::NAN] {
         expect_error(builder(0.01).tightening(r).build(), invalid, ("r", r));
     }
-    for s in [0, 1, MAX_GROWTH + 1] {
+    for s in [0, MAX_GROWTH + 1] {
         expect_error(builder(0.01).growth(s).build(), invalid, ("s", s));
     }
     for layers in [0, MAX_LAYERS + 1] {
         expect_error(builder(0.01).max_layers(layers).build(), invalid, layers);
     }
-    // Below 2 only without growth.
+    // Growth 1 (RedisBloom's EXPANSION 1): layers of the first one's size.
     assert!(builder(0.01).growth(1).non_scaling(true).build().is_ok());
+    let mut equal = builder(0.01)
+        .initial_capacity(10)
+        .growth(1)
+        .build()
+        .unwrap();
+    equal.insert_many(0..95u64).unwrap();
+    assert!(
+        equal
+            .layers()
+            .iter()
+            .all(|layer| layer.capacity() == Some(10))
+    );
+    assert!(equal.layers().len() >= 10 && equal.fpp_bound() < 0.01);
     for (case, kind, what) in [
         (builder(0.01).growth(0).non_scaling(true), invalid, "s = 0"),
         (

@@ -6,7 +6,7 @@ use std::fs;
 use std::path::Path;
 
 use filterlab_bloom::{AtomicBloomFilter, BloomFilter};
-use filterlab_core::{Error, Filter, RemovableFilter};
+use filterlab_core::{Error, Filter, Membership, RemovableFilter};
 use filterlab_harness::commands::report::{ReportOptions, run_with};
 use filterlab_harness::config::{Experiment, Preset, RunConfig};
 use filterlab_harness::registry::{self, Build, Capability, Entry, Origin};
@@ -23,19 +23,25 @@ const NAME: &str = "ExtraTestFilter";
 /// keeps it free of false negatives (and its state-conditional FPP exact).
 struct Extra(AtomicBloomFilter);
 
-impl Filter for Extra {
+impl Membership for Extra {
     filterlab_harness::forward_keyless_methods!(0);
-    fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
-        self.0.insert_hash(hash)
-    }
     fn contains_hash(&self, hash: u64) -> bool {
         self.0.contains_hash(hash)
     }
-    fn insert_hashes(&mut self, hashes: &[u64]) -> Result<usize, Error> {
-        self.0.insert_hashes(hashes)
-    }
     fn contains_hashes(&self, hashes: &[u64], found: &mut [bool]) {
         self.0.contains_hashes(hashes, found);
+    }
+}
+
+impl Filter for Extra {
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+    fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
+        self.0.insert_hash(hash)
+    }
+    fn insert_hashes(&mut self, hashes: &[u64]) -> Result<usize, Error> {
+        self.0.insert_hashes(hashes)
     }
 }
 

@@ -1,7 +1,8 @@
 //! The FPP while growing 1000×: inside its interval around the exact
 //! compound theory at every doubling, and never above the target.
 
-use filterlab_scalable::{BloomFilter, Filter, Layer, ScalableBloomFilter};
+use filterlab_core::Membership;
+use filterlab_scalable::{BloomFilter, Layer, ScalableBloomFilter};
 
 use crate::{check_batched_lookups_agree, insert_range, measure};
 

@@ -32,8 +32,9 @@ use filterlab_fuzz::build::{Common, FuzzBytes, Size};
 use filterlab_fuzz::build_bloom::BuildInput;
 use filterlab_fuzz::chunks::Edit;
 use filterlab_fuzz::frame::reseal;
-use filterlab_fuzz::{build_bloom, build_counting, build_cuckoo, build_scalable};
+use filterlab_fuzz::{build_bloom, build_counting, build_cuckoo, build_scalable, static_sets};
 use filterlab_scalable::{Layer, ScalableBloomBuilder, ScalableBloomFilter};
+use filterlab_static::{BinaryFuseFilter, Fingerprint, RibbonFilter};
 
 /// A seed's name and bytes.
 type Seed = (String, Vec<u8>);
@@ -46,12 +47,14 @@ fn main() {
         fs::read(root.join(krate).join("tests/golden").join(file)).unwrap()
     };
 
-    let decoders: [(&str, Vec<Seed>); 5] = [
+    let decoders: [(&str, Vec<Seed>); 7] = [
         ("decode_bloom", bloom_files(&golden)),
         ("decode_blocked", blocked_files(&golden)),
         ("decode_counting", counting_files(&golden)),
         ("decode_cuckoo", cuckoo_files(&golden)),
         ("decode_scalable", scalable_files(&golden)),
+        ("decode_ribbon", ribbon_files(&golden)),
+        ("decode_binary_fuse", binary_fuse_files(&golden)),
     ];
     let mut frames: Vec<Seed> = decoders
         .iter()
@@ -79,6 +82,9 @@ fn main() {
         &corpus.join("build_scalable"),
         &encoded(build_scalable::seeds()),
     );
+    let static_builds = static_sets::seed_bytes();
+    write_seeds(&corpus.join("build_ribbon"), &static_builds);
+    write_seeds(&corpus.join("build_binary_fuse"), &static_builds);
     write_regressions(&fuzz_dir.join("regressions"), &golden);
 }
 
@@ -455,6 +461,64 @@ fn cuckoo_files(golden: Golden<'_>) -> Vec<Seed> {
         ),
     ];
     seeds("cuckoo-", files)
+}
+
+/// The bytes of the Ribbon filter at `fpp` of `keys` (repeated keys among
+/// them).
+fn ribbon(fpp: f64, seed: u64, keys: impl IntoIterator<Item = u64>) -> Vec<u8> {
+    RibbonFilter::with_fpp(fpp)
+        .seed(seed)
+        .build(keys)
+        .unwrap()
+        .to_bytes()
+}
+
+fn ribbon_files(golden: Golden<'_>) -> Vec<Seed> {
+    let files = vec![
+        ("golden", 0x07, golden("static", "ribbon-v1.bin")),
+        (
+            "golden-partitions",
+            0x17,
+            golden("static", "ribbon-partitions-v1.bin"),
+        ),
+        ("empty-p0.5", 0x00, ribbon(0.5, 1, 0..0)),
+        ("n3-p2^-32", 0x3f, ribbon(2f64.powi(-32), 2, 0..3)),
+        (
+            "n300-p0.1-repeats",
+            0x10,
+            ribbon(0.1, 3, (0..600).map(|i| i % 300)),
+        ),
+        ("n9000-p1e-3-8-partitions", 0x83, ribbon(0.001, 4, 0..9000)),
+        ("n5000-p0.3", 0x21, ribbon(0.3, 5, 0..5000)),
+    ];
+    seeds("ribbon-", files)
+}
+
+/// The bytes of a binary fuse filter of `keys`.
+fn fuse<F: Fingerprint, const ARITY: usize>(seed: u64, keys: std::ops::Range<u64>) -> Vec<u8> {
+    BinaryFuseFilter::<F, ARITY>::builder()
+        .seed(seed)
+        .build(keys)
+        .unwrap()
+        .to_bytes()
+}
+
+fn binary_fuse_files(golden: Golden<'_>) -> Vec<Seed> {
+    let files = vec![
+        ("golden-8", 0x07, golden("static", "binary-fuse-8-v1.bin")),
+        (
+            "golden-16x4",
+            0x17,
+            golden("static", "binary-fuse-16x4-v1.bin"),
+        ),
+        ("golden-32", 0x27, golden("static", "binary-fuse-32-v1.bin")),
+        ("8-empty", 0x00, fuse::<u8, 3>(1, 0..0)),
+        ("8x4-n2", 0x3f, fuse::<u8, 4>(2, 0..2)),
+        ("16-n1000", 0x10, fuse::<u16, 3>(3, 0..1000)),
+        ("32x4-n200", 0x83, fuse::<u32, 4>(4, 0..200)),
+        ("8-n20000", 0x21, fuse::<u8, 3>(5, 0..20_000)),
+    ];
+    seeds("binary-fuse-", files)
 }
 
 /// The bytes of a scalable filter with layers `L` from `builder`, holding

@@ -10,6 +10,8 @@
 //!   redis module's data types as their RDB load reads them.
 //! - `build`: the builder targets' driver and settings; `build_*`: each
 //!   family's settings and promises.
+//! - `static_sets`: the decoder and builder targets of the filters built
+//!   from a key set (filterlab-static).
 
 pub mod build;
 pub mod build_bloom;
@@ -22,6 +24,7 @@ pub mod exercise;
 pub mod filters;
 pub mod frame;
 pub mod module_value;
+pub mod static_sets;
 
 use std::path::{Path, PathBuf};
 
@@ -42,6 +45,9 @@ targets! {
     decode_module_value: module_value::module_target, build_bloom: build_bloom::bloom_target,
     build_blocked: build_bloom::blocked_target, build_counting: build_counting::counting_target,
     build_cuckoo: build_cuckoo::cuckoo_target, build_scalable: build_scalable::scalable_target,
+    decode_ribbon: static_sets::ribbon_target, decode_binary_fuse: static_sets::binary_fuse_target,
+    build_ribbon: static_sets::build_ribbon_target,
+    build_binary_fuse: static_sets::build_binary_fuse_target,
 }
 
 /// The committed seeds in a corpus folder (its `seed-*` files), sorted;

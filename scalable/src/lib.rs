@@ -19,6 +19,8 @@ pub use config::{
 };
 pub use filter::ScalableBloomFilter;
 pub use filterlab_bloom::{BlockedBloomFilter, BloomFilter, BloomSizing, human_bytes};
-pub use filterlab_core::{Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Persist};
+pub use filterlab_core::{
+    Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Membership, Persist,
+};
 pub use info::{LayerInfo, ScalableInfo};
 pub use layer::{DefaultLayer, Layer};

@@ -3,8 +3,9 @@
 //! against the exact Bloom formula, sizing, bad input and the on-disk format.
 
 use filterlab_bloom::{
-    BLOCK_BITS, BlockedBloomBuilder, BlockedBloomFilter, BloomFilter, ErrorKind, Filter, Kernel,
+    BLOCK_BITS, BlockedBloomBuilder, BlockedBloomFilter, BloomFilter, ErrorKind, Kernel,
 };
+use filterlab_core::Membership;
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::testing::{
     Conformance, check_fpp_against_theory, fill, mean_fpp_over_instances,

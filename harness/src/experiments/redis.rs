@@ -29,6 +29,7 @@ use std::path::PathBuf;
 
 use filterlab_bloom::{BloomBuilder, BloomFilter};
 use filterlab_core::Filter;
+use filterlab_core::Membership;
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::theory::wilson_interval;
 use filterlab_redis::testing::{BitfieldReference, Cluster, Server, URL_VARIABLE, unique};

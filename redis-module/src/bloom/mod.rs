@@ -7,7 +7,7 @@ pub(crate) mod commands;
 use std::io::{Read, Write};
 
 use filterlab_core::format::{DEFAULT_PAYLOAD_LIMIT, FrameReader};
-use filterlab_core::{Error, ErrorKind, Filter, FilterKind, KeyHasher, Persist};
+use filterlab_core::{Error, ErrorKind, Filter, FilterKind, KeyHasher, Membership, Persist};
 use filterlab_scalable::{
     BlockedBloomFilter, BloomFilter, Layer, ScalableBloomBuilder, ScalableBloomFilter,
 };

@@ -7,7 +7,7 @@ pub(crate) mod commands;
 
 use std::io::{Read, Write};
 
-use filterlab_core::{Error, Filter, FilterKind, KeyHasher, RemovableFilter};
+use filterlab_core::{Error, Filter, FilterKind, KeyHasher, Membership, RemovableFilter};
 use filterlab_cuckoo::{CuckooBuilder, CuckooFilter};
 
 use crate::grammar::CuckooParams;

@@ -9,7 +9,7 @@
 //! each layer's fill.
 
 use filterlab_core::theory::wilson_interval;
-use filterlab_core::{Filter, KeyHasher};
+use filterlab_core::{Filter, KeyHasher, Membership};
 use filterlab_cuckoo::CuckooFilter;
 use filterlab_redis_module::options::DEFAULT_FIRST_SHARE;
 use filterlab_scalable::ScalableBloomFilter;

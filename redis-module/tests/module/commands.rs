@@ -3,7 +3,7 @@
 //! local twin filter; the renamed prefix; a client's typed API (redis-rs);
 //! arguments of every shape, which never take the server down.
 
-use filterlab_core::{Filter, KeyHasher, mix64};
+use filterlab_core::{Filter, KeyHasher, Membership, mix64};
 use filterlab_cuckoo::CuckooFilter;
 use filterlab_redis_module::options::DEFAULT_FIRST_SHARE;
 use filterlab_scalable::ScalableBloomFilter;

@@ -1,9 +1,10 @@
 //! Bad parameters, refusals at the caps, crafted files, the golden file,
 //! and the reports.
 
+use filterlab_core::Membership;
 use filterlab_core::format::{FrameReader, FrameWriter};
 use filterlab_scalable::{
-    BloomFilter, ErrorKind, Filter, FilterKind, MAX_GROWTH, MAX_LAYERS, ScalableBloomFilter,
+    BloomFilter, ErrorKind, FilterKind, MAX_GROWTH, MAX_LAYERS, ScalableBloomFilter,
 };
 
 use filterlab_core::testing::{check_config_drift, check_invalid_fpps, expect_error};

@@ -2,7 +2,8 @@
 //! compound theory at every doubling, and never above the target, for the
 //! geometric schedule and for a first-layer share.
 
-use filterlab_scalable::{BloomFilter, Filter, Layer, ScalableBloomBuilder, ScalableBloomFilter};
+use filterlab_core::Membership;
+use filterlab_scalable::{BloomFilter, Layer, ScalableBloomBuilder, ScalableBloomFilter};
 
 use crate::{check_batched_lookups_agree, insert_range, measure};
 

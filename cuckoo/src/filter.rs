@@ -310,7 +310,15 @@ impl CuckooFilter {
     /// its fingerprint; else, when it is the newest (and, in a growing
     /// filter, below its capacity: past it the FPP would pass the
     /// table's share), stores it as a key new to the filter.
-    #[inline]
+    ///
+    /// Always inlined, with [`Table::store`]'s fast path, while the rare
+    /// paths (a full pair of buckets, growth, the overflow) stay out of
+    /// line: an insert into a table with room then costs 244 instructions,
+    /// hashing included, where it cost 305 as calls (callgrind, 16-byte
+    /// keys, 10,000 into a table for 20,000; 343 against 399 filling it to
+    /// its capacity).
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
     fn offer<W: Word>(&mut self, lanes: Lanes<W>, index: usize, hash: u64) -> Offer {
         let max_kicks = self.config.max_kicks;
         let newest = index + 1 == self.tables.len();
@@ -355,7 +363,11 @@ impl CuckooFilter {
         self.store_in_new_table(hash)
     }
 
-    /// Grows and stores a key new to the filter in the new sub-table.
+    /// Grows and stores a key new to the filter in the new sub-table. Out
+    /// of line: once per sub-table, and inlined it made every insert set up
+    /// its frame.
+    #[cold]
+    #[inline(never)]
     fn store_in_new_table(&mut self, hash: u64) -> Result<(), Error> {
         self.grow()?;
         let index = self.tables.len() - 1;
@@ -367,7 +379,9 @@ impl CuckooFilter {
     }
 
     /// Keeps a copy of a key present in table `index`, which has no slot
-    /// for it: beside the tables when the filter grows.
+    /// for it: beside the tables when the filter grows. Out of line: rare.
+    #[cold]
+    #[inline(never)]
     fn overflow_copy(&mut self, index: usize, hash: u64) -> Result<(), Error> {
         if self.config.growth.is_none() {
             return Err(Error::new(

@@ -566,12 +566,16 @@ fn scalable_filters() -> Vec<(&'static str, Vec<u8>)> {
             "standard-n10-memory-cap",
             scalable(standard(0.01, 10).max_memory(100), 0..60),
         ),
+        (
+            "blocked-n10-share-3layers",
+            scalable(blocked(0.01, 10).first_layer_share(0.65), 0..36),
+        ),
     ]
 }
 
 fn scalable_files(golden: Golden<'_>) -> Vec<Seed> {
     let controls = [
-        0x00, 0x47, 0x3f, 0x10, 0x83, 0x21, 0x05, 0x0c, 0x41, 0x1f, 0x02,
+        0x00, 0x47, 0x3f, 0x10, 0x83, 0x21, 0x05, 0x0c, 0x41, 0x1f, 0x02, 0x4b,
     ];
     let mut files = vec![("golden-v1", 0x07, golden("scalable", "scalable-v1.bin"))];
     let filters = scalable_filters().into_iter().zip(controls);

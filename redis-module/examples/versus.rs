@@ -9,7 +9,8 @@
 //!   keys a command) and one key per call (BF.ADD / BF.EXISTS, CF.ADD /
 //!   CF.EXISTS), 16-byte keys;
 //! - **memory**: the bytes DEL releases for a filter reserved at the same
-//!   capacity and error rate and filled to it (`--memory`);
+//!   capacity and error rate and filled to it (`--memory`; at `--keys`, or
+//!   at each capacity of `--memory-at 100,1000,…`);
 //! - **growth**: BF and CF grown from 1,000 keys to `--growth-to` (10^6)
 //!   with EXPANSION 2, the FPP measured at every doubling and at the end,
 //!   and the bits per key at the end (`--growth`);
@@ -24,6 +25,9 @@
 //!     --module redisbloom=/tmp/rb/redisbloom.so \
 //!     --keys 300000 --rounds 3 [--memory] [--growth] [--callgrind 20000]
 //! ```
+//!
+//! `--no-speed` leaves the speed rounds out (for memory, growth or
+//! instruction counts alone).
 //!
 //! A module is `NAME=PATH` or `NAME=PATH:ARG,ARG,…` (its module arguments,
 //! e.g. `filterlab-standard=…so:bf-layers,standard`). Wall-clock figures
@@ -92,6 +96,9 @@ struct Settings {
     load: Load,
     rounds: usize,
     memory: bool,
+    /// Capacities of the memory table (`--keys` unless given).
+    memory_at: Vec<u64>,
+    speed: bool,
     growth: bool,
     growth_to: u64,
     callgrind: Option<u64>,
@@ -108,6 +115,8 @@ fn settings() -> Result<Settings, String> {
         },
         rounds: 3,
         memory: false,
+        memory_at: Vec::new(),
+        speed: true,
         growth: false,
         growth_to: 1_000_000,
         callgrind: None,
@@ -124,6 +133,13 @@ fn settings() -> Result<Settings, String> {
             "--rounds" => settings.rounds = number(value()?)? as usize,
             "--fpp" => settings.load.fpp = number(value()?)?,
             "--memory" => settings.memory = true,
+            "--memory-at" => {
+                settings.memory = true;
+                for capacity in value()?.split(',') {
+                    settings.memory_at.push(number(capacity.to_owned())? as u64);
+                }
+            }
+            "--no-speed" => settings.speed = false,
             "--growth" => settings.growth = true,
             "--growth-to" => settings.growth_to = number(value()?)? as u64,
             "--callgrind" => settings.callgrind = Some(number(value()?)? as u64),
@@ -541,12 +557,16 @@ fn released(con: &mut Connection, key: &str) -> i64 {
 }
 
 fn memory(settings: &Settings) -> String {
-    let inserted = Keys::new(INSERTED, 0, settings.load.keys);
+    let capacities = if settings.memory_at.is_empty() {
+        vec![settings.load.keys]
+    } else {
+        settings.memory_at.clone()
+    };
     let mut out = format!(
-        "### Memory released by DEL: reserved for {} keys at p = {} and filled to it\n\n| filter |",
-        settings.load.keys, settings.load.fpp
+        "### Memory released by DEL: reserved at p = {} and filled to the capacity\n\n| capacity | filter |",
+        settings.load.fpp
     );
-    let mut rows: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut rows: BTreeMap<(u64, &str), Vec<i64>> = BTreeMap::new();
     for module in &settings.modules {
         let _ = write!(out, " {} bytes | bits/key |", module.name);
         let server = module.start(&[]);
@@ -557,33 +577,53 @@ fn memory(settings: &Settings) -> String {
             .query(&mut con)
             .expect("RESERVE");
         released(&mut con, "warm");
-        for (label, family, extra) in [
-            ("BF.RESERVE (scaling)", Family::Bloom, None),
-            ("BF.RESERVE … NONSCALING", Family::Bloom, Some("NONSCALING")),
-            ("CF.RESERVE", Family::Cuckoo, None),
-        ] {
-            let mut reserve = family.reserve("m", settings.load.fpp, settings.load.keys);
-            if let Some(extra) = extra {
-                reserve.arg(extra);
+        for &capacity in &capacities {
+            let inserted = Keys::new(INSERTED, 0, capacity);
+            for (label, family, extra) in [
+                ("BF.RESERVE (scaling)", Family::Bloom, None),
+                ("BF.RESERVE … NONSCALING", Family::Bloom, Some("NONSCALING")),
+                ("CF.RESERVE", Family::Cuckoo, None),
+            ] {
+                let mut reserve = family.reserve("m", settings.load.fpp, capacity);
+                if let Some(extra) = extra {
+                    reserve.arg(extra);
+                }
+                let _: () = reserve.query(&mut con).expect("RESERVE");
+                family.run(
+                    &mut con,
+                    Step::BatchedInsert,
+                    "m",
+                    inserted,
+                    settings.load.batch,
+                );
+                let bytes = released(&mut con, "m");
+                rows.entry((capacity, label)).or_default().push(bytes);
             }
-            let _: () = reserve.query(&mut con).expect("RESERVE");
-            family.run(
-                &mut con,
-                Step::BatchedInsert,
-                "m",
-                inserted,
-                settings.load.batch,
-            );
-            let bytes = released(&mut con, "m");
-            rows.entry(label.to_owned()).or_default().push(format!(
-                "{bytes} | {:.2}",
-                bytes as f64 * 8.0 / settings.load.keys as f64
-            ));
         }
     }
-    let _ = writeln!(out, "\n|{}", "---|".repeat(1 + 2 * settings.modules.len()));
-    for (label, cells) in rows {
-        let _ = writeln!(out, "| {label} | {} |", cells.join(" | "));
+    let two = settings.modules.len() > 1;
+    if two {
+        let _ = write!(
+            out,
+            " ratio {}/{} |",
+            settings.modules[0].name, settings.modules[1].name
+        );
+    }
+    let columns = 2 + 2 * settings.modules.len() + usize::from(two);
+    let _ = writeln!(out, "\n|{}", "---|".repeat(columns));
+    for ((capacity, label), bytes) in rows {
+        let _ = write!(out, "| {capacity} | {label} |");
+        for &value in &bytes {
+            let _ = write!(
+                out,
+                " {value} | {:.2} |",
+                value as f64 * 8.0 / capacity as f64
+            );
+        }
+        if two {
+            let _ = write!(out, " {:.3} |", bytes[0] as f64 / bytes[1] as f64);
+        }
+        let _ = writeln!(out);
     }
     out
 }
@@ -665,7 +705,10 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let mut report = vec![speed(&settings)];
+    let mut report = Vec::new();
+    if settings.speed {
+        report.push(speed(&settings));
+    }
     if settings.memory {
         report.push(memory(&settings));
     }

@@ -65,6 +65,8 @@ pub struct BloomParams {
     pub non_scaling: bool,
     /// The tightening ratio of the layers (the module's).
     pub tightening: f64,
+    /// The first layer's share of the error rate (the module's).
+    pub first_share: Option<f64>,
     /// Whether the error rate asked for was lowered to [`ERROR_RATE_CAP`]
     /// (the module logs a warning, as RedisBloom does).
     pub capped: bool,
@@ -79,6 +81,7 @@ impl BloomParams {
             expansion: options.bf_expansion_factor as u64,
             non_scaling: false,
             tightening: options.bf_tightening,
+            first_share: options.bf_first_share,
             capped: false,
         }
     }

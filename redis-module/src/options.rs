@@ -26,6 +26,19 @@ pub const MAX_ITERATIONS: i64 = 65_535;
 /// `MAX_TABLES` (RedisBloom allows 65,536, which its FPP could not survive).
 pub const MAX_CF_EXPANSIONS: i64 = filterlab_cuckoo::MAX_TABLES as i64;
 
+/// The first layer's share of a scaling BF filter's error rate unless
+/// `bf-first-share` says otherwise: layer 0 is sized for 0.65·P, layer i ≥ 1
+/// for 0.35·P·(1 − r)·r^(i−1) (filterlab-scalable's `first_layer_share`).
+/// The smallest share, in steps of 0.05, whose blocked first layer takes no
+/// more bits than RedisBloom's at its default error rate (0.989× at 0.01;
+/// 0.6 gives 1.006×, 0.5 1.046×: `cargo run --release -p filterlab-peers
+/// --example first_share`), so the allocator's size classes never put a
+/// reserved filter in a larger block than RedisBloom's (measured: 1.00–1.01×
+/// the bytes DEL releases from 10^4 items on). Grown 1000× its arrays take
+/// 20.96 bits per key where RedisBloom's sizing takes 23.10 (22.67 and
+/// 24.15 measured with the allocator's rounding), under P at every doubling.
+pub const DEFAULT_FIRST_SHARE: f64 = 0.65;
+
 /// The layer type of the scalable Bloom filters BF.* creates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Layout {
@@ -60,11 +73,16 @@ pub struct Options {
     pub bf_expansion_factor: i64,
     /// The layers of every scalable Bloom filter created.
     pub bf_layout: Layout,
-    /// The tightening ratio r of every scaling Bloom filter created: its
-    /// first layer is sized for P·(1 − r), layer i for P·(1 − r)·r^i
-    /// (filterlab-scalable's default 0.85; 0.5 sizes the first layer as
-    /// RedisBloom does, for P/2).
+    /// The tightening ratio r of every scaling Bloom filter created: layer
+    /// i ≥ 1 is sized for (1 − f)·P·(1 − r)·r^(i−1) with the first-layer
+    /// share f, or P·(1 − r)·r^i without one (filterlab-scalable's default
+    /// 0.85).
     pub bf_tightening: f64,
+    /// The first layer's share f of every scaling Bloom filter created:
+    /// layer 0 is sized for f·P ([`DEFAULT_FIRST_SHARE`]); `None`
+    /// (`bf-first-share none`) is filterlab-scalable's geometric schedule,
+    /// whose first layer takes P·(1 − r).
+    pub bf_first_share: Option<f64>,
     /// The target FPP of every cuckoo filter created (filterlab's own:
     /// RedisBloom's cuckoo filter has 8-bit fingerprints and no target).
     pub cf_error_rate: f64,
@@ -86,8 +104,8 @@ pub struct Options {
 }
 
 impl Default for Options {
-    /// RedisBloom's defaults, but 500 cuckoo kicks; blocked layers, tightening
-    /// 0.85; a 1% cuckoo target.
+    /// RedisBloom's defaults, but 500 cuckoo kicks; blocked layers, the
+    /// first layer at 0.65·P, tightening 0.85; a 1% cuckoo target.
     fn default() -> Self {
         Self {
             bf_prefix: "BF".to_owned(),
@@ -97,6 +115,7 @@ impl Default for Options {
             bf_expansion_factor: 2,
             bf_layout: Layout::Blocked,
             bf_tightening: filterlab_scalable::DEFAULT_TIGHTENING,
+            bf_first_share: Some(DEFAULT_FIRST_SHARE),
             cf_error_rate: 0.01,
             cf_bucket_size: 2,
             cf_initial_size: 1024,
@@ -124,7 +143,7 @@ impl Options {
     /// `cf-max-iterations`, `cf-expansion-factor`, `cf-max-expansions`, and
     /// the legacy `ERROR_RATE`, `INITIAL_SIZE`, `CF_MAX_EXPANSIONS`) and
     /// filterlab's (`bf-prefix`, `cf-prefix`, `bf-layers`, `bf-tightening`,
-    /// `cf-error-rate`).
+    /// `bf-first-share`, `cf-error-rate`).
     ///
     /// # Errors
     ///
@@ -162,6 +181,13 @@ impl Options {
             "cf-prefix" => self.cf_prefix = prefix(value)?,
             "bf-error-rate" | "error_rate" => self.bf_error_rate = rate(name, value)?,
             "bf-tightening" => self.bf_tightening = rate(name, value)?,
+            "bf-first-share" => {
+                self.bf_first_share = if value.eq_ignore_ascii_case("none") {
+                    None
+                } else {
+                    Some(rate(name, value)?)
+                };
+            }
             "cf-error-rate" => {
                 self.cf_error_rate = rate(name, value)?.min(ERROR_RATE_CAP);
             }
@@ -296,9 +322,15 @@ mod tests {
             "1000",
             "bf-tightening",
             "0.5",
+            "bf-first-share",
+            "0.5",
         ])
         .unwrap();
         assert_eq!(options.bf_tightening, 0.5);
+        assert_eq!(options.bf_first_share, Some(0.5));
+        let geometric = parse(&["bf-first-share", "NONE"]).unwrap();
+        assert_eq!(geometric.bf_first_share, None);
+        assert_eq!(Options::default().bf_first_share, Some(DEFAULT_FIRST_SHARE));
         assert_eq!(options.cf_command("ADD"), "flcf.add");
         assert_eq!(options.bf_error_rate, ERROR_RATE_CAP);
         assert_eq!(options.bf_layout, Layout::Standard);
@@ -319,6 +351,8 @@ mod tests {
             (&["cf-max-expansions", "257"], "[1, 256]"),
             (&["bf-layers", "fast"], "blocked or standard"),
             (&["bf-tightening", "1"], "(0, 1)"),
+            (&["bf-first-share", "0"], "(0, 1)"),
+            (&["bf-first-share", "geometric"], "(0, 1)"),
             (&["bf-prefix", "a b"], "prefix"),
             (&["cf-prefix", "BF"], "must differ"),
             (&["nonsense", "1"], "unknown"),

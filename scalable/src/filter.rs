@@ -177,8 +177,8 @@ impl<L: Layer> ScalableBloomFilter<L> {
         self.config.target_fpp
     }
 
-    /// The compound bound of the layers there are now: 1 − Π(1 − P0·r^i)
-    /// over them (P for a non-scaling filter); never above the target.
+    /// The compound bound of the layers there are now: 1 − Π(1 − p_i) over
+    /// their targets (P for a non-scaling filter); never above the target.
     pub fn fpp_bound(&self) -> f64 {
         self.config.fpp_bound(self.layers.len() as u32)
     }
@@ -205,6 +205,7 @@ impl<L: Layer> ScalableBloomFilter<L> {
             non_scaling: self.config.non_scaling,
             target_fpp: self.config.target_fpp,
             tightening: self.config.tightening,
+            first_share: self.config.first_share,
             fpp_bound: self.fpp_bound(),
             fpp_now: self.expected_fpp(),
             layers: (0u32..)

@@ -15,7 +15,7 @@ pub use chunks::{
 };
 pub use config::{
     DEFAULT_GROWTH, DEFAULT_TIGHTENING, LayerSizing, MAX_GROWTH, MAX_LAYERS, MAX_MEMORY_CAP,
-    ScalableBloomBuilder, ScalableConfig, ScalableSizing,
+    ScalableBloomBuilder, ScalableConfig, ScalableSizing, first_share_layer_fpp,
 };
 pub use filter::ScalableBloomFilter;
 pub use filterlab_bloom::{BlockedBloomFilter, BloomFilter, BloomSizing, human_bytes};

@@ -57,11 +57,15 @@ const PREFETCH_BYTES: usize = 1 << 20;
 
 /// The builder of a filter of `params` with `L` layers.
 fn builder<L: Layer>(params: &BloomParams) -> ScalableBloomBuilder<L> {
-    ScalableBloomBuilder::<L>::new(params.error_rate)
+    let builder = ScalableBloomBuilder::<L>::new(params.error_rate)
         .initial_capacity(params.capacity)
         .growth(params.expansion)
         .tightening(params.tightening)
-        .non_scaling(params.non_scaling)
+        .non_scaling(params.non_scaling);
+    match params.first_share {
+        Some(share) => builder.first_layer_share(share),
+        None => builder,
+    }
 }
 
 impl Bloom {

@@ -5,6 +5,7 @@
 
 use filterlab_core::{Filter, KeyHasher, Membership, mix64};
 use filterlab_cuckoo::CuckooFilter;
+use filterlab_redis_module::options::DEFAULT_FIRST_SHARE;
 use filterlab_scalable::ScalableBloomFilter;
 use redis::Value;
 
@@ -540,6 +541,7 @@ fn answers_are_those_of_a_local_twin() {
     insert_all(&mut con, &["BF.MADD", "bf"], &inserted);
     let mut twin = ScalableBloomFilter::with_fpp(0.01)
         .initial_capacity(5000)
+        .first_layer_share(DEFAULT_FIRST_SHARE)
         .build()
         .unwrap();
     for item in &inserted {
@@ -693,7 +695,9 @@ fn a_renamed_prefix_serves_the_same_commands() {
         "cf-prefix",
         "FLCF",
         "bf-error-rate",
-        "0.001"
+        "0.001",
+        "bf-first-share",
+        "0.5"
     );
     let mut con = connect(&server);
     assert_eq!(int(&mut con, "FLBF.ADD k x"), 1);
@@ -705,13 +709,21 @@ fn a_renamed_prefix_serves_the_same_commands() {
     assert_eq!(kind, "FLTRbloom");
     let kind: String = redis::cmd("TYPE").arg("c").query(&mut con).unwrap();
     assert_eq!(kind, "FLTRcucko");
-    // The default error rate from a module argument: the first layer's
-    // share of 0.001 with the default tightening (0.85).
+    // The default error rate and the first layer's share from module
+    // arguments: half of 0.001, then 0.5·0.001·0.15 for the next layer.
     let Ok(Value::Array(lines)) = run(&mut con, "FLBF.DEBUG k") else {
         panic!("FLBF.DEBUG")
     };
     let line: String = redis::from_redis_value(lines[1].clone()).unwrap();
-    assert!(line.contains("ratio:0.00015 "), "{line}");
+    assert!(line.contains("ratio:0.0005 "), "{line}");
+    for i in 0..200 {
+        int(&mut con, &format!("FLBF.ADD k {i}"));
+    }
+    let Ok(Value::Array(lines)) = run(&mut con, "FLBF.DEBUG k") else {
+        panic!("FLBF.DEBUG")
+    };
+    let line: String = redis::from_redis_value(lines[2].clone()).unwrap();
+    assert!(line.contains("ratio:7.5e-05 "), "{line}");
 }
 
 /// redis-rs's typed Bloom filter commands (its `bloom` feature, written

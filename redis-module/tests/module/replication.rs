@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use redis::Connection;
 
 use crate::persistence::{populate, snapshot};
-use crate::{connect, insert_all, int, items, module_args, ok, start, start_with};
+use crate::{connect, insert_all, int, items, module_args, ok, start_with};
 
 /// Waits until the replica has applied everything the master wrote.
 fn wait_synced(master: &mut Connection, replica: &mut Connection) {
@@ -30,7 +30,15 @@ fn wait_synced(master: &mut Connection, replica: &mut Connection) {
 
 #[test]
 fn a_replica_answers_as_its_master() {
-    let Some(master) = start(&[]) else { return };
+    // The master sends the full sync at once: by default it waits 5 s for
+    // more replicas to join it.
+    let mut args: Vec<String> = ["--repl-diskless-sync-delay", "0"]
+        .map(str::to_owned)
+        .into();
+    args.extend(module_args(&[]));
+    let Some(master) = start_with(false, &args) else {
+        return;
+    };
     let mut con = connect(&master);
     populate(&mut con);
     let port = master.port().expect("a private server").to_string();

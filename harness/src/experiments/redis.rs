@@ -65,6 +65,11 @@ pub const MODULE_CLUSTER_FILTERS: usize = CLUSTER_MASTERS * 4;
 /// this program, where cargo builds it).
 pub const MODULE_VARIABLE: &str = "FILTERLAB_REDIS_MODULE";
 
+/// The first layer's share of the module's scaling filters, given to it as
+/// a module argument and to the local twins its answers are checked
+/// against, so a change of the module's default cannot make the two differ.
+const MODULE_FIRST_SHARE: f64 = 0.65;
+
 /// How the keys reach the filter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -353,6 +358,7 @@ pub fn run(entries: &[Entry], config: &RunConfig, progress: &Tracker) -> RedisRe
     let module_args: Vec<String> = module
         .iter()
         .flat_map(|path| ["--loadmodule".to_owned(), path.display().to_string()])
+        .chain(module.iter().flat_map(|_| module_arguments()))
         .collect();
     let module_args: Vec<&str> = module_args.iter().map(String::as_str).collect();
     if let Some(path) = &module {
@@ -639,9 +645,21 @@ impl Remote for ModuleFilters {
     }
 }
 
+/// The module arguments of every server the module is measured on: the
+/// configuration [`module_answers`] reproduces locally.
+fn module_arguments() -> [String; 4] {
+    [
+        "bf-layers".to_owned(),
+        "blocked".to_owned(),
+        "bf-first-share".to_owned(),
+        MODULE_FIRST_SHARE.to_string(),
+    ]
+}
+
 /// What the module's filters answer on the first `len` keys: local
-/// `ScalableBloomFilter`s of their configuration (the module's default,
-/// blocked layers), the keys spread over them as [`ModuleFilters`] does.
+/// `ScalableBloomFilter`s of their configuration ([`module_arguments`]:
+/// blocked layers, the first layer's share), the keys hashed as the bytes
+/// the module receives and spread over the filters as [`ModuleFilters`] does.
 fn module_answers(
     keys: &Keys,
     len: usize,
@@ -654,17 +672,19 @@ fn module_answers(
         .map(|_| {
             ScalableBloomFilter::with_fpp(fpp)
                 .initial_capacity(capacity)
+                .first_layer_share(MODULE_FIRST_SHARE)
                 .build()
         })
         .collect::<Result<Vec<_>, _>>()?;
     let part = |key: u64| (key % parts as u64) as usize;
     let mut answers = Answers::default();
     for &key in &keys.inserted[..len] {
-        answers.new += usize::from(twins[part(key)].insert_hash(hasher.hash(&key))?);
+        answers.new +=
+            usize::from(twins[part(key)].insert_hash(hasher.hash_bytes(&key.to_le_bytes()))?);
     }
     let lookups = |of: &[u64]| {
         of.iter()
-            .map(|&key| twins[part(key)].contains_hash(hasher.hash(&key)))
+            .map(|&key| twins[part(key)].contains_hash(hasher.hash_bytes(&key.to_le_bytes())))
             .collect()
     };
     answers.present = lookups(&keys.inserted[..len]);

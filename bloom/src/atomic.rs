@@ -83,7 +83,7 @@ impl fmt::Debug for InsertCounter {
 ///
 /// # The item counter
 ///
-/// [`len`](filterlab_core::Filter::len) counts exactly the
+/// [`len`](filterlab_core::Membership::len) counts exactly the
 /// [`insert`](Self::insert) calls that returned `true`, and an insert returns
 /// `true` when it flipped at least one bit from clear to set itself. A bit
 /// flips once, so once the inserting threads are done `len` never exceeds

@@ -281,7 +281,7 @@ impl BlockedBloomFilter {
 
     /// Putze, Sanders and Singler's approximation at `items` (a Poisson load
     /// with independent bits in the block); slightly optimistic, see
-    /// [`theoretical_fpp`](crate::Filter::theoretical_fpp).
+    /// [`theoretical_fpp`](crate::Membership::theoretical_fpp).
     pub fn classic_fpp(&self, items: u64) -> f64 {
         let Shape {
             num_blocks,

@@ -679,25 +679,14 @@ macro_rules! block_filter {
             }
         }
 
-        impl ::filterlab_core::Filter for $filter {
+        impl ::filterlab_core::Membership for $filter {
             fn hasher(&self) -> &::filterlab_core::KeyHasher {
                 &self.0.shape.hasher
-            }
-
-            /// Never fails for a Bloom filter.
-            #[inline]
-            fn insert_hash(&mut self, hash: u64) -> Result<bool, ::filterlab_core::Error> {
-                Ok(self.0.insert_hash(hash))
             }
 
             #[inline]
             fn contains_hash(&self, hash: u64) -> bool {
                 self.0.contains_hash(hash)
-            }
-
-            /// Inserts with the blocks of the keys ahead prefetched.
-            fn insert_hashes(&mut self, hashes: &[u64]) -> Result<usize, ::filterlab_core::Error> {
-                Ok(self.0.insert_hashes(hashes))
             }
 
             /// Looks up with the blocks of the keys ahead prefetched, so
@@ -709,10 +698,6 @@ macro_rules! block_filter {
 
             fn len(&self) -> usize {
                 usize::try_from(self.0.len).unwrap_or(usize::MAX)
-            }
-
-            fn clear(&mut self) {
-                self.0.clear();
             }
 
             fn memory_usage(&self) -> usize {
@@ -733,6 +718,23 @@ macro_rules! block_filter {
             /// Binomial(n, 1/b) mixed with the FPP of a block of each load.
             fn theoretical_fpp(&self, items: u64) -> Option<f64> {
                 self.0.theoretical_fpp(items)
+            }
+        }
+
+        impl ::filterlab_core::Filter for $filter {
+            /// Never fails for a Bloom filter.
+            #[inline]
+            fn insert_hash(&mut self, hash: u64) -> Result<bool, ::filterlab_core::Error> {
+                Ok(self.0.insert_hash(hash))
+            }
+
+            /// Inserts with the blocks of the keys ahead prefetched.
+            fn insert_hashes(&mut self, hashes: &[u64]) -> Result<usize, ::filterlab_core::Error> {
+                Ok(self.0.insert_hashes(hashes))
+            }
+
+            fn clear(&mut self) {
+                self.0.clear();
             }
         }
 

@@ -25,7 +25,8 @@ pub use atomic::AtomicBloomFilter;
 pub use blocked::{BLOCK_BITS, BlockedBloomBuilder, BlockedBloomConfig, BlockedBloomFilter};
 pub use filterlab_core::sizing::{HashChoice, MAX_HASHES, human_bytes};
 pub use filterlab_core::{
-    Error, ErrorKind, Filter, FilterKind, HashAlgorithm, Key, KeyHasher, Merge, Persist, ViaHash,
+    Error, ErrorKind, Filter, FilterKind, HashAlgorithm, Key, KeyHasher, Membership, Merge,
+    Persist, ViaHash,
 };
 pub use kernel::{BlockProbes, Kernel};
 pub use sizing::BloomSizing;

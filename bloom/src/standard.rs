@@ -210,7 +210,7 @@ impl BloomFilter {
 
     /// The classic estimate (1 − (1 − 1/m)^{kn})^k at `items`; slightly
     /// optimistic, see
-    /// [`theoretical_fpp`](filterlab_core::Filter::theoretical_fpp).
+    /// [`theoretical_fpp`](filterlab_core::Membership::theoretical_fpp).
     pub fn classic_fpp(&self, items: u64) -> f64 {
         bloom_fpp_classic(self.bits.num_bits, self.bits.num_hashes, items)
     }

@@ -541,7 +541,7 @@ macro_rules! word_filter {
 
             /// The number of distinct items estimated from the set bits
             /// (Swamidass and Baldi): meaningful after merges, when
-            /// [`len`](::filterlab_core::Filter::len) is itself an estimate.
+            /// [`len`](::filterlab_core::Membership::len) is itself an estimate.
             /// Infinite when every bit is set.
             pub fn estimated_len(&self) -> f64 {
                 self.bits.estimated_len()
@@ -553,25 +553,14 @@ macro_rules! word_filter {
             }
         }
 
-        impl ::filterlab_core::Filter for $filter {
+        impl ::filterlab_core::Membership for $filter {
             fn hasher(&self) -> &::filterlab_core::KeyHasher {
                 &self.bits.hasher
-            }
-
-            /// Never fails for a Bloom filter.
-            #[inline]
-            fn insert_hash(&mut self, hash: u64) -> Result<bool, ::filterlab_core::Error> {
-                Ok(self.$insert(hash))
             }
 
             #[inline]
             fn contains_hash(&self, hash: u64) -> bool {
                 self.bits.contains(hash)
-            }
-
-            /// Inserts with the bits of the keys ahead prefetched.
-            fn insert_hashes(&mut self, hashes: &[u64]) -> Result<usize, ::filterlab_core::Error> {
-                Ok(self.insert_batch(hashes))
             }
 
             /// Looks up with the bits of the keys ahead prefetched, so that
@@ -582,11 +571,6 @@ macro_rules! word_filter {
 
             fn len(&self) -> usize {
                 usize::try_from($crate::words::Counter::get(&self.len)).unwrap_or(usize::MAX)
-            }
-
-            fn clear(&mut self) {
-                self.bits.clear();
-                self.len = $crate::words::Counter::new(0);
             }
 
             fn memory_usage(&self) -> usize {
@@ -605,6 +589,24 @@ macro_rules! word_filter {
             /// The exact FPP after `items` distinct inserts (Bose et al.).
             fn theoretical_fpp(&self, items: u64) -> Option<f64> {
                 self.bits.exact_fpp(items)
+            }
+        }
+
+        impl ::filterlab_core::Filter for $filter {
+            /// Never fails for a Bloom filter.
+            #[inline]
+            fn insert_hash(&mut self, hash: u64) -> Result<bool, ::filterlab_core::Error> {
+                Ok(self.$insert(hash))
+            }
+
+            /// Inserts with the bits of the keys ahead prefetched.
+            fn insert_hashes(&mut self, hashes: &[u64]) -> Result<usize, ::filterlab_core::Error> {
+                Ok(self.insert_batch(hashes))
+            }
+
+            fn clear(&mut self) {
+                self.bits.clear();
+                self.len = $crate::words::Counter::new(0);
             }
         }
 

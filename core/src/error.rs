@@ -40,6 +40,10 @@ pub enum ErrorKind {
     PayloadTooLarge,
     /// The stored filter is valid but configured differently from what the caller expects.
     ConfigMismatch,
+    /// A filter built from a key set could not be constructed: every
+    /// allowed retry with a new seed failed (see
+    /// [`BuildFromKeys`](crate::BuildFromKeys)).
+    ConstructionFailed,
 }
 
 impl fmt::Display for ErrorKind {
@@ -59,6 +63,7 @@ impl fmt::Display for ErrorKind {
             Self::ChecksumMismatch => "checksum mismatch",
             Self::PayloadTooLarge => "payload exceeds the limit",
             Self::ConfigMismatch => "configuration mismatch",
+            Self::ConstructionFailed => "construction failed",
         })
     }
 }

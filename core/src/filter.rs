@@ -8,7 +8,7 @@ pub const BATCH: usize = 256;
 
 /// Hashes `keys` with `hasher` in batches of [`BATCH`] and hands each batch
 /// of hashes to `step`; returns the sum of what it returns. The one loop
-/// behind every filter's batched insert and [`Filter::contains_many`].
+/// behind every filter's batched insert and [`Membership::contains_many`].
 ///
 /// # Errors
 ///
@@ -68,12 +68,15 @@ where
     for_each_batch(keys, &hasher, |hashes| filter.insert_hashes(hashes))
 }
 
-/// An approximate-membership filter over 64-bit key hashes.
+/// The query side every filterlab filter answers through: lookups of
+/// 64-bit key hashes and what a filter reports about itself.
 ///
-/// The trait is object-safe, and it is everything a caller needs to
-/// measure a filter: one conformance suite, one statistical check, one
-/// benchmark loop and one harness adapter are written once over `F: Filter`
-/// (or `dyn Filter`) and serve every filter. Keys are hashed with the
+/// Filters that take inserts ([`Filter`]) and filters built once from a
+/// whole key set (the static filters of filterlab-static, built through
+/// [`BuildFromKeys`](crate::BuildFromKeys)) both implement it, so one
+/// conformance check, one statistical check, one benchmark loop and one
+/// harness adapter written over `F: Membership` (or `dyn Membership`) serve
+/// every filter. The trait is object-safe. Keys are hashed with the
 /// filter's own stable [`KeyHasher`]; the `*_hash` methods take hashes made
 /// by that hasher (or any uniformly distributed 64-bit hash, used
 /// consistently), so a caller can hash once and probe several filters.
@@ -81,53 +84,23 @@ where
 /// # Examples
 ///
 /// ```
-/// use filterlab_core::{Filter, KeyHasher};
+/// use filterlab_core::Membership;
 ///
 /// /// Prints what any filter reports about itself.
-/// fn describe(filter: &dyn Filter) -> String {
+/// fn describe(filter: &dyn Membership) -> String {
 ///     let theory = filter.theoretical_fpp(filter.len() as u64);
 ///     format!("{} items in {} bytes, FPP {:.2e} given its fill, {theory:?} by its formula",
 ///             filter.len(), filter.memory_usage(), filter.expected_fpp())
 /// }
 /// # let _ = describe;
 /// ```
-pub trait Filter {
+pub trait Membership {
     /// The hasher this filter hashes keys with.
     fn hasher(&self) -> &KeyHasher;
 
-    /// Adds a pre-hashed key.
-    ///
-    /// Returns `Ok(true)` when the filter did not already report the key as
-    /// present (RedisBloom's BF.ADD semantics), and counts it in
-    /// [`len`](Self::len).
-    ///
-    /// # Errors
-    ///
-    /// [`crate::ErrorKind::Full`] when the filter cannot take the key without
-    /// losing an item; the filter is then unchanged.
-    fn insert_hash(&mut self, hash: u64) -> Result<bool, Error>;
-
-    /// Whether a pre-hashed key may be present: never `false` for an inserted
-    /// key, `true` for a never-inserted key with the filter's FPP.
+    /// Whether a pre-hashed key may be present: never `false` for a key the
+    /// filter holds, `true` for any other key with the filter's FPP.
     fn contains_hash(&self, hash: u64) -> bool;
-
-    /// Adds a batch of pre-hashed keys and returns how many were new.
-    ///
-    /// Filters override this to overlap the memory accesses of a batch; an
-    /// override must leave the filter exactly as [`insert_hash`](Self::insert_hash)
-    /// on each key in order would (the conformance suite compares them).
-    ///
-    /// # Errors
-    ///
-    /// As [`insert_hash`](Self::insert_hash), at the first key refused: the
-    /// keys before it stay inserted, it and the keys after it are not.
-    fn insert_hashes(&mut self, hashes: &[u64]) -> Result<usize, Error> {
-        let mut new = 0;
-        for &hash in hashes {
-            new += usize::from(self.insert_hash(hash)?);
-        }
-        Ok(new)
-    }
 
     /// Looks up a batch of pre-hashed keys, writing one answer per hash into
     /// `found` (which must be at least as long as `hashes`; extra entries are
@@ -147,22 +120,21 @@ pub trait Filter {
     /// number of distinct keys inserted. For a multiset filter (counting
     /// Bloom, cuckoo), where inserting a key again adds another copy that a
     /// removal can take away, every accepted insert, duplicates included,
-    /// minus every successful removal (CF.INFO's inserted − deleted).
+    /// minus every successful removal (CF.INFO's inserted − deleted). For a
+    /// filter built from a key set, the distinct key hashes of the set.
     fn len(&self) -> usize;
 
-    /// Whether nothing has been inserted.
+    /// Whether the filter holds nothing.
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
-
-    /// Removes every item, keeping the configuration.
-    fn clear(&mut self);
 
     /// Bytes of the filter's own storage: what a user pays in memory.
     fn memory_usage(&self) -> usize;
 
     /// The number of items the configured FPP holds for; `None` when the
-    /// filter grows without bound.
+    /// filter grows without bound. A filter built from a key set holds
+    /// exactly its set.
     fn capacity(&self) -> Option<usize>;
 
     /// The FPP of this instance given its actual state (for a Bloom filter
@@ -173,7 +145,8 @@ pub trait Filter {
     /// The FPP this configuration's exact formula predicts after `items`
     /// distinct inserts, averaged over all filters of the configuration;
     /// `None` where no formula applies. The statistical tests and the
-    /// harness's accuracy gate hold every filter to it.
+    /// harness's accuracy gate hold every filter to it. A filter built from
+    /// a key set has one FPP whatever `items` is.
     fn theoretical_fpp(&self, items: u64) -> Option<f64>;
 
     /// Whether `key` may be present.
@@ -203,6 +176,67 @@ pub trait Filter {
         let Ok(_) = batched;
         found
     }
+}
+
+/// An approximate-membership filter that takes inserts: the query side
+/// ([`Membership`]) plus inserts and `clear`.
+///
+/// The trait is object-safe, and it is everything a caller needs to
+/// measure a filter that is filled by inserts: one conformance suite, one
+/// statistical check, one benchmark loop and one harness adapter are
+/// written once over `F: Filter` (or `dyn Filter`) and serve every such
+/// filter. The query methods come from its supertrait [`Membership`]
+/// (in scope for `F: Filter` and `dyn Filter`; on a concrete type they
+/// need `Membership` imported, or the type's own inherent methods).
+///
+/// # Examples
+///
+/// ```
+/// use filterlab_core::{Filter, KeyHasher};
+///
+/// /// Inserts keys and prints what any filter reports about itself.
+/// fn fill_and_describe(filter: &mut dyn Filter) -> Result<String, filterlab_core::Error> {
+///     let hasher = *filter.hasher();
+///     filter.insert_hashes(&[hasher.hash("a"), hasher.hash("b")])?;
+///     let theory = filter.theoretical_fpp(filter.len() as u64);
+///     Ok(format!("{} items in {} bytes, FPP {:.2e} given its fill, {theory:?} by its formula",
+///                filter.len(), filter.memory_usage(), filter.expected_fpp()))
+/// }
+/// # let _ = fill_and_describe;
+/// ```
+pub trait Filter: Membership {
+    /// Adds a pre-hashed key.
+    ///
+    /// Returns `Ok(true)` when the filter did not already report the key as
+    /// present (RedisBloom's BF.ADD semantics), and counts it in
+    /// [`len`](Membership::len).
+    ///
+    /// # Errors
+    ///
+    /// [`crate::ErrorKind::Full`] when the filter cannot take the key without
+    /// losing an item; the filter is then unchanged.
+    fn insert_hash(&mut self, hash: u64) -> Result<bool, Error>;
+
+    /// Adds a batch of pre-hashed keys and returns how many were new.
+    ///
+    /// Filters override this to overlap the memory accesses of a batch; an
+    /// override must leave the filter exactly as [`insert_hash`](Self::insert_hash)
+    /// on each key in order would (the conformance suite compares them).
+    ///
+    /// # Errors
+    ///
+    /// As [`insert_hash`](Self::insert_hash), at the first key refused: the
+    /// keys before it stay inserted, it and the keys after it are not.
+    fn insert_hashes(&mut self, hashes: &[u64]) -> Result<usize, Error> {
+        let mut new = 0;
+        for &hash in hashes {
+            new += usize::from(self.insert_hash(hash)?);
+        }
+        Ok(new)
+    }
+
+    /// Removes every item, keeping the configuration.
+    fn clear(&mut self);
 }
 
 /// A filter that can delete items it holds.

@@ -60,6 +60,8 @@ const CHUNK_BYTES: usize = 1 << 16;
 /// | 5 | [`Cuckoo`](Self::Cuckoo) | `filterlab_cuckoo` | reserved |
 /// | 6 | [`DedupCheckpoint`](Self::DedupCheckpoint) | `filterlab_dedup` checkpoints | reserved |
 /// | 7 | [`SplitBlockBloom`](Self::SplitBlockBloom) | `filterlab_bloom::SplitBlockBloomFilter` | in use |
+/// | 8 | [`Ribbon`](Self::Ribbon) | `filterlab_static::RibbonFilter` | in use |
+/// | 9 | [`BinaryFuse`](Self::BinaryFuse) | `filterlab_static::BinaryFuseFilter` (every fingerprint width and arity) | in use |
 ///
 /// Id 0 is never used, so a zeroed header is never a valid kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -79,10 +81,15 @@ pub enum FilterKind {
     DedupCheckpoint,
     /// `filterlab_bloom::SplitBlockBloomFilter`.
     SplitBlockBloom,
+    /// `filterlab_static::RibbonFilter`.
+    Ribbon,
+    /// `filterlab_static::BinaryFuseFilter`, of any fingerprint width and
+    /// arity (both are parameters of the header).
+    BinaryFuse,
 }
 
 impl FilterKind {
-    const ALL: [Self; 7] = [
+    const ALL: [Self; 9] = [
         Self::Bloom,
         Self::BlockedBloom,
         Self::CountingBloom,
@@ -90,6 +97,8 @@ impl FilterKind {
         Self::Cuckoo,
         Self::DedupCheckpoint,
         Self::SplitBlockBloom,
+        Self::Ribbon,
+        Self::BinaryFuse,
     ];
 
     /// The id stored in the header.
@@ -102,6 +111,8 @@ impl FilterKind {
             Self::Cuckoo => 5,
             Self::DedupCheckpoint => 6,
             Self::SplitBlockBloom => 7,
+            Self::Ribbon => 8,
+            Self::BinaryFuse => 9,
         }
     }
 
@@ -120,6 +131,8 @@ impl FilterKind {
             Self::Cuckoo => "cuckoo",
             Self::DedupCheckpoint => "dedup checkpoint",
             Self::SplitBlockBloom => "split-block Bloom",
+            Self::Ribbon => "Ribbon",
+            Self::BinaryFuse => "binary fuse",
         }
     }
 }
@@ -1053,7 +1066,7 @@ mod tests {
         let ids: Vec<u16> = FilterKind::ALL.iter().map(|k| k.id()).collect();
         assert_eq!(
             ids,
-            [1, 2, 3, 4, 5, 6, 7],
+            [1, 2, 3, 4, 5, 6, 7, 8, 9],
             "kind ids are part of the format"
         );
         for kind in FilterKind::ALL {

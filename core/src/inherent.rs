@@ -10,8 +10,8 @@
 /// `inherent_methods!([generics] Type<...>: parts)` for a generic type;
 /// the parts are any of
 ///
-/// - `filter` ([`Filter`](crate::Filter)): `contains`, `contains_many`,
-///   `len`, `is_empty`, `memory_usage`;
+/// - `filter` ([`Membership`](crate::Membership), the query side of every
+///   filter): `contains`, `contains_many`, `len`, `is_empty`, `memory_usage`;
 /// - `remove` ([`RemovableFilter`](crate::RemovableFilter)): `remove`;
 /// - `write` ([`Persist`](crate::Persist)): `to_bytes`, `write_to`;
 /// - `read` ([`Persist`](crate::Persist)): `from_bytes`, `read_from`,
@@ -23,17 +23,15 @@
 ///
 /// ```
 /// # mod toy {
-/// use filterlab_core::{Error, Filter, KeyHasher};
+/// use filterlab_core::{KeyHasher, Membership};
 ///
 /// /// A filter that holds nothing.
 /// pub struct Empty(pub KeyHasher);
 ///
-/// impl Filter for Empty {
+/// impl Membership for Empty {
 ///     fn hasher(&self) -> &KeyHasher { &self.0 }
-///     fn insert_hash(&mut self, _: u64) -> Result<bool, Error> { Ok(false) }
 ///     fn contains_hash(&self, _: u64) -> bool { false }
 ///     fn len(&self) -> usize { 0 }
-///     fn clear(&mut self) {}
 ///     fn memory_usage(&self) -> usize { 0 }
 ///     fn capacity(&self) -> Option<usize> { None }
 ///     fn expected_fpp(&self) -> f64 { 0.0 }
@@ -43,7 +41,7 @@
 /// filterlab_core::inherent_methods!(Empty: filter);
 /// # }
 /// # fn main() {
-/// // No `use filterlab_core::Filter` here.
+/// // No `use filterlab_core::Membership` here.
 /// let empty = toy::Empty(filterlab_core::KeyHasher::new(1));
 /// assert!(!empty.contains("key") && empty.is_empty());
 /// # }
@@ -61,42 +59,44 @@ macro_rules! inherent_methods {
     };
     (@filter [$($generics:tt)*] $filter:ty) => {
         impl<$($generics)*> $filter {
-            /// Whether `key` may be present: never `false` for a key
-            /// inserted (and not removed), `true` for any other key with
-            /// the filter's FPP. ([`Filter::contains`](filterlab_core::Filter::contains).)
+            /// Whether `key` may be present: never `false` for a key the
+            /// filter holds (inserted and not removed, or in the set it was
+            /// built from), `true` for any other key with the filter's FPP.
+            /// ([`Membership::contains`](filterlab_core::Membership::contains).)
             #[inline]
             pub fn contains<K: $crate::Key + ?Sized>(&self, key: &K) -> bool {
-                <Self as $crate::Filter>::contains(self, key)
+                <Self as $crate::Membership>::contains(self, key)
             }
 
             /// Looks up many keys at once, one answer per key in order,
             /// with the memory accesses of the keys ahead overlapped.
-            /// ([`Filter::contains_many`](filterlab_core::Filter::contains_many).)
+            /// ([`Membership::contains_many`](filterlab_core::Membership::contains_many).)
             pub fn contains_many<I>(&self, keys: I) -> Vec<bool>
             where
                 I: IntoIterator,
                 I::Item: $crate::Key,
             {
-                <Self as $crate::Filter>::contains_many(self, keys)
+                <Self as $crate::Membership>::contains_many(self, keys)
             }
 
             /// The number of items held, exactly as counted by inserts
-            /// (and removals). ([`Filter::len`](filterlab_core::Filter::len).)
+            /// (and removals), or the distinct keys of the set a static
+            /// filter was built from. ([`Membership::len`](filterlab_core::Membership::len).)
             #[inline]
             pub fn len(&self) -> usize {
-                <Self as $crate::Filter>::len(self)
+                <Self as $crate::Membership>::len(self)
             }
 
-            /// Whether nothing is held. ([`Filter::is_empty`](filterlab_core::Filter::is_empty).)
+            /// Whether nothing is held. ([`Membership::is_empty`](filterlab_core::Membership::is_empty).)
             #[inline]
             pub fn is_empty(&self) -> bool {
-                <Self as $crate::Filter>::is_empty(self)
+                <Self as $crate::Membership>::is_empty(self)
             }
 
             /// Bytes of the filter's own storage: what it costs in memory.
-            /// ([`Filter::memory_usage`](filterlab_core::Filter::memory_usage).)
+            /// ([`Membership::memory_usage`](filterlab_core::Membership::memory_usage).)
             pub fn memory_usage(&self) -> usize {
-                <Self as $crate::Filter>::memory_usage(self)
+                <Self as $crate::Membership>::memory_usage(self)
             }
         }
     };

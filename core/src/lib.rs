@@ -4,6 +4,7 @@
 #![deny(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod build;
 mod error;
 mod filter;
 pub mod format;
@@ -20,9 +21,13 @@ pub mod sizing;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod theory;
+pub mod view;
 
+pub use build::{BuildFromKeys, BuildReport, Built};
 pub use error::{Error, ErrorKind};
-pub use filter::{BATCH, Filter, Merge, RemovableFilter, for_each_batch, insert_in_batches};
+pub use filter::{
+    BATCH, Filter, Membership, Merge, RemovableFilter, for_each_batch, insert_in_batches,
+};
 pub use format::{FilterKind, Persist};
 pub use hash::{BLOCK_MULTIPLIERS, HashAlgorithm, Key, KeyHasher, Probes, ViaHash, mix64, reduce};
 pub use prefetch::prefetch;

@@ -62,7 +62,7 @@ impl CountingBloomConfig {
 /// # Examples
 ///
 /// ```
-/// use filterlab_counting_bloom::{CountingBloomFilter, Filter};
+/// use filterlab_counting_bloom::{CountingBloomFilter, Membership};
 ///
 /// // 8-bit counters for keys inserted many times over.
 /// let filter = CountingBloomFilter::with_fpp(0.001)

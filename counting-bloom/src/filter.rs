@@ -7,8 +7,8 @@ use std::marker::PhantomData;
 use filterlab_core::sizing::SizedFor;
 use filterlab_core::theory::{bloom_fpp_given_block_fills, bloom_fpp_given_fill};
 use filterlab_core::{
-    Error, ErrorKind, Filter, Key, KeyHasher, Merge, Probes, RemovableFilter, for_each_batch,
-    prefetch,
+    Error, ErrorKind, Filter, Key, KeyHasher, Membership, Merge, Probes, RemovableFilter,
+    for_each_batch, prefetch,
 };
 
 use crate::block;
@@ -33,7 +33,7 @@ use crate::sizing::CountingSizing;
 ///   [`overflow_probability`](Self::overflow_probability));
 /// - a removal that would take a counter below zero changes nothing and
 ///   returns `false`, and so does any removal from a filter whose
-///   [`len`](Filter::len) is zero.
+///   [`len`](Membership::len) is zero.
 ///
 /// One thing the filter cannot detect: **removing a key that was never
 /// inserted** but tests positive (a false positive) takes one from counters
@@ -499,25 +499,14 @@ impl<L: Layout, const BITS: u32> CountingBloom<L, BITS> {
     }
 }
 
-impl<L: Layout, const BITS: u32> Filter for CountingBloom<L, BITS> {
+impl<L: Layout, const BITS: u32> Membership for CountingBloom<L, BITS> {
     fn hasher(&self) -> &KeyHasher {
         &self.hasher
-    }
-
-    /// Never fails: a full counter saturates instead.
-    #[inline]
-    fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
-        Ok(self.add(hash))
     }
 
     #[inline]
     fn contains_hash(&self, hash: u64) -> bool {
         self.probe(hash)
-    }
-
-    /// Inserts with the counters of the keys ahead prefetched.
-    fn insert_hashes(&mut self, hashes: &[u64]) -> Result<usize, Error> {
-        Ok(self.batch(hashes, Self::add))
     }
 
     /// Looks up with the counters of the keys ahead prefetched, so that
@@ -537,13 +526,6 @@ impl<L: Layout, const BITS: u32> Filter for CountingBloom<L, BITS> {
     /// [`intersect`](Merge::intersect) an upper bound.
     fn len(&self) -> usize {
         usize::try_from(self.len).unwrap_or(usize::MAX)
-    }
-
-    fn clear(&mut self) {
-        for word in self.counters.words_mut() {
-            *word = 0;
-        }
-        self.len = 0;
     }
 
     fn memory_usage(&self) -> usize {
@@ -578,6 +560,26 @@ impl<L: Layout, const BITS: u32> Filter for CountingBloom<L, BITS> {
     /// the exact per-block FPP).
     fn theoretical_fpp(&self, items: u64) -> Option<f64> {
         layout::exact_fpp::<L, BITS>(self.num_counters, self.num_hashes, items).ok()
+    }
+}
+
+impl<L: Layout, const BITS: u32> Filter for CountingBloom<L, BITS> {
+    /// Never fails: a full counter saturates instead.
+    #[inline]
+    fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
+        Ok(self.add(hash))
+    }
+
+    /// Inserts with the counters of the keys ahead prefetched.
+    fn insert_hashes(&mut self, hashes: &[u64]) -> Result<usize, Error> {
+        Ok(self.batch(hashes, Self::add))
+    }
+
+    fn clear(&mut self) {
+        for word in self.counters.words_mut() {
+            *word = 0;
+        }
+        self.len = 0;
     }
 }
 

@@ -17,7 +17,8 @@ pub use filter::{BlockedCountingBloomFilter, CountingBloom, CountingBloomFilter}
 pub use filterlab_bloom::BloomFilter;
 pub use filterlab_core::sizing::{HashChoice, MAX_HASHES, human_bytes};
 pub use filterlab_core::{
-    Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Merge, Persist, RemovableFilter, ViaHash,
+    Error, ErrorKind, Filter, FilterKind, Key, KeyHasher, Membership, Merge, Persist,
+    RemovableFilter, ViaHash,
 };
 pub use layout::{Blocked, Layout, Standard};
 pub use sizing::CountingSizing;

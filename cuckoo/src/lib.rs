@@ -18,8 +18,8 @@ pub use config::{
 pub use filter::CuckooFilter;
 pub use filterlab_core::sizing::human_bytes;
 pub use filterlab_core::{
-    Error, ErrorKind, Filter, FilterKind, HashAlgorithm, Key, KeyHasher, Persist, RemovableFilter,
-    ViaHash,
+    Error, ErrorKind, Filter, FilterKind, HashAlgorithm, Key, KeyHasher, Membership, Persist,
+    RemovableFilter, ViaHash,
 };
 pub use sizing::{CuckooSizing, FingerprintChoice};
 

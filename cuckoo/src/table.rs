@@ -545,7 +545,12 @@ impl Table {
     /// then 32 buckets are read independently, so their cache misses
     /// overlap); else by a random walk of at most `max_kicks` evictions.
     /// When that fails, the walk is retraced so the table is exactly as
-    /// before, and `false` returned.
+    /// before, and `false` returned. Always inlined (see
+    /// `CuckooFilter::offer`) with its common case, a free slot (one
+    /// write); the rest, rarer and much larger, is
+    /// [`place_when_full`](Self::place_when_full), out of line.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
     pub(crate) fn store<W: Word>(
         &mut self,
         lanes: Lanes<W>,
@@ -553,12 +558,21 @@ impl Table {
         (place, slots): (Place, [W; 2]),
         max_kicks: u32,
     ) -> bool {
-        let stored = self.place_fingerprint(lanes, hash, place, slots, max_kicks);
+        let stored = if let Some((bucket, slot)) = lanes.free_slot(place, slots) {
+            self.swap(lanes, bucket, slot, place.fingerprint);
+            true
+        } else {
+            self.place_when_full(lanes, hash, place, slots, max_kicks)
+        };
         self.occupied += u64::from(stored);
         stored
     }
 
-    fn place_fingerprint<W: Word>(
+    /// Stores a fingerprint whose two buckets are full: by moving at most
+    /// two residents ([`make_room`](Self::make_room)), else by a random
+    /// walk of at most `max_kicks` evictions, undone when it fails.
+    #[inline(never)]
+    fn place_when_full<W: Word>(
         &mut self,
         lanes: Lanes<W>,
         hash: u64,
@@ -566,10 +580,6 @@ impl Table {
         slots: [W; 2],
         max_kicks: u32,
     ) -> bool {
-        if let Some((bucket, slot)) = lanes.free_slot(place, slots) {
-            self.swap(lanes, bucket, slot, place.fingerprint);
-            return true;
-        }
         if self.make_room(lanes, place, slots) {
             return true;
         }

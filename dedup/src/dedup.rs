@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use filterlab_bloom::{BloomBuilder, BloomFilter};
-use filterlab_core::{BATCH, Filter, Key, KeyHasher, for_each_batch};
+use filterlab_core::{BATCH, Filter, Key, KeyHasher, Membership, for_each_batch};
 
 use crate::alarms::{AlarmEvent, Alarms};
 use crate::error::{Error, ErrorKind};

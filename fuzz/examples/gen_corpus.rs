@@ -11,7 +11,8 @@
 //! limit: see `frame::Control`) followed by a valid file: the crates' golden
 //! files and filters of each kind built here with different sizes, k,
 //! fingerprint widths, layouts, counter widths, seeds, fills, growth and
-//! counters. `restore_chunks` seeds are an edit byte (see `chunks::Edit`)
+//! counters. `decode_module_value` seeds are the redis module's values as
+//! its RDB save writes them (see `module_value`). `restore_chunks` seeds are an edit byte (see `chunks::Edit`)
 //! followed by the chunks of a scalable filter's dump. Builder seeds are
 //! typical settings encoded as the `arbitrary` bytes the builder targets
 //! decode.
@@ -31,8 +32,9 @@ use filterlab_fuzz::build::{Common, FuzzBytes, Size};
 use filterlab_fuzz::build_bloom::BuildInput;
 use filterlab_fuzz::chunks::Edit;
 use filterlab_fuzz::frame::reseal;
-use filterlab_fuzz::{build_bloom, build_counting, build_cuckoo, build_scalable};
+use filterlab_fuzz::{build_bloom, build_counting, build_cuckoo, build_scalable, static_sets};
 use filterlab_scalable::{Layer, ScalableBloomBuilder, ScalableBloomFilter};
+use filterlab_static::{BinaryFuseFilter, Fingerprint, RibbonFilter};
 
 /// A seed's name and bytes.
 type Seed = (String, Vec<u8>);
@@ -45,12 +47,14 @@ fn main() {
         fs::read(root.join(krate).join("tests/golden").join(file)).unwrap()
     };
 
-    let decoders: [(&str, Vec<Seed>); 5] = [
+    let decoders: [(&str, Vec<Seed>); 7] = [
         ("decode_bloom", bloom_files(&golden)),
         ("decode_blocked", blocked_files(&golden)),
         ("decode_counting", counting_files(&golden)),
         ("decode_cuckoo", cuckoo_files(&golden)),
         ("decode_scalable", scalable_files(&golden)),
+        ("decode_ribbon", ribbon_files(&golden)),
+        ("decode_binary_fuse", binary_fuse_files(&golden)),
     ];
     let mut frames: Vec<Seed> = decoders
         .iter()
@@ -62,6 +66,7 @@ fn main() {
     }
     write_seeds(&corpus.join("decode_frame"), &frames);
     write_seeds(&corpus.join("restore_chunks"), &chunk_dumps(&golden));
+    write_seeds(&corpus.join("decode_module_value"), &module_values());
     let builders = encoded(build_bloom::seeds());
     write_seeds(&corpus.join("build_bloom"), &builders);
     write_seeds(&corpus.join("build_blocked"), &builders);
@@ -77,6 +82,9 @@ fn main() {
         &corpus.join("build_scalable"),
         &encoded(build_scalable::seeds()),
     );
+    let static_builds = static_sets::seed_bytes();
+    write_seeds(&corpus.join("build_ribbon"), &static_builds);
+    write_seeds(&corpus.join("build_binary_fuse"), &static_builds);
     write_regressions(&fuzz_dir.join("regressions"), &golden);
 }
 
@@ -455,6 +463,64 @@ fn cuckoo_files(golden: Golden<'_>) -> Vec<Seed> {
     seeds("cuckoo-", files)
 }
 
+/// The bytes of the Ribbon filter at `fpp` of `keys` (repeated keys among
+/// them).
+fn ribbon(fpp: f64, seed: u64, keys: impl IntoIterator<Item = u64>) -> Vec<u8> {
+    RibbonFilter::with_fpp(fpp)
+        .seed(seed)
+        .build(keys)
+        .unwrap()
+        .to_bytes()
+}
+
+fn ribbon_files(golden: Golden<'_>) -> Vec<Seed> {
+    let files = vec![
+        ("golden", 0x07, golden("static", "ribbon-v1.bin")),
+        (
+            "golden-partitions",
+            0x17,
+            golden("static", "ribbon-partitions-v1.bin"),
+        ),
+        ("empty-p0.5", 0x00, ribbon(0.5, 1, 0..0)),
+        ("n3-p2^-32", 0x3f, ribbon(2f64.powi(-32), 2, 0..3)),
+        (
+            "n300-p0.1-repeats",
+            0x10,
+            ribbon(0.1, 3, (0..600).map(|i| i % 300)),
+        ),
+        ("n9000-p1e-3-8-partitions", 0x83, ribbon(0.001, 4, 0..9000)),
+        ("n5000-p0.3", 0x21, ribbon(0.3, 5, 0..5000)),
+    ];
+    seeds("ribbon-", files)
+}
+
+/// The bytes of a binary fuse filter of `keys`.
+fn fuse<F: Fingerprint, const ARITY: usize>(seed: u64, keys: std::ops::Range<u64>) -> Vec<u8> {
+    BinaryFuseFilter::<F, ARITY>::builder()
+        .seed(seed)
+        .build(keys)
+        .unwrap()
+        .to_bytes()
+}
+
+fn binary_fuse_files(golden: Golden<'_>) -> Vec<Seed> {
+    let files = vec![
+        ("golden-8", 0x07, golden("static", "binary-fuse-8-v1.bin")),
+        (
+            "golden-16x4",
+            0x17,
+            golden("static", "binary-fuse-16x4-v1.bin"),
+        ),
+        ("golden-32", 0x27, golden("static", "binary-fuse-32-v1.bin")),
+        ("8-empty", 0x00, fuse::<u8, 3>(1, 0..0)),
+        ("8x4-n2", 0x3f, fuse::<u8, 4>(2, 0..2)),
+        ("16-n1000", 0x10, fuse::<u16, 3>(3, 0..1000)),
+        ("32x4-n200", 0x83, fuse::<u32, 4>(4, 0..200)),
+        ("8-n20000", 0x21, fuse::<u8, 3>(5, 0..20_000)),
+    ];
+    seeds("binary-fuse-", files)
+}
+
 /// The bytes of a scalable filter with layers `L` from `builder`, holding
 /// as many of `keys` as it takes.
 fn scalable<L: Layer>(builder: ScalableBloomBuilder<L>, keys: Range<u64>) -> Vec<u8> {
@@ -500,12 +566,16 @@ fn scalable_filters() -> Vec<(&'static str, Vec<u8>)> {
             "standard-n10-memory-cap",
             scalable(standard(0.01, 10).max_memory(100), 0..60),
         ),
+        (
+            "blocked-n10-share-3layers",
+            scalable(blocked(0.01, 10).first_layer_share(0.65), 0..36),
+        ),
     ]
 }
 
 fn scalable_files(golden: Golden<'_>) -> Vec<Seed> {
     let controls = [
-        0x00, 0x47, 0x3f, 0x10, 0x83, 0x21, 0x05, 0x0c, 0x41, 0x1f, 0x02,
+        0x00, 0x47, 0x3f, 0x10, 0x83, 0x21, 0x05, 0x0c, 0x41, 0x1f, 0x02, 0x4b,
     ];
     let mut files = vec![("golden-v1", 0x07, golden("scalable", "scalable-v1.bin"))];
     let filters = scalable_filters().into_iter().zip(controls);
@@ -579,6 +649,97 @@ fn chunk_dumps(golden: Golden<'_>) -> Vec<Seed> {
         out.push((format!("{name}-data64-{what}"), chunk_seed(edit, file, 64)));
     }
     out
+}
+
+/// The redis module's values as their RDB save writes them: filters of
+/// both families and layouts, grown and not, with deletions, and a restore
+/// under way; each as it is and with its filter resealed.
+fn module_values() -> Vec<Seed> {
+    use filterlab_fuzz::module_value::bytes_of;
+    use filterlab_redis_module::bloom::{Added, Bloom};
+    use filterlab_redis_module::cuckoo::Cuckoo;
+    use filterlab_redis_module::grammar::{BloomParams, CuckooParams};
+    use filterlab_redis_module::options::{Layout, Options};
+    use filterlab_redis_module::payload::Recorded;
+    use filterlab_redis_module::stored::{Stored, dump_all};
+
+    let options = Options::default();
+    let encode = |control: u8, stored: &dyn Fn(&mut Recorded)| {
+        let mut saved = Recorded::default();
+        stored(&mut saved);
+        let mut bytes = vec![control];
+        bytes.extend(bytes_of(&saved.items));
+        bytes
+    };
+    let mut seeds = Vec::new();
+    for (name, layout, capacity, items, non_scaling) in [
+        ("bf-blocked-grown", Layout::Blocked, 100, 700, false),
+        ("bf-standard-grown", Layout::Standard, 50, 400, false),
+        ("bf-nonscaling", Layout::Blocked, 300, 200, true),
+    ] {
+        let params = BloomParams {
+            capacity,
+            non_scaling,
+            ..BloomParams::defaults(&options)
+        };
+        let mut bloom = Bloom::create(&params, layout).unwrap();
+        let hashes: Vec<u64> = (0..items as u32)
+            .map(|i| bloom.hash(&i.to_le_bytes()))
+            .collect();
+        let mut answers = [Added::Present; 256];
+        for batch in hashes.chunks(256) {
+            bloom.insert_batch(batch, &mut answers);
+        }
+        let stored = Stored::Ready(bloom.clone());
+        for control in [0, 2] {
+            seeds.push((
+                format!("{name}-{control}"),
+                encode(control, &|out| stored.save(out).unwrap()),
+            ));
+        }
+        // A restore under way: the dump's first chunk.
+        let mut first = None;
+        dump_all(&bloom, |cursor, chunk| {
+            if cursor == 1 {
+                first = Some(chunk.to_vec());
+            }
+            Ok(())
+        })
+        .unwrap();
+        let first = first.unwrap();
+        seeds.push((
+            format!("{name}-restoring"),
+            encode(0, &|out| {
+                use filterlab_redis_module::payload::Sink;
+                out.unsigned(2);
+                out.unsigned(1);
+                out.buffer(&first);
+            }),
+        ));
+    }
+    for (name, capacity, expansion, items) in
+        [("cf-grown", 100, 2, 600u32), ("cf-fixed", 500, 0, 300)]
+    {
+        let params = CuckooParams {
+            expansion,
+            ..CuckooParams::defaults(&options, capacity)
+        };
+        let mut cuckoo = Cuckoo::create(&params, &options).unwrap();
+        for i in 0..items {
+            let _ = cuckoo.insert_hash(cuckoo.hash(&i.to_le_bytes()));
+        }
+        for i in 0..items / 10 {
+            cuckoo.remove_hash(cuckoo.hash(&i.to_le_bytes()));
+        }
+        let stored = Stored::Ready(cuckoo);
+        for control in [1, 3] {
+            seeds.push((
+                format!("{name}-{control}"),
+                encode(control, &|out| stored.save(out).unwrap()),
+            ));
+        }
+    }
+    seeds
 }
 
 /// Frames of kinds no decoder reads (and of the new kinds with parameters

@@ -12,7 +12,7 @@ use std::fmt::Debug;
 use arbitrary::{Arbitrary, Unstructured};
 use filterlab_core::sizing::MIN_FPP;
 use filterlab_core::theory::bloom_fpp_classic;
-use filterlab_core::{Error, ErrorKind, Filter, Persist};
+use filterlab_core::{Error, ErrorKind, Membership, Persist};
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::exercise::{Exercise, exercise, timed};

@@ -19,19 +19,26 @@ use crate::frame::{ChunkedReader, Control, PAYLOAD_LEN_AT, reseal, u64_at};
 /// target reading one format with several types checks that at most one
 /// type accepts each).
 pub fn target<F: Exercise>(input: &[u8]) -> [bool; 2] {
+    as_read_and_resealed(input, read_every_way::<F>)
+}
+
+/// Splits a decoder input into its control byte and its file, and runs
+/// `read` on the file and on the file with its checksums recomputed (once
+/// when they were right); returns what each returned.
+pub fn as_read_and_resealed(input: &[u8], read: impl Fn(Control, &[u8]) -> bool) -> [bool; 2] {
     let Some((&byte, file)) = input.split_first() else {
         return [false; 2];
     };
     let control = Control::from_byte(byte);
-    let read = read_every_way::<F>(control, file);
+    let first = read(control, file);
     let mut sealed = file.to_vec();
     reseal(&mut sealed);
     let resealed = if sealed == file {
-        read
+        first
     } else {
-        read_every_way::<F>(control, &sealed)
+        read(control, &sealed)
     };
-    [read, resealed]
+    [first, resealed]
 }
 
 /// Panics unless at most one of the types a target tries decoded each

@@ -6,7 +6,7 @@
 use filterlab_bloom::{
     AtomicBloomFilter, BlockedBloomFilter, BloomFilter, Kernel, SplitBlockBloomFilter,
 };
-use filterlab_core::{Error, ErrorKind, Filter, Persist, RemovableFilter};
+use filterlab_core::{Error, ErrorKind, Filter, Membership, Persist, RemovableFilter};
 use filterlab_counting_bloom::{Blocked, CountingBloom, Layout, Standard};
 use filterlab_cuckoo::CuckooFilter;
 use filterlab_scalable::{Layer, ScalableBloomFilter};

@@ -6,9 +6,12 @@
 //! - `exercise`: what a caller does with any filter, once for all of them;
 //!   `filters`: what each filter adds to it.
 //! - `decode`, `frame`: the decoder targets and their byte-level helpers;
-//!   `chunks`: the scalable filter's chunked dumps.
+//!   `chunks`: the scalable filter's chunked dumps; `module_value`: the
+//!   redis module's data types as their RDB load reads them.
 //! - `build`: the builder targets' driver and settings; `build_*`: each
 //!   family's settings and promises.
+//! - `static_sets`: the decoder and builder targets of the filters built
+//!   from a key set (filterlab-static).
 
 pub mod build;
 pub mod build_bloom;
@@ -20,6 +23,8 @@ pub mod decode;
 pub mod exercise;
 pub mod filters;
 pub mod frame;
+pub mod module_value;
+pub mod static_sets;
 
 use std::path::{Path, PathBuf};
 
@@ -36,9 +41,13 @@ targets! {
     decode_split_block: decode::split_block_target,
     decode_counting: decode::counting_target, decode_cuckoo: decode::cuckoo_target,
     decode_scalable: decode::scalable_target, decode_frame: decode::frame_target,
-    restore_chunks: chunks::restore_target, build_bloom: build_bloom::bloom_target,
+    restore_chunks: chunks::restore_target,
+    decode_module_value: module_value::module_target, build_bloom: build_bloom::bloom_target,
     build_blocked: build_bloom::blocked_target, build_counting: build_counting::counting_target,
     build_cuckoo: build_cuckoo::cuckoo_target, build_scalable: build_scalable::scalable_target,
+    decode_ribbon: static_sets::ribbon_target, decode_binary_fuse: static_sets::binary_fuse_target,
+    build_ribbon: static_sets::build_ribbon_target,
+    build_binary_fuse: static_sets::build_binary_fuse_target,
 }
 
 /// The committed seeds in a corpus folder (its `seed-*` files), sorted;

@@ -9,7 +9,7 @@ use std::path::Path;
 use arbitrary::Arbitrary;
 use filterlab_fuzz::build::{FuzzBytes, from_fuzz_bytes};
 use filterlab_fuzz::{
-    TARGETS, build_bloom, build_counting, build_cuckoo, build_scalable, seed_paths,
+    TARGETS, build_bloom, build_counting, build_cuckoo, build_scalable, seed_paths, static_sets,
 };
 
 #[test]
@@ -67,4 +67,5 @@ fn builder_seeds_encode_as_arbitrary_decodes() {
     encodes(build_counting::seeds());
     encodes(build_cuckoo::seeds());
     encodes(build_scalable::seeds());
+    encodes(static_sets::seeds());
 }

@@ -26,11 +26,11 @@ pub mod text;
 
 pub use error::{Error, ErrorKind};
 
-/// The `Filter` methods that take no key (`hasher`, `len`, `clear`,
+/// The `Membership` methods that take no key (`hasher`, `len`,
 /// `memory_usage`, `capacity`, `expected_fpp`, `theoretical_fpp`),
 /// forwarded to the field `$field`: for the wrappers that change only how
 /// keys go in (an injected regression, a filter under another name), inside
-/// their `impl Filter`.
+/// their `impl Membership`.
 #[macro_export]
 macro_rules! forward_keyless_methods {
     ($field:tt) => {
@@ -39,9 +39,6 @@ macro_rules! forward_keyless_methods {
         }
         fn len(&self) -> usize {
             self.$field.len()
-        }
-        fn clear(&mut self) {
-            self.$field.clear();
         }
         fn memory_usage(&self) -> usize {
             self.$field.memory_usage()

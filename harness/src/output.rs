@@ -71,6 +71,14 @@ pub struct RunRecord {
     pub complete: bool,
     /// The command line.
     pub command: String,
+    /// Cells where two experiments' timings of the same thing agreed
+    /// within [`AGREEMENT_FACTOR`](crate::experiments::timing::AGREEMENT_FACTOR)
+    /// (empty when not checked).
+    #[serde(default)]
+    pub timing_cells_agreeing: Option<usize>,
+    /// Cells compared.
+    #[serde(default)]
+    pub timing_cells_compared: Option<usize>,
 }
 
 impl RunRecord {
@@ -152,6 +160,8 @@ impl RunRecord {
             filters: readme.lines().filter(|l| l.starts_with("| **")).count(),
             complete,
             command,
+            timing_cells_agreeing: None,
+            timing_cells_compared: None,
         })
     }
 }
@@ -286,6 +296,8 @@ mod tests {
             filters: 21,
             complete,
             command: "filterlab".to_owned(),
+            timing_cells_agreeing: Some(104),
+            timing_cells_compared: Some(105),
         };
         let full = record(Preset::Full, true);
         let default = record(Preset::Default, true);
@@ -311,7 +323,16 @@ mod tests {
         assert_eq!(legacy.preset(), Some(Preset::Full));
         assert!(legacy.complete && !default.covers(&legacy));
         default.write(&dir).unwrap();
-        assert_eq!(RunRecord::read(&dir), Some(default));
+        assert_eq!(RunRecord::read(&dir), Some(default.clone()));
+        // A record from before the timing check reads, without its figures.
+        fs::write(
+            dir.join(RECORD_FILE),
+            "preset,seed,filters,complete,command\nfull,24301,21,true,filterlab report --full\n",
+        )
+        .unwrap();
+        let older = RunRecord::read(&dir).unwrap();
+        assert_eq!(older.timing_cells_compared, None);
+        assert_eq!(older.preset(), Some(Preset::Full));
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -18,7 +18,8 @@
 //! measured on the million never-inserted lookup keys.
 
 use criterion::Criterion;
-use filterlab_cuckoo::{CuckooFilter, Filter};
+use filterlab_core::Membership;
+use filterlab_cuckoo::CuckooFilter;
 use filterlab_peers::bench::{self, Keys};
 use filterlab_peers::{
     Cuckoo, FilterlabSubject, PeerSubject, QFilter, ScalableCuckoo, Subject, Workload,

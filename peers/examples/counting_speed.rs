@@ -36,7 +36,7 @@ use std::time::Instant;
 
 use filterlab_bloom::{BlockedBloomFilter, BloomFilter};
 use filterlab_core::keys::{insert_key, query_key};
-use filterlab_core::{KeyHasher, Probes};
+use filterlab_core::{KeyHasher, Membership, Probes};
 use filterlab_counting_bloom::{
     BlockedCountingBloomFilter, CountingBloom, CountingBloomFilter, Filter, Layout,
 };
@@ -72,7 +72,7 @@ macro_rules! subject {
                 Filter::clear(self);
             }
             fn memory_usage(&self) -> usize {
-                Filter::memory_usage(self)
+                Membership::memory_usage(self)
             }
             fn remove(&mut self, keys: &[u64], batched: bool) -> Option<usize> {
                 let remove: Option<fn(&mut $type, &[u64], bool) -> usize> = $remove;
@@ -226,7 +226,7 @@ impl Floor {
     /// The floor of `filter`: as many lines, its counters, k and hasher.
     fn of(filter: &CountingBloomFilter) -> Self {
         Self {
-            lines: vec![Line([0; 64]); Filter::memory_usage(filter) / 64],
+            lines: vec![Line([0; 64]); Membership::memory_usage(filter) / 64],
             num_counters: filter.num_counters(),
             num_hashes: filter.num_hashes(),
             hasher: *filter.hasher(),
@@ -403,7 +403,7 @@ fn main() {
         Box::new(blocked_counting()),
         Box::new(blocked()),
         Box::new(SameBytes(
-            BlockedBloomFilter::with_bits(8 * Filter::memory_usage(&blocked_counting()) as u64)
+            BlockedBloomFilter::with_bits(8 * Membership::memory_usage(&blocked_counting()) as u64)
                 .hashes(blocked().num_hashes())
                 .seed(1)
                 .build()

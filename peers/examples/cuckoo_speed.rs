@@ -22,8 +22,8 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use filterlab_core::{mix64, reduce};
-use filterlab_cuckoo::{CuckooFilter, Filter};
+use filterlab_core::{Membership, mix64, reduce};
+use filterlab_cuckoo::CuckooFilter;
 use filterlab_peers::bench::{ExampleArgs, Keys};
 use filterlab_peers::{Cuckoo, FilterlabSubject, Mode, PeerSubject, QFilter, Subject, Workload};
 

@@ -25,6 +25,7 @@
 //!
 //! Defaults: 10,000,000 and 100,000,000 items, 15 rounds.
 
+use filterlab_core::Membership;
 use std::hint::black_box;
 
 use filterlab_bloom::{BlockedBloomFilter, BloomFilter, Filter, Kernel, SplitBlockBloomFilter};

@@ -228,8 +228,8 @@ mod tests {
     use std::collections::BTreeSet;
     use std::sync::Mutex;
 
-    use filterlab_core::ErrorKind;
     use filterlab_core::keys::insert_key;
+    use filterlab_core::{ErrorKind, Membership};
 
     use super::*;
 
@@ -257,25 +257,15 @@ mod tests {
         }
     }
 
-    impl Filter for ExactSet {
+    impl Membership for ExactSet {
         fn hasher(&self) -> &KeyHasher {
             &self.hasher
-        }
-        fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
-            let hashes = self.hashes.get_mut().unwrap();
-            if !hashes.contains(&hash) && hashes.len() == self.capacity {
-                return Err(Error::new(ErrorKind::Full, "full"));
-            }
-            Ok(hashes.insert(hash))
         }
         fn contains_hash(&self, hash: u64) -> bool {
             self.hashes.lock().unwrap().contains(&hash)
         }
         fn len(&self) -> usize {
             self.hashes.lock().unwrap().len()
-        }
-        fn clear(&mut self) {
-            self.hashes.get_mut().unwrap().clear();
         }
         fn memory_usage(&self) -> usize {
             8 * self.capacity
@@ -288,6 +278,19 @@ mod tests {
         }
         fn theoretical_fpp(&self, _: u64) -> Option<f64> {
             Some(0.0)
+        }
+    }
+
+    impl Filter for ExactSet {
+        fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
+            let hashes = self.hashes.get_mut().unwrap();
+            if !hashes.contains(&hash) && hashes.len() == self.capacity {
+                return Err(Error::new(ErrorKind::Full, "full"));
+            }
+            Ok(hashes.insert(hash))
+        }
+        fn clear(&mut self) {
+            self.hashes.get_mut().unwrap().clear();
         }
     }
 

@@ -24,7 +24,7 @@ pub use endpoint::{DEFAULT_TIMEOUT, Endpoint};
 pub use error::{Error, ErrorKind};
 pub use filter::{DEFAULT_BITS_PER_CALL, RedisBloomFilter};
 pub use filterlab_bloom::{BloomBuilder, BloomConfig, BloomFilter, BloomSizing};
-pub use filterlab_core::{Filter, Key, KeyHasher, Persist, ViaHash};
+pub use filterlab_core::{Filter, Key, KeyHasher, Membership, Persist, ViaHash};
 pub use info::{Fill, Info};
 pub use layout::{DEFAULT_PART_BITS, LAYOUT_VERSION, MAX_PARTS, SHARD_LAYOUT_VERSION};
 pub use local::ShardedBloomFilter;

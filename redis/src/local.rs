@@ -4,7 +4,7 @@
 
 use filterlab_bloom::BloomFilter;
 use filterlab_core::theory::sharded_bloom_fpp;
-use filterlab_core::{Error as CoreError, ErrorKind as CoreKind, Filter, KeyHasher};
+use filterlab_core::{Error as CoreError, ErrorKind as CoreKind, Filter, KeyHasher, Membership};
 
 use crate::error::Error;
 use crate::shards::{MAX_SHARDS, shard_of};
@@ -22,7 +22,7 @@ use crate::shards::{MAX_SHARDS, shard_of};
 /// # Examples
 ///
 /// ```
-/// use filterlab_redis::{BloomFilter, Filter, RedisShardedBloomFilter};
+/// use filterlab_redis::{BloomFilter, Filter, Membership, RedisShardedBloomFilter};
 ///
 /// let builder = RedisShardedBloomFilter::builder(BloomFilter::with_fpp(0.01).expected_items(10_000)).shards(8);
 /// let mut local = builder.build_local()?;
@@ -94,15 +94,9 @@ fn invalid(detail: String) -> Error {
     Error::from(CoreError::new(CoreKind::InvalidParameter, detail))
 }
 
-impl Filter for ShardedBloomFilter {
+impl Membership for ShardedBloomFilter {
     fn hasher(&self) -> &KeyHasher {
         self.shards[0].hasher()
-    }
-
-    /// Never fails: each shard is a Bloom filter.
-    fn insert_hash(&mut self, hash: u64) -> Result<bool, CoreError> {
-        let shard = self.shard_of(hash);
-        self.shards[shard].insert_hash(hash)
     }
 
     fn contains_hash(&self, hash: u64) -> bool {
@@ -111,26 +105,22 @@ impl Filter for ShardedBloomFilter {
 
     /// The sum of the shards' exact counters.
     fn len(&self) -> usize {
-        self.shards.iter().map(Filter::len).sum()
-    }
-
-    fn clear(&mut self) {
-        self.shards.iter_mut().for_each(Filter::clear);
+        self.shards.iter().map(Membership::len).sum()
     }
 
     fn memory_usage(&self) -> usize {
-        self.shards.iter().map(Filter::memory_usage).sum()
+        self.shards.iter().map(Membership::memory_usage).sum()
     }
 
     /// The sum of the shards' capacities.
     fn capacity(&self) -> Option<usize> {
-        self.shards.iter().map(Filter::capacity).sum()
+        self.shards.iter().map(Membership::capacity).sum()
     }
 
     /// The mean of the shards' (X/m)^k: a query lands in a uniform shard,
     /// so this is exact for the filter as it is now.
     fn expected_fpp(&self) -> f64 {
-        let total: f64 = self.shards.iter().map(Filter::expected_fpp).sum();
+        let total: f64 = self.shards.iter().map(Membership::expected_fpp).sum();
         total / self.shards.len() as f64
     }
 
@@ -144,5 +134,17 @@ impl Filter for ShardedBloomFilter {
             items,
         )
         .ok()
+    }
+}
+
+impl Filter for ShardedBloomFilter {
+    /// Never fails: each shard is a Bloom filter.
+    fn insert_hash(&mut self, hash: u64) -> Result<bool, CoreError> {
+        let shard = self.shard_of(hash);
+        self.shards[shard].insert_hash(hash)
+    }
+
+    fn clear(&mut self) {
+        self.shards.iter_mut().for_each(Filter::clear);
     }
 }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use filterlab_bloom::{BloomBuilder, BloomConfig, BloomFilter};
 use filterlab_core::theory::sharded_bloom_fpp;
-use filterlab_core::{Filter, Key, KeyHasher, mix64};
+use filterlab_core::{Key, KeyHasher, Membership, mix64};
 use redis::Value;
 
 use crate::DEFAULT_BITS_PER_CALL;

@@ -33,7 +33,7 @@ mod cluster;
 mod process;
 pub use cluster::{Cluster, ClusterNode};
 pub use process::{REQUIRE_VARIABLE, skip, unique};
-use process::{calls_in, spawn_with};
+use process::{calls_in, spawn_wrapped};
 
 /// The variable naming a server to use instead of a private one.
 pub const URL_VARIABLE: &str = "FILTERLAB_REDIS_URL";
@@ -49,7 +49,10 @@ struct Private {
     child: Child,
     port: u16,
     dir: PathBuf,
-    persistent: bool,
+    /// Its arguments after the port, directory and logging ones.
+    args: Vec<String>,
+    /// The program that runs it, if any (valgrind).
+    wrapper: Vec<String>,
 }
 
 impl Server {
@@ -97,17 +100,61 @@ impl Server {
     pub fn start_private(persistent: bool) -> Option<Self> {
         match user_url() {
             Some(_) => None,
-            None => match Self::private(persistent) {
-                Err(err) if err.kind() == io::ErrorKind::NotFound => skip(&err),
-                started => Some(started.unwrap_or_else(|err| panic!("no Redis server: {err}"))),
-            },
+            None => Self::start_private_with(persistent, &[]),
+        }
+    }
+
+    /// A private server, `persistent` or not, started with `args` after
+    /// its own (for example `["--loadmodule", path]`), whether or not
+    /// `FILTERLAB_REDIS_URL` is set; as [`start`](Self::start) when
+    /// `redis-server` is not on the PATH.
+    ///
+    /// # Panics
+    ///
+    /// As [`start`](Self::start).
+    pub fn start_private_with(persistent: bool, args: &[&str]) -> Option<Self> {
+        match Self::private_with(persistent, args) {
+            Err(err) if err.kind() == io::ErrorKind::NotFound => skip(&err),
+            started => Some(started.unwrap_or_else(|err| panic!("no Redis server: {err}"))),
         }
     }
 
     fn private(persistent: bool) -> io::Result<Self> {
+        Self::private_with(persistent, &[])
+    }
+
+    /// [`start_private_with`](Self::start_private_with), with the error.
+    ///
+    /// # Errors
+    ///
+    /// As [`discover`](Self::discover).
+    pub fn private_with(persistent: bool, args: &[&str]) -> io::Result<Self> {
+        Self::private_wrapped(&[], persistent, args)
+    }
+
+    /// [`private_with`](Self::private_with), `redis-server` run by the
+    /// program and arguments of `wrapper` (for example `["valgrind",
+    /// "--tool=callgrind", …]`, to count the server's instructions; see
+    /// [`pid`](Self::pid)). Such a server may take a minute to answer.
+    ///
+    /// # Errors
+    ///
+    /// As [`discover`](Self::discover).
+    pub fn private_wrapped(wrapper: &[&str], persistent: bool, args: &[&str]) -> io::Result<Self> {
         let dir = std::env::temp_dir().join(unique("filterlab-redis-server"));
         std::fs::create_dir_all(&dir)?;
-        match Self::private_in(&dir, persistent) {
+        let persistence: &[&str] = if persistent {
+            &["--appendonly", "yes", "--appendfsync", "always"]
+        } else {
+            &["--appendonly", "no"]
+        };
+        let args: Vec<String> = persistence
+            .iter()
+            .chain(args)
+            .map(|&arg| arg.to_owned())
+            .collect();
+        let wrapper: Vec<String> = wrapper.iter().map(|&arg| arg.to_owned()).collect();
+        match Self::private_in(&dir, &wrapper, &args) {
             Err(err) if err.kind() == io::ErrorKind::NotFound => {
                 let _ = std::fs::remove_dir_all(&dir);
                 Err(err)
@@ -120,16 +167,17 @@ impl Server {
         }
     }
 
-    fn private_in(dir: &Path, persistent: bool) -> io::Result<Self> {
+    fn private_in(dir: &Path, wrapper: &[String], args: &[String]) -> io::Result<Self> {
         for _attempt in 0..20 {
             // Another process may take the port between this probe and
             // redis-server's bind: then redis-server exits and we try another.
             let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
             let mut private = Private {
-                child: spawn(dir, port, persistent)?,
+                child: spawn(wrapper, dir, port, args)?,
                 port,
                 dir: dir.to_owned(),
-                persistent,
+                args: args.to_vec(),
+                wrapper: wrapper.to_vec(),
             };
             if private.wait_ready() {
                 return Ok(Self {
@@ -147,6 +195,24 @@ impl Server {
     /// The server's URL.
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// The process id of a private server (of its wrapper, which is the
+    /// same process for valgrind).
+    pub fn pid(&self) -> Option<u32> {
+        self.private.as_ref().map(|private| private.child.id())
+    }
+
+    /// The port of a private server.
+    pub fn port(&self) -> Option<u16> {
+        self.private.as_ref().map(|private| private.port)
+    }
+
+    /// The log file of a private server.
+    pub fn log_file(&self) -> Option<PathBuf> {
+        self.private
+            .as_ref()
+            .map(|private| private.dir.join("redis.log"))
     }
 
     /// Whether this process started the server (and so is its only client).
@@ -194,7 +260,7 @@ impl Server {
             .as_mut()
             .expect("only a private server restarts");
         for _attempt in 0..50 {
-            if let Ok(child) = spawn(&private.dir, private.port, private.persistent) {
+            if let Ok(child) = spawn(&private.wrapper, &private.dir, private.port, &private.args) {
                 private.child = child;
                 if private.wait_ready() {
                     return;
@@ -269,13 +335,14 @@ impl Drop for Server {
 
 impl Private {
     /// Waits until the server answers PING; false when it exited first or
-    /// took more than 20 s.
+    /// took more than 20 s (120 s under a wrapper).
     fn wait_ready(&mut self) -> bool {
         let url = format!("redis://127.0.0.1:{}/", self.port);
         let Ok(client) = redis::Client::open(url.as_str()) else {
             return false;
         };
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let patience = if self.wrapper.is_empty() { 20 } else { 120 };
+        let deadline = Instant::now() + Duration::from_secs(patience);
         while Instant::now() < deadline {
             if self.child.try_wait().ok().flatten().is_some() {
                 return false;
@@ -304,12 +371,9 @@ fn user_url() -> Option<String> {
         .filter(|url| !url.is_empty())
 }
 
-/// Starts `redis-server` on 127.0.0.1:`port` with its files in `dir`.
-fn spawn(dir: &Path, port: u16, persistent: bool) -> io::Result<Child> {
-    let persistence: &[&str] = if persistent {
-        &["--appendonly", "yes", "--appendfsync", "always"]
-    } else {
-        &["--appendonly", "no"]
-    };
-    spawn_with(dir, port, persistence)
+/// Starts `redis-server` (under `wrapper`, if any) on 127.0.0.1:`port`
+/// with its files in `dir`.
+fn spawn(wrapper: &[String], dir: &Path, port: u16, args: &[String]) -> io::Result<Child> {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    spawn_wrapped(wrapper, dir, port, &args)
 }

@@ -12,7 +12,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use filterlab_bloom::BloomFilter;
 use filterlab_core::format::Header;
-use filterlab_core::{ErrorKind as CoreKind, Filter, FilterKind, Persist, mix64};
+use filterlab_core::{ErrorKind as CoreKind, FilterKind, Membership, Persist, mix64};
 
 use crate::endpoint::Endpoint;
 use crate::error::{Error, ErrorKind};

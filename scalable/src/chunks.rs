@@ -2,7 +2,10 @@
 //! BF.LOADCHUNK: the filter's binary format cut into numbered, checksummed
 //! chunks of bounded size, each naming the dump it belongs to, and a
 //! restore that checks every chunk and the whole before it returns a filter.
-//! The chunk layout is documented in the crate README.
+//! The chunk layout is documented in the crate README. Written for
+//! `ScalableBloomFilter`, and open to any filterlab filter
+//! ([`dump_chunks_of`], [`try_restore_chunks_of`]): filterlab-redis-module's
+//! CF.SCANDUMP dumps a `CuckooFilter` with them.
 
 use std::io::{self, Read, Write};
 
@@ -60,6 +63,7 @@ impl Write for Fingerprint {
 
 /// Cuts the stream written to it into chunks and hands each to `store`.
 struct ChunkWriter<S> {
+    kind: FilterKind,
     dump: DumpId,
     data_capacity: usize,
     /// The chunk being filled: header space, then data.
@@ -81,7 +85,7 @@ impl<S: FnMut(u64, &[u8]) -> Result<(), Error>> ChunkWriter<S> {
         let mut header = [0u8; CHUNK_HEADER];
         header[..8].copy_from_slice(&CHUNK_MAGIC);
         header[8..10].copy_from_slice(&CHUNK_VERSION.to_le_bytes());
-        header[10..12].copy_from_slice(&FilterKind::ScalableBloom.id().to_le_bytes());
+        header[10..12].copy_from_slice(&self.kind.id().to_le_bytes());
         header[12..16].copy_from_slice(&data_len.to_le_bytes());
         header[16..24].copy_from_slice(&self.dump.id.to_le_bytes());
         header[24..32].copy_from_slice(&self.sequence.to_le_bytes());
@@ -113,6 +117,7 @@ impl<S: FnMut(u64, &[u8]) -> Result<(), Error>> Write for ChunkWriter<S> {
 
 /// Reassembles the stream from chunks pulled one at a time, checking each.
 struct ChunkReader<I, B> {
+    kind: FilterKind,
     chunks: I,
     /// The chunk being read and the range of its data not read yet.
     current: Option<B>,
@@ -138,8 +143,9 @@ where
     I: Iterator<Item = Result<(u64, B), Error>>,
     B: AsRef<[u8]>,
 {
-    fn new(chunks: I) -> Self {
+    fn new(kind: FilterKind, chunks: I) -> Self {
         Self {
+            kind,
             chunks,
             current: None,
             at: 0,
@@ -185,7 +191,7 @@ where
     /// Checks one chunk's framing, checksum and place in the dump; returns
     /// the range of its data.
     fn check(&mut self, cursor: u64, bytes: &[u8]) -> Result<(usize, usize), Error> {
-        let (dump, sequence, end) = check_framing(cursor, bytes)?;
+        let (dump, sequence, end) = check_framing(self.kind, cursor, bytes)?;
         let out_of_order = |detail: String| Error::new(ErrorKind::InvalidHeader, detail);
         if cursor != sequence {
             return Err(out_of_order(format!(
@@ -273,7 +279,11 @@ where
 
 /// Checks one chunk's framing (magic, version, kind, length) and checksum;
 /// returns the dump it names, its sequence number and where its data ends.
-fn check_framing(cursor: u64, bytes: &[u8]) -> Result<(DumpId, u64, usize), Error> {
+fn check_framing(
+    expected: FilterKind,
+    cursor: u64,
+    bytes: &[u8],
+) -> Result<(DumpId, u64, usize), Error> {
     let short = || {
         Error::new(
             ErrorKind::Truncated,
@@ -300,7 +310,7 @@ fn check_framing(cursor: u64, bytes: &[u8]) -> Result<(DumpId, u64, usize), Erro
         ));
     }
     let kind = u16::from_le_bytes([bytes[10], bytes[11]]);
-    if kind != FilterKind::ScalableBloom.id() {
+    if kind != expected.id() {
         return Err(Error::new(
             ErrorKind::WrongKind,
             format!("chunk {cursor} holds a filter of kind {kind}"),
@@ -329,6 +339,42 @@ fn check_framing(cursor: u64, bytes: &[u8]) -> Result<(DumpId, u64, usize), Erro
         stream_len: u64_at(bytes, 40),
     };
     Ok((dump, u64_at(bytes, 24), end))
+}
+
+/// What a chunk's header says about its dump, read by [`inspect_chunk`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ChunkHeader {
+    /// The chunk's sequence number (its cursor), from 1.
+    pub sequence: u64,
+    /// Chunks in the dump.
+    pub total: u64,
+    /// Bytes of the dumped format.
+    pub stream_len: u64,
+    /// The dump's identity, the XXH3-64 of the whole dumped format.
+    pub dump_id: u64,
+}
+
+/// Checks one chunk of a dump of kind `kind` on its own (framing, kind,
+/// length and checksum) and returns its header: for a store that takes
+/// chunks one at a time (BF.LOADCHUNK) and answers each before the dump is
+/// complete. Whether the chunks fit together is checked when they are
+/// restored.
+///
+/// # Errors
+///
+/// [`ErrorKind::BadMagic`], [`ErrorKind::UnsupportedVersion`],
+/// [`ErrorKind::WrongKind`], [`ErrorKind::Truncated`],
+/// [`ErrorKind::LengthMismatch`] or [`ErrorKind::ChecksumMismatch`].
+pub fn inspect_chunk(kind: FilterKind, bytes: &[u8]) -> Result<ChunkHeader, Error> {
+    let cursor = bytes.get(24..32).map_or(0, |_| u64_at(bytes, 24));
+    let (dump, sequence, _) = check_framing(kind, cursor, bytes)?;
+    Ok(ChunkHeader {
+        sequence,
+        total: dump.total,
+        stream_len: dump.stream_len,
+        dump_id: dump.id,
+    })
 }
 
 impl<I, B> Read for ChunkReader<I, B>
@@ -392,39 +438,7 @@ impl<L: Layer> ScalableBloomFilter<L> {
         chunk_bytes: usize,
         store: impl FnMut(u64, &[u8]) -> Result<(), Error>,
     ) -> Result<u64, Error> {
-        if !(MIN_CHUNK_BYTES..=MAX_CHUNK_BYTES).contains(&chunk_bytes) {
-            return Err(Error::invalid(format!(
-                "chunks must be {MIN_CHUNK_BYTES}..={MAX_CHUNK_BYTES} bytes, got {chunk_bytes}"
-            )));
-        }
-        let mut fingerprint = Fingerprint {
-            hasher: Xxh3::new(),
-            len: 0,
-        };
-        self.write_to(&mut fingerprint)?;
-        let data_capacity = chunk_bytes - CHUNK_OVERHEAD;
-        let dump = DumpId {
-            id: fingerprint.hasher.digest(),
-            total: fingerprint.len.div_ceil(data_capacity as u64),
-            stream_len: fingerprint.len,
-        };
-        let mut chunk = Vec::with_capacity(chunk_bytes);
-        chunk.resize(CHUNK_HEADER, 0);
-        let mut writer = ChunkWriter {
-            dump,
-            data_capacity,
-            chunk,
-            sequence: 0,
-            store,
-            stash: ErrorStash::default(),
-        };
-        self.write_to(&mut writer)
-            .map_err(|err| writer.stash.take_or(err))?;
-        if writer.data_len() > 0 {
-            writer.emit()?;
-        }
-        debug_assert_eq!(writer.sequence, dump.total);
-        Ok(writer.sequence)
+        dump_chunks_of(self, chunk_bytes, store)
     }
 
     /// Restores a filter from the chunks of [`dump_chunks`](Self::dump_chunks),
@@ -466,9 +480,109 @@ impl<L: Layer> ScalableBloomFilter<L> {
         I: IntoIterator<Item = Result<(u64, B), Error>>,
         B: AsRef<[u8]>,
     {
-        let mut reader = ChunkReader::new(chunks.into_iter());
-        let filter = Self::read_from(&mut reader).map_err(|err| reader.stash.take_or(err))?;
-        reader.finish()?;
-        Ok(filter)
+        try_restore_chunks_of(chunks)
     }
+}
+
+/// Writes any filterlab filter as the numbered chunks
+/// [`ScalableBloomFilter::dump_chunks`] describes (the kind in each chunk
+/// is the filter's); returns the number of chunks.
+///
+/// # Errors
+///
+/// As [`ScalableBloomFilter::dump_chunks`].
+pub fn dump_chunks_of<P: Persist>(
+    filter: &P,
+    chunk_bytes: usize,
+    store: impl FnMut(u64, &[u8]) -> Result<(), Error>,
+) -> Result<u64, Error> {
+    dump_stream_chunks(P::KIND, chunk_bytes, |out| filter.write_to(out), store)
+}
+
+/// Writes the bytes `write` streams (twice: once to compute the dump's
+/// identity, once to cut it; both times the same bytes) as numbered
+/// chunks of kind `kind`: a filter's format with something of the
+/// caller's around it. Read back with [`try_restore_stream_chunks`].
+///
+/// # Errors
+///
+/// As [`ScalableBloomFilter::dump_chunks`], and those of `write`.
+pub fn dump_stream_chunks(
+    kind: FilterKind,
+    chunk_bytes: usize,
+    write: impl Fn(&mut dyn Write) -> Result<(), Error>,
+    store: impl FnMut(u64, &[u8]) -> Result<(), Error>,
+) -> Result<u64, Error> {
+    if !(MIN_CHUNK_BYTES..=MAX_CHUNK_BYTES).contains(&chunk_bytes) {
+        return Err(Error::invalid(format!(
+            "chunks must be {MIN_CHUNK_BYTES}..={MAX_CHUNK_BYTES} bytes, got {chunk_bytes}"
+        )));
+    }
+    let mut fingerprint = Fingerprint {
+        hasher: Xxh3::new(),
+        len: 0,
+    };
+    write(&mut fingerprint)?;
+    let data_capacity = chunk_bytes - CHUNK_OVERHEAD;
+    let dump = DumpId {
+        id: fingerprint.hasher.digest(),
+        total: fingerprint.len.div_ceil(data_capacity as u64),
+        stream_len: fingerprint.len,
+    };
+    let mut chunk = Vec::with_capacity(chunk_bytes);
+    chunk.resize(CHUNK_HEADER, 0);
+    let mut writer = ChunkWriter {
+        kind,
+        dump,
+        data_capacity,
+        chunk,
+        sequence: 0,
+        store,
+        stash: ErrorStash::default(),
+    };
+    write(&mut writer).map_err(|err| writer.stash.take_or(err))?;
+    if writer.data_len() > 0 {
+        writer.emit()?;
+    }
+    debug_assert_eq!(writer.sequence, dump.total);
+    Ok(writer.sequence)
+}
+
+/// Restores a filter of type `P` from the chunks of [`dump_chunks_of`],
+/// checked as [`ScalableBloomFilter::restore_chunks`] checks them (a chunk
+/// of another kind is [`ErrorKind::WrongKind`]).
+///
+/// # Errors
+///
+/// As [`ScalableBloomFilter::try_restore_chunks`].
+pub fn try_restore_chunks_of<P, I, B>(chunks: I) -> Result<P, Error>
+where
+    P: Persist,
+    I: IntoIterator<Item = Result<(u64, B), Error>>,
+    B: AsRef<[u8]>,
+{
+    try_restore_stream_chunks(P::KIND, chunks, |input| P::read_from(input))
+}
+
+/// Reads what `read` takes from the chunks of [`dump_stream_chunks`]
+/// (pulled one at a time), checked as
+/// [`ScalableBloomFilter::restore_chunks`] checks them: `read` must take
+/// the whole dumped stream.
+///
+/// # Errors
+///
+/// As [`ScalableBloomFilter::try_restore_chunks`], and those of `read`.
+pub fn try_restore_stream_chunks<T, I, B>(
+    kind: FilterKind,
+    chunks: I,
+    read: impl FnOnce(&mut dyn Read) -> Result<T, Error>,
+) -> Result<T, Error>
+where
+    I: IntoIterator<Item = Result<(u64, B), Error>>,
+    B: AsRef<[u8]>,
+{
+    let mut reader = ChunkReader::new(kind, chunks.into_iter());
+    let value = read(&mut reader).map_err(|err| reader.stash.take_or(err))?;
+    reader.finish()?;
+    Ok(value)
 }

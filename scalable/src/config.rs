@@ -7,9 +7,7 @@ use std::marker::PhantomData;
 use filterlab_bloom::BloomSizing;
 use filterlab_core::memory::DEFAULT_MEMORY_LIMIT;
 use filterlab_core::sizing::{check_fpp, check_items, ensure, memory_summary};
-use filterlab_core::theory::{
-    scalable_bloom_fpp, scalable_bloom_fpp_bound, scalable_bloom_loads, scalable_layer_fpp,
-};
+use filterlab_core::theory::{scalable_bloom_fpp, scalable_bloom_loads, scalable_layer_fpp};
 use filterlab_core::{Error, ErrorKind, FilterKind, KeyHasher};
 
 use crate::layer::{DefaultLayer, Layer};
@@ -50,8 +48,14 @@ pub struct ScalableConfig {
     pub target_fpp: f64,
     /// The growth factor s: layer i holds n0·s^i keys.
     pub growth: u64,
-    /// The tightening ratio r: layer i is sized for P·(1 − r)·r^i.
+    /// The tightening ratio r: layer i is sized for P·(1 − r)·r^i, or,
+    /// with a first-layer share, layer i ≥ 1 for (1 − f)·P·(1 − r)·r^(i−1).
     pub tightening: f64,
+    /// The first layer's share f of the target: `Some(f)` sizes layer 0
+    /// for f·P and shares (1 − f)·P geometrically among the layers after
+    /// it; `None` (the default) is the geometric schedule, whose first
+    /// share is 1 − r. See [`ScalableBloomBuilder::first_layer_share`].
+    pub first_share: Option<f64>,
     /// Whether the filter refuses keys past its first layer instead of
     /// growing (RedisBloom's NONSCALING); its one layer is sized for P.
     pub non_scaling: bool,
@@ -81,14 +85,15 @@ impl ScalableConfig {
         ensure(tightening > 0.0 && tightening < 1.0, || {
             format!("the tightening ratio must be in (0, 1), got {tightening}")
         })?;
-        let least = if non_scaling { 1 } else { 2 };
-        ensure((least..=MAX_GROWTH).contains(&growth), || {
-            let why = if non_scaling {
-                ""
-            } else {
-                " (below 2 only for a non-scaling filter)"
-            };
-            format!("the growth factor must be in {least}..={MAX_GROWTH}{why}, got {growth}")
+        if let Some(share) = self.first_share {
+            ensure(share > 0.0 && share < 1.0 && !non_scaling, || {
+                format!(
+                    "the first layer's share must be in (0, 1), and unset for a non-scaling filter, got {share}"
+                )
+            })?;
+        }
+        ensure((1..=MAX_GROWTH).contains(&growth), || {
+            format!("the growth factor must be in 1..={MAX_GROWTH}, got {growth}")
         })?;
         ensure(
             (1..=MAX_LAYERS).contains(&max_layers) && !(non_scaling && max_layers != 1),
@@ -110,26 +115,31 @@ impl ScalableConfig {
             .and_then(|factor| factor.checked_mul(self.initial_capacity))
     }
 
-    /// The FPP target of layer `index`: P·(1 − r)·r^i, or P for the one
-    /// layer of a non-scaling filter.
+    /// The FPP target of layer `index`: P·(1 − r)·r^i; with a first-layer
+    /// share f, f·P for layer 0 and (1 − f)·P·(1 − r)·r^(i−1) for layer
+    /// i ≥ 1 ([`first_share_layer_fpp`]); P for the one layer of a
+    /// non-scaling filter.
     pub fn layer_fpp(&self, index: u32) -> f64 {
-        if self.non_scaling {
-            self.target_fpp
-        } else {
-            scalable_layer_fpp(self.target_fpp, self.tightening, index)
+        match (self.non_scaling, self.first_share) {
+            (true, _) => self.target_fpp,
+            (false, None) => scalable_layer_fpp(self.target_fpp, self.tightening, index),
+            (false, Some(share)) => {
+                first_share_layer_fpp(self.target_fpp, share, self.tightening, index)
+            }
         }
     }
 
     /// The compound bound of the first `layers` layers, each at its
-    /// target: 1 − Π(1 − P0·r^i), or P for a non-scaling filter. Never
-    /// above P: the sum it stays under, P0·Σr^i, is below P, but the
-    /// product rounds, up to an ulp above P when P0 is close to P (r near
-    /// 0, or the one layer of a non-scaling filter), so it is capped at P.
+    /// target: 1 − Π(1 − p_i), or P for a non-scaling filter. Never above
+    /// P: the sum it stays under (Σ P·(1 − r)·r^i, or f·P + (1 − f)·P·Σ
+    /// (1 − r)·r^i) is below P, but the product rounds, up to an ulp above
+    /// P when a layer's target is close to P (r near 0, f near 1, or the
+    /// one layer of a non-scaling filter), so it is capped at P.
     pub(crate) fn fpp_bound(&self, layers: u32) -> f64 {
         if self.non_scaling {
             self.target_fpp
         } else {
-            let bound = scalable_bloom_fpp_bound(self.target_fpp, self.tightening, layers);
+            let bound = scalable_bloom_fpp((0..layers).map(|index| self.layer_fpp(index)));
             bound.min(self.target_fpp)
         }
     }
@@ -155,6 +165,40 @@ impl ScalableConfig {
     }
 }
 
+/// The FPP target of layer `index` when the first layer takes the share
+/// `first_share` (f) of the compound target `fpp` (P): f·P for layer 0,
+/// (1 − f)·P·(1 − r)·r^(i−1) for layer i ≥ 1, r = `tightening`. The layers
+/// after the first split (1 − f)·P as the geometric schedule splits P, so
+/// the targets sum to less than f·P + (1 − f)·P = P at every size, and the
+/// compound FPP 1 − Π(1 − p_i) ≤ Σ p_i stays below P. f = 1 − r gives the
+/// geometric schedule's targets P·(1 − r)·r^i (up to rounding: 1 − f is
+/// then r only approximately).
+///
+/// Computed by repeated multiplication, so the same inputs give the same
+/// bits on every platform (the layers store their targets in their files).
+///
+/// # Examples
+///
+/// ```
+/// use filterlab_scalable::first_share_layer_fpp;
+///
+/// assert_eq!(first_share_layer_fpp(0.01, 0.5, 0.8, 0), 0.005);
+/// assert!((first_share_layer_fpp(0.01, 0.5, 0.8, 1) - 0.001).abs() < 1e-15);
+/// assert!((first_share_layer_fpp(0.01, 0.5, 0.8, 2) - 0.0008).abs() < 1e-15);
+/// let sum: f64 = (0..2000).map(|i| first_share_layer_fpp(0.01, 0.5, 0.8, i)).sum();
+/// assert!(sum <= 0.01 && sum > 0.01 * (1.0 - 1e-12));
+/// ```
+pub fn first_share_layer_fpp(fpp: f64, first_share: f64, tightening: f64, index: u32) -> f64 {
+    if index == 0 {
+        return fpp * first_share;
+    }
+    let mut layer = fpp * (1.0 - first_share) * (1.0 - tightening);
+    for _ in 1..index {
+        layer *= tightening;
+    }
+    layer
+}
+
 /// Configures a `ScalableBloomFilter` with layers of type `L`; made by
 /// `ScalableBloomFilter::with_fpp` (default layers) or [`Self::new`].
 #[derive(Clone, Debug)]
@@ -175,6 +219,7 @@ impl<L: Layer> ScalableBloomBuilder<L> {
                 target_fpp: fpp,
                 growth: DEFAULT_GROWTH,
                 tightening: DEFAULT_TIGHTENING,
+                first_share: None,
                 non_scaling: false,
                 max_layers: MAX_LAYERS,
                 max_memory: DEFAULT_MEMORY_LIMIT,
@@ -208,11 +253,26 @@ impl<L: Layer> ScalableBloomBuilder<L> {
 
     filterlab_core::builder_setters! {
         /// The growth factor s (default [`DEFAULT_GROWTH`]): layer i holds
-        /// n0·s^i keys. At least 2 unless the filter is non-scaling.
+        /// n0·s^i keys. 1 adds layers of the first one's size (RedisBloom's
+        /// EXPANSION 1), each tighter, up to the layer cap.
         growth(factor: u64) => config.growth = factor;
         /// The tightening ratio r in (0, 1) (default
-        /// [`DEFAULT_TIGHTENING`]): layer i is sized for P·(1 − r)·r^i.
+        /// [`DEFAULT_TIGHTENING`]): layer i is sized for P·(1 − r)·r^i
+        /// (layer i ≥ 1 for (1 − f)·P·(1 − r)·r^(i−1) with a
+        /// [`first_layer_share`](Self::first_layer_share) f).
         tightening(ratio: f64) => config.tightening = ratio;
+        /// Sizes the first layer for the share f in (0, 1) of the target,
+        /// f·P, and layer i ≥ 1 for (1 − f)·P·(1 − r)·r^(i−1): the compound
+        /// FPP still stays below P at every size (the targets sum to less
+        /// than P), but the first layer's size is no longer tied to r. The
+        /// geometric schedule (the default) gives the first layer 1 − r
+        /// (0.15·P at r = 0.85), which makes a filter reserved for n0 keys
+        /// 1.2–1.4× the size of one sized for P/2 (RedisBloom's first
+        /// layer); f = 0.5 sizes it as RedisBloom does and keeps the
+        /// growth's guarantee, for more memory per key once the filter has
+        /// grown (the crate README has the measurements). Ignored, and not
+        /// recorded, for a non-scaling filter (its one layer takes P).
+        first_layer_share(share: f64) => config.first_share = Some(share);
         /// Refuse keys past the first layer with [`ErrorKind::Full`]
         /// instead of growing (RedisBloom's NONSCALING); the one layer is
         /// then sized for P itself.
@@ -235,8 +295,9 @@ impl<L: Layer> ScalableBloomBuilder<L> {
     /// # Errors
     ///
     /// [`ErrorKind::InvalidParameter`] for an FPP outside (0, 1), a missing
-    /// or zero initial capacity, a tightening ratio outside (0, 1), a growth
-    /// factor below 2 (unless non-scaling) or above [`MAX_GROWTH`], or a
+    /// or zero initial capacity, a tightening ratio or first-layer share
+    /// outside (0, 1), a growth
+    /// factor of 0 or above [`MAX_GROWTH`], or a
     /// layer cap outside 1..=[`MAX_LAYERS`].
     pub fn config(&self) -> Result<ScalableConfig, Error> {
         if !self.initial_set {
@@ -247,6 +308,7 @@ impl<L: Layer> ScalableBloomBuilder<L> {
         let mut config = self.config;
         if config.non_scaling {
             config.max_layers = 1;
+            config.first_share = None;
         }
         config.validate()?;
         Ok(config)
@@ -298,7 +360,7 @@ pub struct LayerSizing {
     pub capacity: u64,
     /// Keys it holds at the planned item count.
     pub load: u64,
-    /// Its FPP target (P·(1 − r)·r^i).
+    /// Its FPP target (P·(1 − r)·r^i, see [`ScalableConfig::layer_fpp`]).
     pub target_fpp: f64,
     /// Its exact FPP at `load`.
     pub fpp_at_load: f64,
@@ -337,8 +399,8 @@ pub struct ScalableSizing {
     /// The exact compound FPP at `items`: 1 − Π(1 − p_i) over the layers'
     /// exact FPPs at their loads.
     pub fpp_at_items: f64,
-    /// The compound bound of those layers, 1 − Π(1 − P0·r^i) (P for a
-    /// non-scaling filter): never above the target.
+    /// The compound bound of those layers, 1 − Π(1 − p_i) over their
+    /// targets (P for a non-scaling filter): never above the target.
     pub fpp_bound: f64,
 }
 
@@ -412,9 +474,12 @@ impl fmt::Display for ScalableSizing {
         if config.non_scaling {
             writeln!(f, "  growth              none (non-scaling)")?;
         } else {
+            let first = config
+                .first_share
+                .map_or_else(String::new, |share| format!(", first layer {share} of P"));
             writeln!(
                 f,
-                "  growth              ×{} per layer, FPP ×{} per layer (P0 = {:.3e})",
+                "  growth              ×{} per layer, FPP ×{} per layer{first} (P0 = {:.3e})",
                 config.growth,
                 config.tightening,
                 config.layer_fpp(0)
@@ -449,5 +514,54 @@ impl fmt::Display for ScalableSizing {
             )?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(first_share: Option<f64>, tightening: f64) -> ScalableConfig {
+        let builder = ScalableBloomBuilder::<DefaultLayer>::new(0.01)
+            .initial_capacity(100)
+            .tightening(tightening);
+        let builder = match first_share {
+            Some(share) => builder.first_layer_share(share),
+            None => builder,
+        };
+        builder.config().unwrap()
+    }
+
+    #[test]
+    fn a_first_share_of_one_minus_r_is_the_geometric_schedule() {
+        for r in [0.5, 0.85, 0.9] {
+            let (geometric, shared) = (config(None, r), config(Some(1.0 - r), r));
+            for index in 0..64 {
+                let (a, b) = (geometric.layer_fpp(index), shared.layer_fpp(index));
+                assert!((a / b - 1.0).abs() < 1e-12, "r {r}, layer {index}: {a} {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_first_layer_takes_its_share_and_the_rest_stays_under_p() {
+        for (share, r) in [(0.65, 0.85), (0.5, 0.5), (0.99, 0.99), (1e-3, 0.1)] {
+            let config = config(Some(share), r);
+            assert_eq!(config.layer_fpp(0), 0.01 * share);
+            assert!((config.layer_fpp(1) / (0.01 * (1.0 - share) * (1.0 - r)) - 1.0).abs() < 1e-12);
+            assert!((config.layer_fpp(2) / config.layer_fpp(1) - r).abs() < 1e-12);
+            let mut previous = 0.0;
+            for layers in 1..=MAX_LAYERS {
+                let bound = config.fpp_bound(layers);
+                let sum: f64 = (0..layers).map(|i| config.layer_fpp(i)).sum();
+                // The sum reaches P within rounding once r^i vanishes.
+                let under = sum <= 0.01 * (1.0 + 1e-12) && bound <= 0.01;
+                assert!(
+                    bound >= previous && bound <= sum * (1.0 + 1e-12) && under,
+                    "{share} {r} {layers}: {bound:e} {sum:e}"
+                );
+                previous = bound;
+            }
+        }
     }
 }

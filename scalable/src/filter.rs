@@ -3,7 +3,9 @@
 use std::fmt;
 
 use filterlab_core::theory::scalable_bloom_fpp;
-use filterlab_core::{BATCH, Error, ErrorKind, Filter, Key, KeyHasher, insert_in_batches};
+use filterlab_core::{
+    BATCH, Error, ErrorKind, Filter, Key, KeyHasher, Membership, insert_in_batches,
+};
 
 use crate::config::{ScalableBloomBuilder, ScalableConfig, ScalableSizing, plan};
 use crate::info::{LayerInfo, ScalableInfo};
@@ -27,7 +29,7 @@ use crate::layer::{DefaultLayer, Layer};
 /// # Examples
 ///
 /// ```
-/// use filterlab_scalable::{Filter, ScalableBloomFilter};
+/// use filterlab_scalable::{Membership, ScalableBloomFilter};
 ///
 /// let mut seen = ScalableBloomFilter::with_fpp(0.01).initial_capacity(1000).seed(7).build()?;
 /// for id in 0..100_000u64 {
@@ -175,8 +177,8 @@ impl<L: Layer> ScalableBloomFilter<L> {
         self.config.target_fpp
     }
 
-    /// The compound bound of the layers there are now: 1 − Π(1 − P0·r^i)
-    /// over them (P for a non-scaling filter); never above the target.
+    /// The compound bound of the layers there are now: 1 − Π(1 − p_i) over
+    /// their targets (P for a non-scaling filter); never above the target.
     pub fn fpp_bound(&self) -> f64 {
         self.config.fpp_bound(self.layers.len() as u32)
     }
@@ -203,6 +205,7 @@ impl<L: Layer> ScalableBloomFilter<L> {
             non_scaling: self.config.non_scaling,
             target_fpp: self.config.target_fpp,
             tightening: self.config.tightening,
+            first_share: self.config.first_share,
             fpp_bound: self.fpp_bound(),
             fpp_now: self.expected_fpp(),
             layers: (0u32..)
@@ -298,26 +301,9 @@ filterlab_core::inherent_methods!([L: Layer] ScalableBloomFilter<L>: filter, wri
 // infers it; other layers read through `Persist`.
 filterlab_core::inherent_methods!(ScalableBloomFilter: read);
 
-impl<L: Layer> Filter for ScalableBloomFilter<L> {
+impl<L: Layer> Membership for ScalableBloomFilter<L> {
     fn hasher(&self) -> &KeyHasher {
         &self.config.hasher
-    }
-
-    /// Checks every layer, newest first; a key none reports present goes
-    /// into the newest layer, after adding a layer when that one is full.
-    fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
-        if self.contains_hash(hash) {
-            return Ok(false);
-        }
-        let newest = &self.layers[self.layers.len() - 1];
-        if newest
-            .capacity()
-            .is_some_and(|capacity| newest.len() >= capacity)
-        {
-            self.grow()?;
-        }
-        let last = self.layers.len() - 1;
-        self.layers[last].insert_hash(hash)
     }
 
     #[inline]
@@ -346,15 +332,9 @@ impl<L: Layer> Filter for ScalableBloomFilter<L> {
         usize::try_from(self.items()).unwrap_or(usize::MAX)
     }
 
-    /// Back to one empty first layer.
-    fn clear(&mut self) {
-        self.layers.truncate(1);
-        self.layers[0].clear();
-    }
-
     /// Bytes of all layers.
     fn memory_usage(&self) -> usize {
-        self.layers.iter().map(Filter::memory_usage).sum()
+        self.layers.iter().map(Membership::memory_usage).sum()
     }
 
     /// `None` for a scaling filter, whose target holds at every size it
@@ -371,7 +351,7 @@ impl<L: Layer> Filter for ScalableBloomFilter<L> {
     /// 1 − Π(1 − f_i) over the layers' FPPs given their fill: exact for
     /// this instance.
     fn expected_fpp(&self) -> f64 {
-        scalable_bloom_fpp(self.layers.iter().map(Filter::expected_fpp))
+        scalable_bloom_fpp(self.layers.iter().map(Membership::expected_fpp))
     }
 
     /// The exact compound FPP after `items` counted keys: they split over
@@ -386,6 +366,31 @@ impl<L: Layer> Filter for ScalableBloomFilter<L> {
             Ok(None) => at(self.reachable_items()).map(|sizing| sizing.fpp_at_items),
             Err(_) => None,
         }
+    }
+}
+
+impl<L: Layer> Filter for ScalableBloomFilter<L> {
+    /// Checks every layer, newest first; a key none reports present goes
+    /// into the newest layer, after adding a layer when that one is full.
+    fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
+        if self.contains_hash(hash) {
+            return Ok(false);
+        }
+        let newest = &self.layers[self.layers.len() - 1];
+        if newest
+            .capacity()
+            .is_some_and(|capacity| newest.len() >= capacity)
+        {
+            self.grow()?;
+        }
+        let last = self.layers.len() - 1;
+        self.layers[last].insert_hash(hash)
+    }
+
+    /// Back to one empty first layer.
+    fn clear(&mut self) {
+        self.layers.truncate(1);
+        self.layers[0].clear();
     }
 }
 

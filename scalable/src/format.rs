@@ -1,6 +1,9 @@
 //! The binary format: the shared framing with the filter's parameters in
 //! the header and each layer, a complete filterlab file of its own kind,
-//! nested in the payload. Documented in the crate README.
+//! nested in the payload. Documented in the crate README. Layout 1 (nine
+//! parameters) is written for the geometric schedule, as before there was
+//! another; layout 2 (eleven: a layout number and the first layer's share)
+//! for a filter with a first-layer share. Both are read.
 
 use std::io::{self, Read, Write};
 
@@ -11,8 +14,8 @@ use crate::config::{MAX_GROWTH, MAX_LAYERS, MAX_MEMORY_CAP, ScalableConfig};
 use crate::filter::ScalableBloomFilter;
 use crate::layer::Layer;
 
-/// Header parameters, in order.
-const PARAM_NAMES: [&str; 9] = [
+/// Header parameters, in order (layout 1 has the first nine).
+const PARAM_NAMES: [&str; 11] = [
     "initial_capacity",
     "target_fpp",
     "growth",
@@ -22,7 +25,15 @@ const PARAM_NAMES: [&str; 9] = [
     "max_layers",
     "max_memory",
     "layers",
+    "layout",
+    "first_share",
 ];
+
+/// Parameters of layout 1: the geometric schedule, no layout number.
+const LAYOUT_1_PARAMS: usize = 9;
+
+/// The layout written for a filter with a first-layer share.
+const LAYOUT_2: u64 = 2;
 
 /// Flag bit: the filter is non-scaling.
 const NON_SCALING: u64 = 1;
@@ -71,21 +82,27 @@ impl<L: Layer> Persist for ScalableBloomFilter<L> {
 
     fn header(&self) -> Header {
         let config = &self.config;
+        let mut params = vec![
+            config.initial_capacity,
+            config.target_fpp.to_bits(),
+            config.growth,
+            config.tightening.to_bits(),
+            if config.non_scaling { NON_SCALING } else { 0 },
+            u64::from(config.layer_kind.id()),
+            u64::from(config.max_layers),
+            config.max_memory,
+            self.layers.len() as u64,
+        ];
+        // Layout 1 stays the geometric schedule's, byte for byte, so files
+        // without a share still load in builds that predate layout 2.
+        if let Some(share) = config.first_share {
+            params.extend([LAYOUT_2, share.to_bits()]);
+        }
         Header {
             kind: FilterKind::ScalableBloom,
             hasher: config.hasher,
             items: self.items(),
-            params: vec![
-                config.initial_capacity,
-                config.target_fpp.to_bits(),
-                config.growth,
-                config.tightening.to_bits(),
-                if config.non_scaling { NON_SCALING } else { 0 },
-                u64::from(config.layer_kind.id()),
-                u64::from(config.max_layers),
-                config.max_memory,
-                self.layers.len() as u64,
-            ],
+            params,
             payload_len: self.layers.iter().map(frame_len).sum(),
         }
     }
@@ -98,8 +115,20 @@ impl<L: Layer> Persist for ScalableBloomFilter<L> {
     }
 
     fn config_from_header(header: &Header) -> Result<ScalableConfig, Error> {
-        header.expect_params(PARAM_NAMES.len())?;
         let param = |index: usize| header.param(index, PARAM_NAMES[index]);
+        let first_share = if header.params.len() == LAYOUT_1_PARAMS {
+            None
+        } else {
+            header.expect_params(PARAM_NAMES.len())?;
+            let layout = param(9)?;
+            if layout != LAYOUT_2 {
+                return Err(Error::new(
+                    ErrorKind::UnsupportedVersion,
+                    format!("scalable layout {layout}, this build reads 1 and {LAYOUT_2}"),
+                ));
+            }
+            Some(f64::from_bits(param(10)?))
+        };
         let kind_id = param(5)?;
         if kind_id != u64::from(L::KIND.id()) {
             return Err(Error::new(
@@ -121,6 +150,7 @@ impl<L: Layer> Persist for ScalableBloomFilter<L> {
             target_fpp: f64::from_bits(param(1)?),
             growth: param(2)?,
             tightening: f64::from_bits(param(3)?),
+            first_share,
             non_scaling: flags & NON_SCALING != 0,
             max_layers: u32::try_from(max_layers).unwrap_or(u32::MAX),
             max_memory: param(7)?,

@@ -30,7 +30,11 @@ pub struct ScalableInfo {
     pub target_fpp: f64,
     /// The tightening ratio r.
     pub tightening: f64,
-    /// The compound bound of the layers there are now, 1 − Π(1 − P0·r^i).
+    /// The first layer's share f of the target, when set (see
+    /// [`ScalableBloomBuilder::first_layer_share`](crate::ScalableBloomBuilder::first_layer_share)).
+    pub first_share: Option<f64>,
+    /// The compound bound of the layers there are now, 1 − Π(1 − p_i) over
+    /// their targets.
     pub fpp_bound: f64,
     /// The compound FPP given each layer's fill now: exact for this filter.
     pub fpp_now: f64,
@@ -52,7 +56,8 @@ pub struct LayerInfo {
     pub hashes: u32,
     /// Bytes of its array.
     pub bytes: usize,
-    /// Its FPP target P0·r^i, which its exact FPP at capacity meets.
+    /// Its FPP target (P0·r^i in the geometric schedule), which its exact
+    /// FPP at capacity meets.
     pub fpp_bound: f64,
     /// Its FPP given its fill now.
     pub fpp_now: f64,
@@ -87,9 +92,12 @@ impl fmt::Display for ScalableInfo {
         } else {
             writeln!(f, "  Expansion rate            {}", self.expansion)?;
         }
+        let first = self
+            .first_share
+            .map_or_else(String::new, |share| format!("first layer {share} of it, "));
         writeln!(
             f,
-            "  FPP target                {:.3e} (tightening {})",
+            "  FPP target                {:.3e} ({first}tightening {})",
             self.target_fpp, self.tightening
         )?;
         writeln!(f, "  FPP bound of the layers   {:.4e}", self.fpp_bound)?;

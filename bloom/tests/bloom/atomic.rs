@@ -5,10 +5,10 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use filterlab_bloom::{AtomicBloomFilter, BloomFilter, Filter};
-use filterlab_core::Probes;
+use filterlab_bloom::{AtomicBloomFilter, BloomFilter};
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::testing::{Conformance, check_fpp_against_theory};
+use filterlab_core::{Membership, Probes};
 
 use crate::{check_counter_bound, check_merges_keep_len_within_the_bits_set};
 

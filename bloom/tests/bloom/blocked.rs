@@ -5,8 +5,9 @@
 
 use filterlab_bloom::{
     BLOCK_BITS, BlockProbes, BlockedBloomBuilder, BlockedBloomFilter, BloomFilter, ErrorKind,
-    Filter, Kernel,
+    Kernel,
 };
+use filterlab_core::Membership;
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::testing::{
     Conformance, check_fpp_against_theory, fill, mean_fpp_over_instances,

@@ -3,7 +3,8 @@
 //! integer types, and a negative value is never an unsigned one. A filter
 //! of hasher id 1 keeps hashing integers by width, as when it was written.
 
-use filterlab_bloom::{BloomFilter, Filter, HashAlgorithm, KeyHasher};
+use filterlab_bloom::{BloomFilter, HashAlgorithm, KeyHasher};
+use filterlab_core::Membership;
 
 /// The integer types that hold `v`, each with whether `filter` contains
 /// `v` as that type.

@@ -11,7 +11,7 @@ use filterlab_core::testing::{
     Conformance, check_invalid_fpps, expect_error, fill, mean_fpp_over_instances,
 };
 use filterlab_core::theory::{bloom_optimal_bits, split_block_bloom_fpp};
-use filterlab_core::{KeyHasher, reduce};
+use filterlab_core::{KeyHasher, Membership, reduce};
 
 use crate::{
     GOLDEN_KEYS, check_batches_agree, check_golden, check_merges_keep_len_within_the_bits_set,

@@ -128,7 +128,7 @@ impl SizedFor {
         Ok(Self { items, fpp })
     }
 
-    /// The load as `Filter::capacity` reports it.
+    /// The load as `Membership::capacity` reports it.
     pub fn capacity(self) -> Option<usize> {
         usize::try_from(self.items).ok()
     }

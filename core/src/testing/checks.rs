@@ -6,7 +6,7 @@ use std::fmt::Debug;
 use std::path::Path;
 
 use crate::format::MAX_PARAMS;
-use crate::{Error, ErrorKind, Filter, HashAlgorithm, KeyHasher, Merge, Persist};
+use crate::{Error, ErrorKind, Filter, HashAlgorithm, KeyHasher, Membership, Merge, Persist};
 
 /// Every kind of FPP outside (0, 1): zero, negative, one, above one, NaN
 /// and both infinities. Each must be refused as
@@ -60,13 +60,31 @@ pub fn check_golden<F>(mut filter: F, keys: &[&str], path: impl AsRef<Path>) -> 
 where
     F: Filter + Persist + PartialEq + Debug,
 {
-    let path = path.as_ref();
     let hasher = *filter.hasher();
     for key in keys {
         if let Err(err) = filter.insert_hash(hasher.hash(key)) {
             panic!("golden key {key}: {err}");
         }
     }
+    check_golden_file(&filter, keys, path)
+}
+
+/// The golden-file check of a filter that holds `keys` (a filter built
+/// from them, or filled with them by [`check_golden`]): its bytes against
+/// the file at `path` (first rewritten from the filter when the environment
+/// variable `FILTERLAB_BLESS` is set, only for a deliberate, versioned
+/// format change), and the file read back as an equal filter holding the
+/// keys. Returns the file's bytes.
+///
+/// # Panics
+///
+/// When the file cannot be read or written, its bytes differ, or it reads
+/// back as another filter.
+pub fn check_golden_file<F>(filter: &F, keys: &[&str], path: impl AsRef<Path>) -> Vec<u8>
+where
+    F: Membership + Persist + PartialEq + Debug,
+{
+    let path = path.as_ref();
     if std::env::var_os("FILTERLAB_BLESS").is_some() {
         std::fs::write(path, filter.to_bytes()).expect("writing the golden file");
     }
@@ -78,7 +96,7 @@ where
         path.display()
     );
     let read = F::from_bytes(&golden).expect("the golden file reads back");
-    assert_eq!(read, filter);
+    assert_eq!(&read, filter);
     assert!(keys.iter().all(|key| read.contains(*key)));
     golden
 }

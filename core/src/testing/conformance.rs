@@ -53,11 +53,11 @@ where
 }
 
 /// Keys a case inserts: random, or drawn from a small range to force duplicates.
-fn key_sets(max: usize) -> impl Strategy<Value = Vec<u64>> {
+pub(crate) fn key_sets(max: usize) -> impl Strategy<Value = Vec<u64>> {
     prop_oneof![vec(any::<u64>(), 0..=max), vec(0..64u64, 0..=max.min(256))]
 }
 
-fn fail(name: &str, property: &str, err: impl std::fmt::Display) -> ! {
+pub(crate) fn fail(name: &str, property: &str, err: impl std::fmt::Display) -> ! {
     panic!("{name}: conformance property `{property}` failed: {err}")
 }
 
@@ -81,7 +81,7 @@ where
     /// The filter is a multiset (counting Bloom, cuckoo): inserting a key
     /// again adds a copy (still answering `Ok(false)`, as it was present),
     /// and `len` counts every accepted insert minus every removal, as
-    /// [`Filter::len`] documents.
+    /// [`Membership::len`](crate::Membership::len) documents.
     #[must_use]
     pub fn multiset(mut self) -> Self {
         self.multiset = true;
@@ -307,98 +307,12 @@ where
 
     /// Every way a small file can be damaged must give a typed error.
     fn check_bad_bytes(&self) {
-        let name = self.name;
         let mut filter = (self.make)();
         let hasher = *filter.hasher();
         for key in 0..20u64 {
             let _ = filter.insert_hash(hasher.hash(&key));
         }
-        let bytes = filter.to_bytes();
-        // Flip every bit of a small file (every byte, one bit each, for larger ones).
-        let bits: &[u8] = if bytes.len() <= 4096 {
-            &[0, 1, 2, 3, 4, 5, 6, 7]
-        } else {
-            &[0]
-        };
-        for at in 0..bytes.len() {
-            for &bit in bits {
-                let mut corrupt = bytes.clone();
-                corrupt[at] ^= 1 << bit;
-                if let Ok(decoded) = F::from_bytes(&corrupt) {
-                    fail(
-                        name,
-                        "bit flips are detected",
-                        format!("flip at byte {at} bit {bit} gave {decoded:?}"),
-                    );
-                }
-            }
-        }
-        for len in 0..bytes.len() {
-            match F::from_bytes(&bytes[..len]) {
-                Err(err) if err.kind() == ErrorKind::Truncated => {}
-                other => fail(
-                    name,
-                    "truncation is detected",
-                    format!("{len} bytes gave {other:?}"),
-                ),
-            }
-        }
-        let mut longer = bytes.clone();
-        longer.push(0);
-        expect_kind::<F>(name, &longer, ErrorKind::LengthMismatch, "trailing bytes");
-
-        // A file of another kind.
-        let other_kind = if F::KIND == FilterKind::Bloom {
-            FilterKind::Cuckoo
-        } else {
-            FilterKind::Bloom
-        };
-        let mut wrong = bytes.clone();
-        wrong[10..12].copy_from_slice(&other_kind.id().to_le_bytes());
-        reseal_header(&mut wrong);
-        expect_kind::<F>(name, &wrong, ErrorKind::WrongKind, "wrong kind");
-
-        // A crafted payload length with a valid header checksum: refused by
-        // the limit, and by the parameters when the limit is lifted, before
-        // any allocation.
-        let mut crafted = bytes.clone();
-        crafted[32..40].copy_from_slice(&(1u64 << 50).to_le_bytes());
-        reseal_header(&mut crafted);
-        expect_kind::<F>(
-            name,
-            &crafted,
-            ErrorKind::PayloadTooLarge,
-            "crafted payload length",
-        );
-        match F::read_from_with_limit(&crafted[..], u64::MAX) {
-            Err(err) if err.kind() == ErrorKind::LengthMismatch => {}
-            other => fail(
-                name,
-                "crafted payload length",
-                format!("without a limit gave {other:?}"),
-            ),
-        }
-
-        // Crafted parameters: each set to absurd values in turn.
-        let params = usize::from(u16::from_le_bytes([bytes[14], bytes[15]]));
-        assert!(params <= MAX_PARAMS);
-        for index in 0..params {
-            for value in [0, u64::MAX, 1 << 62] {
-                let mut crafted = bytes.clone();
-                let at = 40 + 8 * index;
-                crafted[at..at + 8].copy_from_slice(&value.to_le_bytes());
-                reseal_header(&mut crafted);
-                if crafted != bytes
-                    && let Ok(decoded) = F::read_from_with_limit(&crafted[..], u64::MAX)
-                {
-                    fail(
-                        name,
-                        "crafted parameters",
-                        format!("param {index} = {value} gave {decoded:?}"),
-                    );
-                }
-            }
-        }
+        check_damaged_files::<F>(self.name, &filter.to_bytes());
     }
 
     fn check_config_drift(&self) {
@@ -559,6 +473,104 @@ where
     }
 }
 
+/// Every way the file `bytes` (of a small filter of type `F`) can be
+/// damaged must give a typed error from its reader: every bit flip (every
+/// byte, one bit each, past 4096 bytes), every truncation, trailing bytes,
+/// another kind, a crafted payload length and crafted parameters (each
+/// resealed so that they reach the checks behind the header checksum).
+///
+/// # Panics
+///
+/// With the first damage the reader accepts or reports otherwise.
+pub(crate) fn check_damaged_files<F: Persist + Debug>(name: &str, bytes: &[u8]) {
+    let bytes = bytes.to_vec();
+    // Flip every bit of a small file (every byte, one bit each, for larger ones).
+    let bits: &[u8] = if bytes.len() <= 4096 {
+        &[0, 1, 2, 3, 4, 5, 6, 7]
+    } else {
+        &[0]
+    };
+    for at in 0..bytes.len() {
+        for &bit in bits {
+            let mut corrupt = bytes.clone();
+            corrupt[at] ^= 1 << bit;
+            if let Ok(decoded) = F::from_bytes(&corrupt) {
+                fail(
+                    name,
+                    "bit flips are detected",
+                    format!("flip at byte {at} bit {bit} gave {decoded:?}"),
+                );
+            }
+        }
+    }
+    for len in 0..bytes.len() {
+        match F::from_bytes(&bytes[..len]) {
+            Err(err) if err.kind() == ErrorKind::Truncated => {}
+            other => fail(
+                name,
+                "truncation is detected",
+                format!("{len} bytes gave {other:?}"),
+            ),
+        }
+    }
+    let mut longer = bytes.clone();
+    longer.push(0);
+    expect_kind::<F>(name, &longer, ErrorKind::LengthMismatch, "trailing bytes");
+
+    // A file of another kind.
+    let other_kind = if F::KIND == FilterKind::Bloom {
+        FilterKind::Cuckoo
+    } else {
+        FilterKind::Bloom
+    };
+    let mut wrong = bytes.clone();
+    wrong[10..12].copy_from_slice(&other_kind.id().to_le_bytes());
+    reseal_header(&mut wrong);
+    expect_kind::<F>(name, &wrong, ErrorKind::WrongKind, "wrong kind");
+
+    // A crafted payload length with a valid header checksum: refused by
+    // the limit, and by the parameters when the limit is lifted, before
+    // any allocation.
+    let mut crafted = bytes.clone();
+    crafted[32..40].copy_from_slice(&(1u64 << 50).to_le_bytes());
+    reseal_header(&mut crafted);
+    expect_kind::<F>(
+        name,
+        &crafted,
+        ErrorKind::PayloadTooLarge,
+        "crafted payload length",
+    );
+    match F::read_from_with_limit(&crafted[..], u64::MAX) {
+        Err(err) if err.kind() == ErrorKind::LengthMismatch => {}
+        other => fail(
+            name,
+            "crafted payload length",
+            format!("without a limit gave {other:?}"),
+        ),
+    }
+
+    // Crafted parameters: each set to absurd values in turn.
+    let params = usize::from(u16::from_le_bytes([bytes[14], bytes[15]]));
+    assert!(params <= MAX_PARAMS);
+    for index in 0..params {
+        for value in [0, u64::MAX, 1 << 62] {
+            let mut crafted = bytes.clone();
+            let at = 40 + 8 * index;
+            crafted[at..at + 8].copy_from_slice(&value.to_le_bytes());
+            reseal_header(&mut crafted);
+            if crafted != bytes
+                && let Ok(decoded) = F::read_from_with_limit(&crafted[..], u64::MAX)
+            {
+                fail(
+                    name,
+                    "crafted parameters",
+                    format!("param {index} = {value} gave {decoded:?}"),
+                );
+            }
+        }
+    }
+}
+
 fn expect_kind<F: Persist + Debug>(name: &str, bytes: &[u8], kind: ErrorKind, what: &str) {
     match F::from_bytes(bytes) {
         Err(err) if err.kind() == kind => {}
@@ -570,7 +582,7 @@ fn expect_kind<F: Persist + Debug>(name: &str, bytes: &[u8], kind: ErrorKind, wh
 /// bytes of `bytes` (the filter's file) between header and checksum, and
 /// [`Persist::read_payload_from`] reads them back, with the header, into
 /// an equal filter.
-fn check_payload_round_trip<F>(filter: &F, bytes: &[u8]) -> Result<(), TestCaseError>
+pub(crate) fn check_payload_round_trip<F>(filter: &F, bytes: &[u8]) -> Result<(), TestCaseError>
 where
     F: Persist + PartialEq + Debug,
 {
@@ -592,7 +604,7 @@ mod tests {
 
     use crate::format::{FilterKind, FrameReader, FrameWriter, Header};
     use crate::testing::Conformance;
-    use crate::{Error, ErrorKind, Filter, KeyHasher, Persist};
+    use crate::{Error, ErrorKind, Filter, KeyHasher, Membership, Persist};
 
     /// Answers yes to every key and counts its inserts, but its reader
     /// refuses a count above three: a reader stricter than its writer.
@@ -602,22 +614,15 @@ mod tests {
         hasher: KeyHasher,
     }
 
-    impl Filter for Strict {
+    impl Membership for Strict {
         fn hasher(&self) -> &KeyHasher {
             &self.hasher
-        }
-        fn insert_hash(&mut self, _: u64) -> Result<bool, Error> {
-            self.len += 1;
-            Ok(false)
         }
         fn contains_hash(&self, _: u64) -> bool {
             true
         }
         fn len(&self) -> usize {
             self.len as usize
-        }
-        fn clear(&mut self) {
-            self.len = 0;
         }
         fn memory_usage(&self) -> usize {
             8
@@ -630,6 +635,16 @@ mod tests {
         }
         fn theoretical_fpp(&self, _: u64) -> Option<f64> {
             Some(1.0)
+        }
+    }
+
+    impl Filter for Strict {
+        fn insert_hash(&mut self, _: u64) -> Result<bool, Error> {
+            self.len += 1;
+            Ok(false)
+        }
+        fn clear(&mut self) {
+            self.len = 0;
         }
     }
 

@@ -6,14 +6,14 @@
 
 use std::fmt::Debug;
 
-use crate::Filter;
 use crate::keys::{insert_key, query_key};
 use crate::theory::wilson_interval;
+use crate::{Filter, Membership};
 
 /// Counts the false positives of `filter` over `queries` never-inserted keys
 /// of the seeded stream [`query_key`], hashed with
 /// the filter's hasher.
-pub fn count_false_positives<F: Filter + ?Sized>(filter: &F, seed: u64, queries: u64) -> u64 {
+pub fn count_false_positives<F: Membership + ?Sized>(filter: &F, seed: u64, queries: u64) -> u64 {
     let hasher = *filter.hasher();
     let mut hashes = Vec::with_capacity(1024);
     let mut found = vec![false; 1024];
@@ -97,18 +97,19 @@ pub fn check_fpp_against_theory<F: Filter + Debug + ?Sized>(
 /// Measures the FPP of independently keyed instances of `filter`, each
 /// loaded by `load(filter, seed)` so that it holds `held` keys, over about
 /// `hits / FPP` queries, and checks it against the filter's exact theory
-/// ([`Filter::theoretical_fpp`]) for `held` keys.
+/// ([`Membership::theoretical_fpp`]) for `held` keys. For a filter built
+/// from a key set, `load` builds it from the `seed`-th stream of keys.
 ///
 /// The Wilson interval (99.9%) covers query sampling only, so the number of
 /// instances is chosen to make the variation between filters negligible
 /// beside it (about 4e5 keys held in all); the mean FPP conditional on each
-/// instance's fill ([`Filter::expected_fpp`], exact for an instance) is
+/// instance's fill ([`Membership::expected_fpp`], exact for an instance) is
 /// checked against the same interval.
 ///
 /// # Panics
 ///
 /// As [`check_fpp_against_theory`]; when the filter has no exact formula.
-pub fn check_fpp_against_theory_after<F: Filter + Debug + ?Sized>(
+pub fn check_fpp_against_theory_after<F: Membership + Debug + ?Sized>(
     filter: &mut F,
     load: impl Fn(&mut F, u64),
     held: u64,

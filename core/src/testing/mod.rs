@@ -9,23 +9,26 @@
 //! ```
 //! use filterlab_core::format::{FrameReader, FrameWriter, Header};
 //! use filterlab_core::testing::Conformance;
-//! use filterlab_core::{Error, ErrorKind, Filter, FilterKind, KeyHasher, Persist};
+//! use filterlab_core::{Error, ErrorKind, Filter, FilterKind, KeyHasher, Membership, Persist};
 //! use std::collections::BTreeSet;
 //!
 //! /// Remembers every key hash: no false positives, no capacity.
 //! #[derive(Clone, Debug, PartialEq)]
 //! struct ExactSet { hashes: BTreeSet<u64>, hasher: KeyHasher }
 //!
-//! impl Filter for ExactSet {
+//! impl Membership for ExactSet {
 //!     fn hasher(&self) -> &KeyHasher { &self.hasher }
-//!     fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> { Ok(self.hashes.insert(hash)) }
 //!     fn contains_hash(&self, hash: u64) -> bool { self.hashes.contains(&hash) }
 //!     fn len(&self) -> usize { self.hashes.len() }
-//!     fn clear(&mut self) { self.hashes.clear() }
 //!     fn memory_usage(&self) -> usize { 8 * self.hashes.len().max(1) }
 //!     fn capacity(&self) -> Option<usize> { None }
 //!     fn expected_fpp(&self) -> f64 { 0.0 }
 //!     fn theoretical_fpp(&self, _items: u64) -> Option<f64> { Some(0.0) }
+//! }
+//!
+//! impl Filter for ExactSet {
+//!     fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> { Ok(self.hashes.insert(hash)) }
+//!     fn clear(&mut self) { self.hashes.clear() }
 //! }
 //!
 //! impl Persist for ExactSet {
@@ -72,6 +75,10 @@
 //! sequence of the filter's operations reaches, or its reader accepts,
 //! writes bytes the reader accepts and that read back equal.
 //!
+//! Filters built once from a key set have their own suite,
+//! [`StaticConformance`], run through their builder: the query side of the
+//! contract, duplicates, the format and the views.
+//!
 //! Beside the suite, the checks every filter's own tests make, written once:
 //! statistical ones against the filter's exact theory
 //! ([`check_fpp_against_theory`], [`mean_fpp_over_instances`], [`fill`]),
@@ -84,15 +91,17 @@ mod checks;
 mod conformance;
 mod measure;
 mod states;
+mod static_set;
 
 #[cfg(feature = "serde")]
 pub use checks::check_serde_round_trip;
 pub use checks::{
-    INVALID_FPPS, check_config_drift, check_golden, check_golden_by_value, check_golden_hashers,
-    check_invalid_fpps, check_merges_refuse, expect_error, reseal,
+    INVALID_FPPS, check_config_drift, check_golden, check_golden_by_value, check_golden_file,
+    check_golden_hashers, check_invalid_fpps, check_merges_refuse, expect_error, reseal,
 };
 pub use conformance::Conformance;
 pub use measure::{
     check_fpp_against_theory, check_fpp_against_theory_after, count_false_positives, fill,
     mean_fpp_over_instances,
 };
+pub use static_set::StaticConformance;

@@ -1,10 +1,11 @@
 //! The formulas filters are sized by and measured against, one file per
 //! family: standard Bloom filters (`bloom.rs`), blocked Bloom filters
 //! (`blocked.rs`), counting Bloom filters' counter overflow (`counting.rs`),
-//! cuckoo filters (`cuckoo.rs`), scalable Bloom filters (`scalable.rs`),
-//! split-block Bloom filters (`split_block.rs`), blocked Bloom filters whose
-//! probes are striped over the block's words (`striped.rs`), Bloom filters
-//! split into shards (`sharded.rs`),
+//! cuckoo filters (`cuckoo.rs`), fingerprint filters built from a key set
+//! (xor, binary fuse, Ribbon; `fingerprint.rs`), scalable Bloom filters
+//! (`scalable.rs`), split-block Bloom filters (`split_block.rs`), blocked
+//! Bloom filters whose probes are striped over the block's words
+//! (`striped.rs`), Bloom filters split into shards (`sharded.rs`),
 //! bounds that hold for any filter (`bounds.rs`), and the statistics the
 //! tests and the harness judge measurements with (`stats.rs`).
 //!
@@ -19,6 +20,7 @@ mod bloom;
 mod bounds;
 mod counting;
 mod cuckoo;
+mod fingerprint;
 mod scalable;
 mod sharded;
 mod split_block;
@@ -42,6 +44,9 @@ pub use counting::{
 pub use cuckoo::{
     cuckoo_compound_fpp, cuckoo_fingerprint_bits, cuckoo_fpp, cuckoo_fpp_given_occupancy,
     cuckoo_grown_fpp, cuckoo_usable_fingerprints,
+};
+pub use fingerprint::{
+    MAX_FINGERPRINT_BITS, fingerprint_fpp, mixed_fingerprint_fpp, mixed_fingerprint_widths,
 };
 pub use scalable::{
     scalable_bloom_fpp, scalable_bloom_fpp_bound, scalable_bloom_loads, scalable_layer_fpp,

@@ -1,12 +1,13 @@
 //! The API's semantics: the equivalent Bloom filter, merges as multisets,
 //! `count`, removals that cannot succeed, sizing, and bad parameters.
 
+use filterlab_core::Membership;
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::testing::{check_invalid_fpps, check_merges_refuse, expect_error};
 use filterlab_core::theory::{bloom_fpp_exact, bloom_optimal_bits};
 use filterlab_counting_bloom::{
     Blocked, BlockedCountingBloomFilter, CountingBloomBuilder, CountingBloomFilter, ErrorKind,
-    Filter, HashChoice, Layout, Merge, RemovableFilter, Standard,
+    HashChoice, Layout, Merge, RemovableFilter, Standard,
 };
 
 use crate::conformance::{filled, sized};

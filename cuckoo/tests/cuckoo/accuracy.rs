@@ -2,6 +2,7 @@
 //! against f/α, and space against the standard Bloom filter.
 
 use filterlab_bloom::BloomFilter;
+use filterlab_core::Membership;
 use filterlab_core::keys::insert_key;
 use filterlab_core::testing::count_false_positives;
 use filterlab_core::theory::{cuckoo_fpp, wilson_interval};

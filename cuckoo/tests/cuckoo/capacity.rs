@@ -2,6 +2,7 @@
 //! first table with the FPP at most its target; the load reached before
 //! the first refusal.
 
+use filterlab_core::Membership;
 use filterlab_core::keys::insert_key;
 use filterlab_core::testing::count_false_positives;
 use filterlab_core::theory::wilson_interval;

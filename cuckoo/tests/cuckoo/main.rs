@@ -8,6 +8,7 @@ mod capacity;
 mod contract;
 mod format;
 
+use filterlab_core::Membership;
 use filterlab_core::keys::insert_key;
 use filterlab_cuckoo::{CuckooFilter, Filter};
 

@@ -358,7 +358,7 @@ fn injected_build(_: &Entry) -> Result<Build, Error> {
 #[cfg(debug_assertions)]
 mod inject {
     use filterlab_bloom::BlockedBloomFilter;
-    use filterlab_core::{BATCH, Error, Filter, mix64};
+    use filterlab_core::{BATCH, Error, Filter, Membership, mix64};
     use filterlab_peers::{FilterlabSubject, Subject, Workload};
 
     /// The filter the regression is injected into.
@@ -378,13 +378,29 @@ mod inject {
         hash
     }
 
-    impl<F: Filter> Filter for ExtraRound<F> {
+    impl<F: Filter> Membership for ExtraRound<F> {
         crate::forward_keyless_methods!(0);
-        fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
-            self.0.insert_hash(remix(hash))
-        }
         fn contains_hash(&self, hash: u64) -> bool {
             self.0.contains_hash(remix(hash))
+        }
+        fn contains_hashes(&self, hashes: &[u64], found: &mut [bool]) {
+            let mut mixed = [0; BATCH];
+            for (chunk, found) in hashes.chunks(BATCH).zip(found.chunks_mut(BATCH)) {
+                let mixed = &mut mixed[..chunk.len()];
+                for (out, &hash) in mixed.iter_mut().zip(chunk) {
+                    *out = remix(hash);
+                }
+                self.0.contains_hashes(mixed, found);
+            }
+        }
+    }
+
+    impl<F: Filter> Filter for ExtraRound<F> {
+        fn clear(&mut self) {
+            self.0.clear();
+        }
+        fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
+            self.0.insert_hash(remix(hash))
         }
         fn insert_hashes(&mut self, hashes: &[u64]) -> Result<usize, Error> {
             let mut mixed = [0; BATCH];
@@ -397,16 +413,6 @@ mod inject {
                 new += self.0.insert_hashes(mixed)?;
             }
             Ok(new)
-        }
-        fn contains_hashes(&self, hashes: &[u64], found: &mut [bool]) {
-            let mut mixed = [0; BATCH];
-            for (chunk, found) in hashes.chunks(BATCH).zip(found.chunks_mut(BATCH)) {
-                let mixed = &mut mixed[..chunk.len()];
-                for (out, &hash) in mixed.iter_mut().zip(chunk) {
-                    *out = remix(hash);
-                }
-                self.0.contains_hashes(mixed, found);
-            }
         }
     }
 

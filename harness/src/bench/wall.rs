@@ -17,6 +17,7 @@ use crate::bench::case::{BENCH_FPP, Size, mode_label, op_label};
 use crate::config::{DEFAULT_SEED, Preset, RunConfig};
 use crate::error::Error;
 use crate::experiments::speed::{self, Operation, SpeedRow};
+use crate::experiments::timing;
 use crate::progress::Tracker;
 use crate::registry::{self, Entry};
 
@@ -81,7 +82,7 @@ pub fn median_interval(values: &[f64], confidence: f64) -> Option<Interval> {
         .find(|&k| coverage_at(k) >= confidence)
         .unwrap_or(1);
     Some(Interval {
-        median: speed::median(&sorted),
+        median: timing::median(&sorted),
         low: sorted[k - 1],
         high: sorted[n - k],
         coverage: coverage_at(k),

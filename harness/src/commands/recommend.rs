@@ -23,8 +23,11 @@ use crate::registry::{self, Capability, Entry, GROWTH_SPAN, Sizing};
 
 /// A grown filter's FPP up to this factor over the target still meets it.
 const GROWN_TOLERANCE: f64 = 1.001;
+use crate::experiments::churn::ChurnRow;
+use crate::experiments::growth::GrowthRow;
 use crate::output::RunRecord;
-use crate::render::evidence::Evidence;
+use crate::render::evidence::{Evidence, NOT_MEASURED};
+use crate::render::pick::{Contender, Interval, pick};
 use crate::text::{format_count, plural};
 
 /// A `recommend` request.
@@ -148,7 +151,7 @@ type Candidate = (Entry, Sizing);
 /// closest fits and what each would take.
 fn ranking(request: &Request, suitable: &[Candidate], measured: &Measured) -> String {
     let mut out = String::new();
-    let (mut ranked, too_big): (Vec<&Candidate>, Vec<&Candidate>) =
+    let (ranked, too_big): (Vec<&Candidate>, Vec<&Candidate>) =
         suitable.iter().partition(|(_, sizing)| {
             request
                 .memory
@@ -156,7 +159,11 @@ fn ranking(request: &Request, suitable: &[Candidate], measured: &Measured) -> St
         });
     // A concurrent filter pays for atomic inserts; rank it after the others
     // unless concurrent inserts were asked for. A filter that must grow
-    // ranks by whether its FPP still meets the target after growing.
+    // ranks by whether its FPP still meets the target after growing; one
+    // the report measured failing in the need's state ranks after those.
+    // Then, as the guide ranks: the need's measure in its state (measured
+    // when the report has every candidate there, else the sizing's bits
+    // per item), no pick beaten on both that and the lookup (`pick`).
     let needless_atomics =
         |entry: &Entry| entry.has(Capability::ConcurrentInserts) && !request.concurrent;
     let misses_when_grown = |sizing: &Sizing| {
@@ -165,14 +172,33 @@ fn ranking(request: &Request, suitable: &[Candidate], measured: &Measured) -> St
                 .fpp_after_growth
                 .is_none_or(|fpp| fpp > request.fpp * GROWN_TOLERANCE)
     };
-    ranked.sort_by_key(|(entry, sizing)| {
+    let state = need_state(request);
+    let evidence = measured.evidence();
+    let in_state: Vec<Result<Contender<String>, String>> = ranked
+        .iter()
+        .map(|(entry, _)| evidence.contender(entry.name, state, request.fpp))
+        .collect();
+    let all_measured = in_state
+        .iter()
+        .all(|c| c.as_ref().err().is_none_or(|why| why != NOT_MEASURED));
+    let failed_there = |index: usize| {
+        in_state[index]
+            .as_ref()
+            .err()
+            .filter(|why| *why != NOT_MEASURED)
+    };
+    let contenders = need_contenders(request, &ranked, &in_state, all_measured, measured);
+    let key = |index: usize| {
+        let (entry, sizing) = ranked[index];
         (
             needless_atomics(entry),
             misses_when_grown(sizing),
-            sizing.memory_bytes,
+            failed_there(index).is_some(),
         )
-    });
-    for (rank, (entry, sizing)) in ranked.iter().take(TOP).enumerate() {
+    };
+    let order = rank(&contenders, key);
+    let ranked: Vec<(&Candidate, usize)> = order.iter().map(|&i| (ranked[i], i)).collect();
+    for (rank, ((entry, sizing), index)) in ranked.iter().take(TOP).enumerate() {
         let why = if needless_atomics(entry) {
             "atomic inserts from several threads, not asked for (--concurrent)".to_owned()
         } else if misses_when_grown(sizing) {
@@ -180,10 +206,17 @@ fn ranking(request: &Request, suitable: &[Candidate], measured: &Measured) -> St
                 "its FPP after growing {GROWTH_SPAN}× is {:.3e}, above the target",
                 sizing.fpp_after_growth.unwrap_or(f64::NAN)
             )
+        } else if let Some(failed) = failed_there(*index) {
+            format!("in the report, {}: {failed}", state_words(state))
+        } else if rank == 0 && all_measured && in_state[*index].is_ok() {
+            format!(
+                "fewest {} in the report, nothing beats it on both that and the lookup",
+                measure_words(state)
+            )
         } else if rank == 0 && request.unknown_size {
             format!("fewest bytes whose FPP still meets the target after growing {GROWTH_SPAN}×")
         } else {
-            against_first(sizing, (rank > 0).then(|| &ranked[0].1))
+            against_first(sizing, (rank > 0).then(|| &ranked[0].0.1))
         };
         let grown = match sizing.fpp_after_growth {
             Some(fpp) if request.unknown_size => {
@@ -207,18 +240,30 @@ fn ranking(request: &Request, suitable: &[Candidate], measured: &Measured) -> St
             sizing.lookup,
             measured.speed_of(entry.name, request.items)
         );
+        if let (Ok(there), Some(_)) = (&in_state[*index], state) {
+            out.push_str(&state_line(state, there));
+        }
     }
+    let ranked: Vec<&Candidate> = ranked.iter().map(|(c, _)| *c).collect();
     if ranked.len() > TOP {
         let rest: Vec<&str> = ranked[TOP..].iter().map(|(e, _)| e.name).collect();
         let _ = writeln!(out, "  Also suitable (details below): {}.", rest.join(", "));
     }
+    out.push_str(&over_budget(request, ranked.is_empty(), &too_big));
+    out
+}
+
+/// What the ranking adds for the filters over the budget: the closest
+/// fits (all there is when `none_fit`).
+fn over_budget(request: &Request, none_fit: bool, too_big: &[&Candidate]) -> String {
+    let mut out = String::new();
     let Some(budget) = request.memory else {
         return out;
     };
     if too_big.is_empty() {
         return out;
     }
-    if ranked.is_empty() {
+    if none_fit {
         let _ = writeln!(
             out,
             "  No suitable filterlab filter meets FPP {:e} at {} items within {}. Closest fits, \
@@ -230,8 +275,104 @@ fn ranking(request: &Request, suitable: &[Candidate], measured: &Measured) -> St
     } else {
         let _ = writeln!(out, "  Over the budget of {}:", human_bytes(budget));
     }
-    out.push_str(&closest(request, budget, &too_big));
+    out.push_str(&closest(request, budget, too_big));
     out
+}
+
+/// The contenders of `ranked` (by index): the need's measure in its state
+/// when the report measured every one there (`all_measured`), else the
+/// sizing's bits per item; the lookup there, or the report's nearest one.
+fn need_contenders(
+    request: &Request,
+    ranked: &[&Candidate],
+    in_state: &[Result<Contender<String>, String>],
+    all_measured: bool,
+    measured: &Measured,
+) -> Vec<Contender<usize>> {
+    ranked
+        .iter()
+        .enumerate()
+        .map(|(index, (entry, sizing))| {
+            let there = in_state[index].as_ref().ok();
+            Contender {
+                item: index,
+                measure: there
+                    .filter(|_| all_measured)
+                    .map_or_else(|| Interval::exact(sizing.bits_per_item), |c| c.measure),
+                lookup: there
+                    .and_then(|c| c.lookup)
+                    .or_else(|| measured.lookup_near(entry.name, request.items)),
+            }
+        })
+        .collect()
+}
+
+/// "     measured at the end of growth: 16.58 bits/item, 164 ns per
+/// negative lookup".
+fn state_line(state: Option<Capability>, there: &Contender<String>) -> String {
+    let lookup = there.lookup.map_or_else(String::new, |l| {
+        format!(", {:.0} ns per negative lookup", l.value)
+    });
+    format!(
+        "     {}: {:.2} {}{lookup}\n",
+        state_words(state),
+        there.measure.value,
+        measure_words(state)
+    )
+}
+
+/// The state a filter for `request` lives in, as the guide judges it:
+/// growing, under churn, or inserted into from every core.
+fn need_state(request: &Request) -> Option<Capability> {
+    if request.unknown_size {
+        Some(Capability::Growth)
+    } else if request.deletes {
+        Some(Capability::Deletes)
+    } else if request.concurrent {
+        Some(Capability::ConcurrentInserts)
+    } else {
+        None
+    }
+}
+
+/// Where the measure of `state` was taken, in words.
+fn state_words(state: Option<Capability>) -> &'static str {
+    match state {
+        Some(Capability::Growth) => "measured at the end of growth",
+        Some(Capability::Deletes) => "measured after churn",
+        Some(Capability::ConcurrentInserts) => "measured inserting from every core",
+        Some(Capability::StaticSet) | None => "measured",
+    }
+}
+
+/// What the measure of `state` counts.
+fn measure_words(state: Option<Capability>) -> &'static str {
+    match state {
+        Some(Capability::Deletes) => "bits per live key",
+        Some(Capability::ConcurrentInserts) => "ns per key inserted",
+        _ => "bits/item",
+    }
+}
+
+/// `contenders` in ranking order: by `key` first (what disqualifies goes
+/// last), then within each key the pick of those left, again and again,
+/// so that none is ranked above one that beats it on both its measure and
+/// its lookup.
+fn rank<K: Ord>(contenders: &[Contender<usize>], key: impl Fn(usize) -> K) -> Vec<usize> {
+    let mut left: Vec<Contender<usize>> = contenders.to_vec();
+    left.sort_by_key(|c| key(c.item));
+    let mut order = Vec::with_capacity(left.len());
+    while let Some(first) = left.first().map(|c| key(c.item)) {
+        let same: Vec<Contender<usize>> = left
+            .iter()
+            .filter(|c| key(c.item) == first)
+            .cloned()
+            .collect();
+        let Some(chosen) = pick(&same) else { break };
+        order.push(chosen.best.item);
+        left.retain(|c| c.item != chosen.best.item);
+    }
+    order
 }
 
 /// The filters over `budget`, closest first: the FPP each reaches within
@@ -406,6 +547,8 @@ struct Measured {
     accuracy: Vec<AccuracyRow>,
     speed: Vec<SpeedRow>,
     capacity: Vec<CapacityRow>,
+    churn: Vec<ChurnRow>,
+    growth: Vec<GrowthRow>,
 }
 
 impl Measured {
@@ -418,7 +561,11 @@ impl Measured {
         };
         let found = looked
             .iter()
-            .find(|dir| dir.join("speed.csv").is_file() || dir.join("accuracy.csv").is_file())
+            .find(|dir| {
+                ["speed.csv", "accuracy.csv", "growth.csv", "churn.csv"]
+                    .iter()
+                    .any(|file| dir.join(file).is_file())
+            })
             .cloned();
         let rows = |file| {
             found
@@ -435,6 +582,14 @@ impl Measured {
             capacity: found
                 .as_deref()
                 .map(|d| load(d, "capacity.csv"))
+                .unwrap_or_default(),
+            churn: found
+                .as_deref()
+                .map(|d| ChurnRow::read_csv(&d.join("churn.csv")))
+                .unwrap_or_default(),
+            growth: found
+                .as_deref()
+                .map(|d| GrowthRow::read_csv(&d.join("growth.csv")))
                 .unwrap_or_default(),
             found: found.map(|dir| {
                 let record = RunRecord::read(&dir);
@@ -472,17 +627,37 @@ impl Measured {
         )
     }
 
-    /// What a filter did in the report, in words.
-    fn summary(&self, filter: &str, fpp: f64) -> String {
-        let evidence = Evidence {
+    /// The report's rows, as the guide reads them.
+    fn evidence(&self) -> Evidence<'_> {
+        Evidence {
             accuracy: &self.accuracy,
             speed: &self.speed,
             capacity: &self.capacity,
-            churn: &[],
+            churn: &self.churn,
             bogus: &[],
-            growth: &[],
-        };
-        evidence.summary(filter, fpp)
+            growth: &self.growth,
+        }
+    }
+
+    /// What a filter did in the report, in words.
+    fn summary(&self, filter: &str, fpp: f64) -> String {
+        self.evidence().summary(filter, fpp)
+    }
+
+    /// The one-key negative lookup of `filter` at the size nearest
+    /// `items`, with the fastest and slowest of its rounds.
+    fn lookup_near(&self, filter: &str, items: u64) -> Option<Interval> {
+        let distance = |r: &SpeedRow| ((r.n as f64).ln() - (items as f64).ln()).abs();
+        self.speed
+            .iter()
+            .filter(|r| {
+                r.filter == filter
+                    && r.op == Operation::LookupNegative
+                    && r.mode == Mode::OneKey
+                    && r.ns_per_op > 0.0
+            })
+            .min_by(|a, b| distance(a).total_cmp(&distance(b)))
+            .map(|r| Interval::spread(r.ns_per_op, r.min_ns_per_op, r.max_ns_per_op))
     }
 
     /// "; measured: 45 ns per negative lookup one key at a time (20 ns
@@ -668,6 +843,99 @@ mod tests {
         let text = recommend(&wanted).unwrap();
         assert!(text.contains("over 1 layer\n"), "{text}");
         assert!(!text.contains("over 1 layers"), "{text}");
+    }
+
+    /// A report directory holding only `rows` as its growth.csv.
+    fn growth_report(name: &str, rows: &[GrowthRow]) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("filterlab-recommend-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut writer = csv::Writer::from_path(dir.join("growth.csv")).unwrap();
+        for row in rows {
+            writer.serialize(row).unwrap();
+        }
+        writer.flush().unwrap();
+        dir
+    }
+
+    /// `recommend --unknown-size` ranks as the guide does: at the end of
+    /// growth. The sizing alone puts CuckooFilter-grow first (fewer bytes at
+    /// the expected size); made-up measurements where the grown
+    /// ScalableBloomFilter has fewer bits and a faster lookup put it first,
+    /// and one whose FPP left P on the way ranks after those that held it.
+    #[test]
+    fn growth_is_ranked_at_the_end_of_growth() {
+        use crate::experiments::growth::made_up;
+        let mut wanted = request(1_000_000, 0.01);
+        wanted.unknown_size = true;
+        let text = recommend(&wanted).unwrap();
+        assert!(text.contains("1. CuckooFilter-grow:"), "{text}");
+
+        let rows = [
+            made_up("CuckooFilter-grow", 2000, 20.0, 60.0, 0.005),
+            made_up("CuckooFilter-grow", 1_000_000, 17.0, 70.0, 0.005),
+            made_up("ScalableBloomFilter", 2000, 14.0, 40.0, 0.005),
+            made_up("ScalableBloomFilter", 1_000_000, 15.0, 50.0, 0.005),
+        ];
+        wanted.report = Some(growth_report("end", &rows));
+        let text = recommend(&wanted).unwrap();
+        let ranking = ranking_part(&text);
+        assert!(ranking.contains("1. ScalableBloomFilter:"), "{text}");
+        assert!(
+            ranking.contains("fewest bits/item in the report, nothing beats it on both"),
+            "{text}"
+        );
+        assert!(
+            ranking.contains("measured at the end of growth: 15.00 bits/item, 50 ns"),
+            "{text}"
+        );
+        assert!(ranking.contains("2. CuckooFilter-grow:"), "{text}");
+
+        // ScalableBloomFilter above P at one doubling: it no longer qualifies.
+        let mut above = rows.clone();
+        above[2].sample.ci_low = 0.0101;
+        wanted.report = Some(growth_report("above", &above));
+        let text = recommend(&wanted).unwrap();
+        let ranking = ranking_part(&text);
+        assert!(ranking.contains("1. CuckooFilter-grow:"), "{text}");
+        assert!(
+            ranking.contains("2. ScalableBloomFilter:")
+                && ranking.contains(
+                    "in the report, measured at the end of growth: above P at 1 of 2 points"
+                ),
+            "{text}"
+        );
+    }
+
+    /// The rank order never puts a filter above one that beats it on both
+    /// its measure and its lookup.
+    #[test]
+    fn no_rank_is_beaten_on_both_by_one_below_it() {
+        let contender = |item: usize, bits: f64, ns: f64| Contender {
+            item,
+            measure: Interval::exact(bits),
+            lookup: Some(Interval::spread(ns, ns * 0.98, ns * 1.02)),
+        };
+        // Sorted by bits alone: 0, 2, 1, 3. Item 3 has the same bits as 2
+        // within noise and a faster lookup: named first of the two.
+        let set = [
+            contender(0, 10.0, 100.0),
+            contender(1, 12.0, 20.0),
+            contender(2, 11.0, 50.0),
+            contender(3, 11.01, 30.0),
+        ];
+        let order = rank(&set, |_| ());
+        assert_eq!(order, [0, 3, 2, 1]);
+        for (position, &item) in order.iter().enumerate() {
+            for &below in &order[position + 1..] {
+                assert!(
+                    !set[item].beaten_by(&set[below]),
+                    "{item} beaten by {below}"
+                );
+            }
+        }
+        // A disqualifying key sends a filter last whatever its figures.
+        assert_eq!(rank(&set, |item| item == 0), [3, 2, 1, 0]);
     }
 
     #[test]

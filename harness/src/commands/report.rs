@@ -133,7 +133,7 @@ pub fn run_with(entries: Vec<Entry>, options: &ReportOptions) -> Result<ReportSu
     let entries = registry::select(entries, &options.filters)?;
     let config = &options.config;
     let preset_experiments = RunConfig::preset(config.preset, config.seed, 1).experiments;
-    let record = RunRecord {
+    let mut record = RunRecord {
         preset: config.preset.name().to_owned(),
         seed: config.seed,
         filters: entries.len(),
@@ -141,6 +141,8 @@ pub fn run_with(entries: Vec<Entry>, options: &ReportOptions) -> Result<ReportSu
             && config.keys.is_none()
             && preset_experiments.iter().all(|e| config.runs(*e)),
         command: options.command_line.clone(),
+        timing_cells_agreeing: None,
+        timing_cells_compared: None,
     };
     let (out, note) = destination(options.out.as_deref(), &record)?;
     if let Some(note) = &note {
@@ -167,6 +169,18 @@ pub fn run_with(entries: Vec<Entry>, options: &ReportOptions) -> Result<ReportSu
         skipped: &options.skipped,
         counts: &counts,
     };
+    if let Some(agreement) = &measured.agreement {
+        record.timing_cells_agreeing = Some(agreement.within);
+        record.timing_cells_compared = Some(agreement.cells);
+        if !options.quiet || !agreement.passes() {
+            let verdict = if agreement.passes() {
+                "agree"
+            } else {
+                "DISAGREE (a busy machine, or a timing that depends on the experiment)"
+            };
+            eprintln!("filterlab: timings {verdict}: {}", agreement.describe());
+        }
+    }
     let readme = write_report(&measured, &context, staging.path())?;
     record.write(staging.path())?;
     let out = staging.publish()?;

@@ -3,17 +3,21 @@
 //! (remove the oldest, insert a new one). At regular points: the FPP over
 //! fresh never-inserted keys with its interval, beside the theory for the
 //! live load and the FPP given the filter's state, and the live keys it
-//! reports absent. Then, on a new filter, the damage that removing keys
-//! that were never inserted (but test positive) does to the inserted ones.
+//! reports absent, and its memory per live key; at the end, the one-key
+//! negative lookup after the churn (timed as [`timing`] times every lookup
+//! of the report, over several rounds). Then, on a new filter, the damage
+//! that removing keys that were never inserted (but test positive) does to
+//! the inserted ones.
 
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_peers::{Mode, Subject, Workload};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::RunConfig;
 use crate::error::Error;
 use crate::experiments::accuracy::{count_false_negatives, derive_seed, row_confidence};
 use crate::experiments::sample::{FppSample, SampledRow, dynamic_with};
+use crate::experiments::timing::{self, Rounds};
 use crate::parallel::map_in_order;
 use crate::progress::Tracker;
 use crate::registry::{Build, Capability, Entry, GateOn, Origin};
@@ -21,7 +25,7 @@ use crate::text::{format_count, plural};
 
 /// Where one churn row was measured: the filter, the point, and what it
 /// lost or refused so far.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ChurnPoint {
     /// The filter's registry name.
     pub filter: String,
@@ -44,6 +48,17 @@ pub struct ChurnPoint {
     pub failed_removals: u64,
     /// Inserts refused as full, so far.
     pub refused: u64,
+    /// Bytes of storage now.
+    pub memory_bytes: u64,
+    /// Bits of storage per live key.
+    pub bits_per_item: f64,
+    /// At the end of the churn: median ns per negative lookup, one key at
+    /// a time (empty at the other points).
+    pub negative_ns: Option<f64>,
+    /// The fastest round.
+    pub min_negative_ns: Option<f64>,
+    /// The slowest round.
+    pub max_negative_ns: Option<f64>,
 }
 
 /// One row of `churn.csv`: one filter at one point of the churn.
@@ -212,6 +227,16 @@ fn churn(entry: &Entry, config: &RunConfig, confidence: f64) -> Result<Vec<Churn
             .collect();
         let queries = config.churn_queries;
         let block = point * queries;
+        let lookup = (point == points).then(|| {
+            let keys: Vec<u64> = (0..config.speed_lookups.max(1))
+                .map(|i| query_key(seed, (points + 1) * queries + i))
+                .collect();
+            let rounds: Vec<f64> = (0..config.sweep_repetitions.max(1))
+                .map(|_| timing::lookups(subject.as_ref(), &keys, Mode::OneKey, 1).1)
+                .collect();
+            Rounds::of(&rounds)
+        });
+        let memory_bytes = subject.memory_usage() as u64;
         let mut positives = 0;
         for start in (0..queries).step_by(4096) {
             let chunk: Vec<u64> = (start..queries.min(start + 4096))
@@ -231,6 +256,11 @@ fn churn(entry: &Entry, config: &RunConfig, confidence: f64) -> Result<Vec<Churn
                 false_negatives: count_false_negatives(subject.as_ref(), &live, &[]),
                 failed_removals,
                 refused,
+                memory_bytes,
+                bits_per_item: memory_bytes as f64 * 8.0 / live.len().max(1) as f64,
+                negative_ns: lookup.map(|r| r.median),
+                min_negative_ns: lookup.map(|r| r.min),
+                max_negative_ns: lookup.map(|r| r.max),
             },
             // One instance: its state-conditional FPP (exact for it), as
             // `GateOn::single_instance` explains.
@@ -296,6 +326,44 @@ fn bogus_removals(entry: &Entry, config: &RunConfig) -> Result<BogusRemovalRow, 
     })
 }
 
+/// A made-up last churn row for tests: `filter` after 10× its capacity of
+/// churn at p = 1e-2, `bits` per live key, `lost` live keys, a 30 ns (±2%)
+/// negative lookup.
+#[cfg(test)]
+pub(crate) fn made_up(filter: &str, bits: f64, lost: u64) -> ChurnRow {
+    ChurnRow {
+        at: ChurnPoint {
+            filter: filter.to_owned(),
+            origin: Origin::Filterlab,
+            capacity: 1000,
+            target_fpp: 0.01,
+            steps: 10_000,
+            churn: 10.0,
+            live: 1000,
+            false_negatives: lost,
+            failed_removals: 0,
+            refused: 0,
+            memory_bytes: (bits * 1000.0 / 8.0) as u64,
+            bits_per_item: bits,
+            negative_ns: Some(30.0),
+            min_negative_ns: Some(29.4),
+            max_negative_ns: Some(30.6),
+        },
+        sample: FppSample {
+            queries: 100_000,
+            false_positives: 1000,
+            empirical_fpp: 0.01,
+            ci_low: 0.009,
+            ci_high: 0.011,
+            confidence: 0.999,
+            theoretical_fpp: Some(0.01),
+            theory: crate::experiments::verdict::TheoryKind::Exact,
+            fill_fpp: Some(0.01),
+            gated_on: GateOn::State,
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -313,6 +381,11 @@ mod tests {
                 false_negatives,
                 failed_removals: 0,
                 refused: 0,
+                memory_bytes: 1250,
+                bits_per_item: 10.0,
+                negative_ns: None,
+                min_negative_ns: None,
+                max_negative_ns: None,
             },
             sample: FppSample {
                 queries: 10_000,

@@ -2,35 +2,34 @@
 //! capacity, fed keys up to 1000 times that, and measured at every doubling
 //! on the way: the FPP with its interval beside the filter's theory (its
 //! bound) and the target, memory per item beside a `BloomFilter` sized for
-//! the items held, and one-key lookup times. Run on one thread, filter
-//! after filter, so the timings are comparable.
-
-use std::hint::black_box;
-use std::time::Instant;
+//! the items held, and one-key lookup times (timed as [`timing`] times
+//! every lookup of the report; at the end, over several rounds). Run on one
+//! thread, filter after filter, so the timings are comparable.
 
 use filterlab_bloom::BloomFilter;
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::mix64;
 use filterlab_peers::{Mode, Subject, Theory, Workload};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::RunConfig;
 use crate::error::Error;
 use crate::experiments::accuracy::{count_false_negatives, derive_seed, row_confidence};
 use crate::experiments::sample::{FppSample, SampledRow, dynamic_with};
+use crate::experiments::timing::{self, Rounds};
 use crate::progress::Tracker;
 use crate::registry::{Build, Capability, Entry, GateOn, Origin};
 use crate::text::{format_count, plural};
 
-/// Lookups are timed in chunks of this many keys.
-const CHUNK: u64 = 4096;
+/// Fewest never-inserted keys queried at a point.
+const MIN_QUERIES: u64 = 4096;
 
 /// Positive lookups timed per point, at most.
-const POSITIVE_LOOKUPS: u64 = 100_000;
+pub const POSITIVE_LOOKUPS: u64 = 100_000;
 
 /// Where one growth row was measured: the filter, its size, its memory,
 /// its losses and its lookup times.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GrowthPoint {
     /// The filter's registry name.
     pub filter: String,
@@ -56,8 +55,13 @@ pub struct GrowthPoint {
     pub refused: u64,
     /// ns per positive lookup, one key at a time.
     pub positive_ns: f64,
-    /// ns per negative lookup, one key at a time.
+    /// ns per negative lookup, one key at a time (the median of the
+    /// rounds at the end, one round before).
     pub negative_ns: f64,
+    /// The fastest round.
+    pub min_negative_ns: f64,
+    /// The slowest round.
+    pub max_negative_ns: f64,
 }
 
 /// One row of `growth.csv`: one filter at one doubling.
@@ -177,7 +181,7 @@ fn grow(
     let last = points.last().copied().unwrap_or(initial);
     let keys: Vec<u64> = (0..last).map(|i| insert_key(seed, i)).collect();
     let queries = ((config.expected_false_positives / fpp).ceil() as u64)
-        .clamp(CHUNK, config.growth_max_queries.max(CHUNK));
+        .clamp(MIN_QUERIES, config.growth_max_queries.max(MIN_QUERIES));
     let mut refused = Vec::new();
     let mut rows = Vec::with_capacity(points.len());
     let mut inserted = 0;
@@ -189,8 +193,20 @@ fn grow(
         inserted = items;
         let held = &keys[..items as usize];
         let accepted = items - refused.len() as u64;
-        let (false_positives, negative_ns) =
-            negatives(subject.as_ref(), seed, point as u64 * queries, queries);
+        // The end of growth, where the guide judges a filter, gets the
+        // rounds a sweep cell gets.
+        let rounds = if items == last {
+            config.sweep_repetitions.max(1)
+        } else {
+            1
+        };
+        let (false_positives, negative) = negatives(
+            subject.as_ref(),
+            seed,
+            point as u64 * queries,
+            queries,
+            rounds,
+        );
         let positive_ns = positives(subject.as_ref(), held, seed);
         let memory_bytes = subject.memory_usage() as u64;
         rows.push(GrowthRow {
@@ -208,7 +224,9 @@ fn grow(
                 false_negatives: count_false_negatives(subject.as_ref(), held, &refused),
                 refused: refused.len() as u64,
                 positive_ns,
-                negative_ns,
+                negative_ns: negative.median,
+                min_negative_ns: negative.min,
+                max_negative_ns: negative.max,
             },
             sample: FppSample::new(
                 subject.as_ref(),
@@ -225,18 +243,23 @@ fn grow(
 }
 
 /// Positives among `count` fresh never-inserted keys from `offset`, and
-/// the ns per lookup, one key at a time.
-fn negatives(subject: &dyn Subject, seed: u64, offset: u64, count: u64) -> (u64, f64) {
-    let mut chunk = Vec::with_capacity(CHUNK as usize);
-    let (mut found, mut seconds) = (0, 0.0);
-    for start in (0..count).step_by(CHUNK as usize) {
-        chunk.clear();
-        chunk.extend((start..count.min(start + CHUNK)).map(|i| query_key(seed, offset + i)));
-        let timer = Instant::now();
-        found += subject.count_contained(black_box(&chunk), Mode::OneKey);
-        seconds += timer.elapsed().as_secs_f64();
+/// the ns per lookup, one key at a time, over `rounds` timed rounds.
+fn negatives(
+    subject: &dyn Subject,
+    seed: u64,
+    offset: u64,
+    count: u64,
+    rounds: u32,
+) -> (u64, Rounds) {
+    let keys: Vec<u64> = (0..count).map(|i| query_key(seed, offset + i)).collect();
+    let mut found = 0;
+    let mut ns = Vec::new();
+    for _ in 0..rounds.max(1) {
+        let (positives, round) = timing::lookups(subject, &keys, Mode::OneKey, count);
+        found = positives;
+        ns.push(round);
     }
-    (found, seconds * 1e9 / count as f64)
+    (found, Rounds::of(&ns))
 }
 
 /// ns per positive lookup of inserted keys drawn pseudo-randomly from `held`.
@@ -245,9 +268,45 @@ fn positives(subject: &dyn Subject, held: &[u64], seed: u64) -> f64 {
     let sample: Vec<u64> = (0..count)
         .map(|i| held[(mix64(seed ^ i) % held.len() as u64) as usize])
         .collect();
-    let timer = Instant::now();
-    black_box(subject.count_contained(black_box(&sample), Mode::OneKey));
-    timer.elapsed().as_secs_f64() * 1e9 / count as f64
+    timing::lookups(subject, &sample, Mode::OneKey, count).1
+}
+
+/// A made-up growth row for tests: `filter` grown from 10^3 to `items`
+/// at P = 1e-2, with `bits` per item, `ns` per negative lookup (±2%) and
+/// the low end of its FPP interval.
+#[cfg(test)]
+pub(crate) fn made_up(filter: &str, items: u64, bits: f64, ns: f64, ci_low: f64) -> GrowthRow {
+    GrowthRow {
+        at: GrowthPoint {
+            filter: filter.to_owned(),
+            origin: Origin::Filterlab,
+            initial_capacity: 1000,
+            target_fpp: 0.01,
+            items,
+            growth: items as f64 / 1000.0,
+            memory_bytes: (bits * items as f64 / 8.0) as u64,
+            bits_per_item: bits,
+            bloom_bits_per_item: 9.6,
+            false_negatives: 0,
+            refused: 0,
+            positive_ns: ns,
+            negative_ns: ns,
+            min_negative_ns: ns * 0.98,
+            max_negative_ns: ns * 1.02,
+        },
+        sample: FppSample {
+            queries: 40_000,
+            false_positives: 300,
+            empirical_fpp: 0.0075,
+            ci_low,
+            ci_high: 0.009,
+            confidence: 0.999,
+            theoretical_fpp: Some(0.008),
+            theory: crate::experiments::verdict::TheoryKind::Approximate,
+            fill_fpp: None,
+            gated_on: GateOn::Bound,
+        },
+    }
 }
 
 #[cfg(test)]

@@ -12,10 +12,12 @@ use crate::experiments::churn::{self, ChurnResults};
 use crate::experiments::growth::{self, GrowthResults};
 use crate::experiments::redis::{self, RedisResults};
 use crate::experiments::space::{self, SpaceRow};
-use crate::experiments::speed::{self, SpeedResults};
+use crate::experiments::speed::{self, Operation, SpeedResults};
 use crate::experiments::sweep::{self, SweepResults};
+use crate::experiments::timing::{self, Agreement};
 use crate::progress::{Plan, Tracker};
 use crate::registry::{Capability, Entry};
+use crate::text::format_count;
 
 /// Everything measured in one run.
 pub struct Measurements {
@@ -41,6 +43,9 @@ pub struct Measurements {
     pub redis: Option<RedisResults>,
     /// Wall time per experiment, in seconds.
     pub seconds: Vec<(Experiment, f64)>,
+    /// How the speed experiment's one-key negative lookups agreed with the
+    /// sweep's on the cells both timed, when both ran.
+    pub agreement: Option<Agreement>,
 }
 
 /// Runs the experiments of `config` over `entries`, with one progress bar
@@ -89,6 +94,11 @@ pub fn measure(
     } else {
         Vec::new()
     };
+    let mut speed = speed;
+    let agreement = match (&mut speed, &sweep) {
+        (Some(speed), Some(sweep)) => Some(one_figure_per_cell(speed, sweep)),
+        _ => None,
+    };
     Ok(Measurements {
         entries,
         config: config.clone(),
@@ -101,7 +111,49 @@ pub fn measure(
         sweep,
         redis,
         seconds: timer.seconds,
+        agreement,
     })
+}
+
+/// The speed experiment and the sweep both time the one-key negative
+/// lookup of a filter sized for n at the speed experiment's p: how their
+/// figures agree (the check that the timings do not depend on the
+/// experiment), then the speed rows take the sweep's figure, so the report
+/// has one figure for each filter, n and p (the sweep's: it times every
+/// p, the skyline and Pareto charts are drawn from it).
+pub fn one_figure_per_cell(speed: &mut SpeedResults, sweep: &SweepResults) -> Agreement {
+    let p = speed.rows.first().map_or(f64::NAN, |r| r.target_fpp);
+    let same_cell = |row: &speed::SpeedRow| {
+        (row.op == Operation::LookupNegative && row.mode == filterlab_peers::Mode::OneKey)
+            .then(|| {
+                sweep
+                    .rows
+                    .iter()
+                    .find(|s| s.filter == row.filter && s.n == row.n && s.target_fpp == p)
+            })
+            .flatten()
+    };
+    let agreement = Agreement::of(
+        "speed experiment and sweep, one-key negative lookups",
+        speed.rows.iter().filter_map(|row| {
+            let swept = same_cell(row)?;
+            Some((
+                format!("{} n = {}", row.filter, format_count(row.n)),
+                row.ns_per_op,
+                swept.negative_ns,
+            ))
+        }),
+    );
+    for index in 0..speed.rows.len() {
+        if let Some(swept) = same_cell(&speed.rows[index]).cloned() {
+            let row = &mut speed.rows[index];
+            row.ns_per_op = swept.negative_ns;
+            row.min_ns_per_op = swept.min_negative_ns;
+            row.max_ns_per_op = swept.max_negative_ns;
+            row.repetitions = swept.rounds;
+        }
+    }
+    agreement
 }
 
 /// Rough ns per key operation in a filter of `items` keys: cache-resident
@@ -119,14 +171,17 @@ fn ns_per_operation(items: u64) -> f64 {
 /// Each experiment's estimated seconds on this machine, for the progress
 /// bar's time left (the bar corrects them by the rate it observes). The
 /// constants are fitted to the default run on the 2-core machine the
-/// committed report comes from (each experiment within about 10% there):
-/// the time left is then right from the first experiment on, which it is
-/// not when one experiment runs at twice its estimate and another at half.
+/// report is timed on (an AMD EPYC VM: accuracy took 120 s there, idle,
+/// where 42 ns per operation predicted 81 s): the time left is then right
+/// from the first experiment on, which it is not when one experiment runs
+/// at twice its estimate and another at half. Every timed lookup pass
+/// counts its untimed warm-up ([`timing::WARM_UP_KEYS`]).
 pub fn plan(entries: &[Entry], config: &RunConfig) -> Plan {
     let mut plan = Plan::default();
     let filters = entries.len() as f64;
     let threads = config.threads.max(1) as f64;
     let lookups = config.speed_lookups as f64;
+    let timed = |keys: f64| keys + keys.min(timing::WARM_UP_KEYS as f64);
     let with = |capability| entries.iter().filter(|e| e.has(capability)).count() as f64;
     for experiment in &config.experiments {
         let seconds = match experiment {
@@ -140,14 +195,16 @@ pub fn plan(entries: &[Entry], config: &RunConfig) -> Plan {
                         operations += queries + n as f64 * instances;
                     }
                 }
-                operations * filters * 42e-9 / threads
+                operations * filters * 62e-9 / threads
             }
             Experiment::Speed => {
                 let mut seconds = 0.0;
                 for &n in &config.speed_items {
                     let inserts = (n as f64).max(lookups);
                     let repetitions = f64::from(config.speed_repetitions_at(n));
-                    seconds += repetitions * (2.0 * inserts + 5.0 * lookups) * ns_per_operation(n);
+                    seconds += repetitions
+                        * (2.0 * inserts + 4.0 * timed(lookups) + lookups)
+                        * ns_per_operation(n);
                 }
                 seconds * filters * 1e-9
             }
@@ -155,7 +212,7 @@ pub fn plan(entries: &[Entry], config: &RunConfig) -> Plan {
                 let mut seconds = 0.0;
                 for &n in &config.sweep_items {
                     let rounds = f64::from(config.sweep_repetitions_at(n));
-                    seconds += (n as f64 + rounds * lookups) * ns_per_operation(n);
+                    seconds += (n as f64 + rounds * timed(lookups)) * ns_per_operation(n);
                 }
                 seconds * filters * config.accuracy_fpps.len() as f64 * 1e-9
             }
@@ -167,7 +224,8 @@ pub fn plan(entries: &[Entry], config: &RunConfig) -> Plan {
             }
             Experiment::Churn => {
                 let steps = f64::from(config.churn_span) * config.churn_items as f64;
-                let queries = f64::from(config.churn_points + 1) * config.churn_queries as f64;
+                let queries = f64::from(config.churn_points + 1) * config.churn_queries as f64
+                    + f64::from(config.sweep_repetitions) * timed(lookups);
                 with(Capability::Deletes) * (steps * 250e-9 + queries * 65e-9)
             }
             Experiment::Growth => {
@@ -175,9 +233,18 @@ pub fn plan(entries: &[Entry], config: &RunConfig) -> Plan {
                     .log2()
                     .ceil()
                     + 1.0;
-                let per_target = config.growth_final as f64 * 660e-9
-                    + points * config.growth_max_queries as f64 * 110e-9;
-                with(Capability::Growth) * config.growth_fpps.len() as f64 * per_target
+                // Negative rounds (the end has the sweep's), positive
+                // lookups at each point; the slow peers' lookups dominate.
+                let rounds = points + f64::from(config.sweep_repetitions.max(1)) - 1.0;
+                let positives = points * timed(growth::POSITIVE_LOOKUPS as f64);
+                let mut seconds = 0.0;
+                for &p in &config.growth_fpps {
+                    let queries = (config.expected_false_positives / p)
+                        .clamp(4096.0, config.growth_max_queries as f64);
+                    seconds += config.growth_final as f64 * 660e-9
+                        + (rounds * timed(queries) + positives) * 300e-9;
+                }
+                with(Capability::Growth) * seconds
             }
             // One server (scripts and reference), then a cluster started
             // (about five seconds) and measured.
@@ -243,5 +310,103 @@ impl Measurements {
             failures.extend(redis::gate(&shared.rows, shared.cluster_fpp.as_ref()));
         }
         failures
+    }
+}
+
+/// Made-up rows for tests.
+#[cfg(test)]
+pub(crate) mod made_up {
+    use filterlab_peers::Mode;
+
+    use crate::experiments::speed::{Operation, SpeedRow};
+    use crate::experiments::sweep::SweepRow;
+    use crate::registry::Origin;
+
+    /// A one-key speed row at p = 1e-2, its rounds ±10%.
+    pub(crate) fn speed_row(filter: &str, n: u64, op: Operation, ns: f64) -> SpeedRow {
+        SpeedRow {
+            filter: filter.to_owned(),
+            origin: Origin::Filterlab,
+            op,
+            n,
+            ns_per_op: ns,
+            min_ns_per_op: ns * 0.9,
+            max_ns_per_op: ns * 1.1,
+            repetitions: 5,
+            target_fpp: 0.01,
+            mode: Mode::OneKey,
+        }
+    }
+
+    /// A sweep row of 10 bits per item, its rounds ±5%.
+    pub(crate) fn sweep_row(filter: &str, n: u64, p: f64, ns: f64) -> SweepRow {
+        SweepRow {
+            filter: filter.to_owned(),
+            origin: Origin::Filterlab,
+            n,
+            target_fpp: p,
+            bits_per_item: 10.0,
+            negative_ns: ns,
+            min_negative_ns: ns * 0.95,
+            max_negative_ns: ns * 1.05,
+            rounds: 3,
+            queries: 1000,
+            false_positives: 10,
+            empirical_fpp: 0.01,
+            ci_low: 0.005,
+            ci_high: 0.02,
+            theoretical_fpp: None,
+            refused: 0,
+            meets_target: true,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::made_up::{speed_row, sweep_row};
+    use super::*;
+
+    /// The speed experiment's one-key negative lookups are checked against
+    /// the sweep's on the cells both timed (the same n, the speed p), then
+    /// take the sweep's figures: one figure per filter, operation, n and p.
+    #[test]
+    fn one_figure_per_cell_after_the_check() {
+        let mut speed = SpeedResults {
+            rows: vec![
+                speed_row("A", 10_000, Operation::LookupNegative, 10.0),
+                speed_row("A", 1_000_000, Operation::LookupNegative, 40.0),
+                speed_row("A", 10_000_000, Operation::LookupNegative, 90.0),
+                speed_row("A", 10_000, Operation::Insert, 20.0),
+            ],
+            notes: Vec::new(),
+        };
+        let sweep = SweepResults {
+            rows: vec![
+                sweep_row("A", 10_000, 0.01, 11.0),
+                sweep_row("A", 1_000_000, 0.01, 20.0),
+                sweep_row("A", 1_000_000, 0.001, 25.0),
+            ],
+            notes: Vec::new(),
+        };
+        let agreement = one_figure_per_cell(&mut speed, &sweep);
+        // 10^4 agrees (1.1×), 10^6 does not (2×); 10^7 has no sweep cell.
+        assert_eq!((agreement.within, agreement.cells), (1, 2));
+        assert!(!agreement.passes());
+        let figures: Vec<(u64, Operation, f64, u32)> = speed
+            .rows
+            .iter()
+            .map(|r| (r.n, r.op, r.ns_per_op, r.repetitions))
+            .collect();
+        assert_eq!(
+            figures,
+            [
+                (10_000, Operation::LookupNegative, 11.0, 3),
+                (1_000_000, Operation::LookupNegative, 20.0, 3),
+                (10_000_000, Operation::LookupNegative, 90.0, 5),
+                (10_000, Operation::Insert, 20.0, 5),
+            ]
+        );
+        assert_eq!(speed.rows[1].min_ns_per_op, 19.0);
     }
 }

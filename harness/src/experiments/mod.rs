@@ -12,4 +12,5 @@ pub mod sample;
 pub mod space;
 pub mod speed;
 pub mod sweep;
+pub mod timing;
 pub mod verdict;

@@ -9,6 +9,13 @@
 //! 3-master Redis Cluster, whose false positives are also held to the exact
 //! sharded theory. Every answer is compared with the local filter's.
 //!
+//! Beside them, when `filterlab-redis-module` is built (or
+//! `FILTERLAB_REDIS_MODULE` names its `.so`), the module's BF.* commands
+//! do the same in a server of their own and on the cluster (its nodes load
+//! the module): BF.MADD / BF.MEXISTS in commands of [`MODULE_BATCH`] keys,
+//! and BF.ADD / BF.EXISTS one key a call, every answer compared with a
+//! local `ScalableBloomFilter` of the filter's configuration.
+//!
 //! It needs a server: the one `FILTERLAB_REDIS_URL` names, else a private
 //! `redis-server` started from the PATH on a free loopback port (see
 //! `filterlab_redis::testing`); without either it is skipped with a note.
@@ -18,12 +25,16 @@
 use std::error::Error;
 use std::time::Instant;
 
+use std::path::PathBuf;
+
 use filterlab_bloom::{BloomBuilder, BloomFilter};
 use filterlab_core::Filter;
+use filterlab_core::Membership;
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::theory::wilson_interval;
 use filterlab_redis::testing::{BitfieldReference, Cluster, Server, URL_VARIABLE, unique};
 use filterlab_redis::{Endpoint, KeyHasher, RedisBloomFilter, RedisShardedBloomFilter};
+use filterlab_scalable::ScalableBloomFilter;
 use serde::Serialize;
 
 use crate::config::RunConfig;
@@ -41,6 +52,23 @@ pub const CLUSTER_MASTERS: usize = 3;
 /// Confidence of the interval the cluster's false positives must hold the
 /// exact theory in.
 pub const FPP_CONFIDENCE: f64 = 0.999;
+
+/// Keys in one BF.MADD or BF.MEXISTS of the module's batched shapes (as in
+/// the measurements of RedisBloom this compares with).
+pub const MODULE_BATCH: usize = 1000;
+
+/// Filters the module's keys are spread over on the cluster: four a master,
+/// so every master's slots hold some.
+pub const MODULE_CLUSTER_FILTERS: usize = CLUSTER_MASTERS * 4;
+
+/// The variable naming the module's `.so` (else it is looked for beside
+/// this program, where cargo builds it).
+pub const MODULE_VARIABLE: &str = "FILTERLAB_REDIS_MODULE";
+
+/// The first layer's share of the module's scaling filters, given to it as
+/// a module argument and to the local twins its answers are checked
+/// against, so a change of the module's default cannot make the two differ.
+const MODULE_FIRST_SHARE: f64 = 0.65;
 
 /// How the keys reach the filter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -63,6 +91,16 @@ pub enum Shape {
     ClusterBatched,
     /// The sharded filter on the cluster, one script call per key.
     ClusterPerKey,
+    /// filterlab-redis-module on a server of its own, batched: BF.MADD /
+    /// BF.MEXISTS of [`MODULE_BATCH`] keys.
+    ModuleBatched,
+    /// The module, one BF.ADD / BF.EXISTS per key.
+    ModulePerKey,
+    /// The module on the cluster, batched, the keys spread over
+    /// [`MODULE_CLUSTER_FILTERS`] filters.
+    ModuleClusterBatched,
+    /// The module on the cluster, one command per key.
+    ModuleClusterPerKey,
 }
 
 impl Shape {
@@ -76,6 +114,10 @@ impl Shape {
             Self::ReferencePerKey => "one server, raw BITFIELD reference, one pipeline per key",
             Self::ClusterBatched => "3-master cluster, sharded scripts, batched",
             Self::ClusterPerKey => "3-master cluster, sharded scripts, one call per key",
+            Self::ModuleBatched => "one server, module (BF.MADD/BF.MEXISTS), batched",
+            Self::ModulePerKey => "one server, module (BF.ADD/BF.EXISTS), one call per key",
+            Self::ModuleClusterBatched => "3-master cluster, module, batched",
+            Self::ModuleClusterPerKey => "3-master cluster, module, one call per key",
         }
     }
 
@@ -83,7 +125,12 @@ impl Shape {
     pub fn batched(self) -> bool {
         matches!(
             self,
-            Self::Local | Self::RedisBatched | Self::ReferenceBatched | Self::ClusterBatched
+            Self::Local
+                | Self::RedisBatched
+                | Self::ReferenceBatched
+                | Self::ClusterBatched
+                | Self::ModuleBatched
+                | Self::ModuleClusterBatched
         )
     }
 
@@ -91,8 +138,14 @@ impl Shape {
     /// the same batching), for the scripted shapes.
     pub fn reference(self) -> Option<Self> {
         match self {
-            Self::RedisBatched | Self::ClusterBatched => Some(Self::ReferenceBatched),
-            Self::RedisPerKey | Self::ClusterPerKey => Some(Self::ReferencePerKey),
+            Self::RedisBatched
+            | Self::ClusterBatched
+            | Self::ModuleBatched
+            | Self::ModuleClusterBatched => Some(Self::ReferenceBatched),
+            Self::RedisPerKey
+            | Self::ClusterPerKey
+            | Self::ModulePerKey
+            | Self::ModuleClusterPerKey => Some(Self::ReferencePerKey),
             _ => None,
         }
     }
@@ -198,6 +251,8 @@ pub struct RedisResults {
     pub server: Option<String>,
     /// The cluster, when one was started.
     pub cluster: Option<String>,
+    /// The module's server, when the module was found.
+    pub module: Option<String>,
     /// Bit positions per script call of the batched shapes.
     pub bits_per_call: usize,
     /// One row per shape and operation.
@@ -247,6 +302,7 @@ pub fn run(entries: &[Entry], config: &RunConfig, progress: &Tracker) -> RedisRe
     let mut results = RedisResults {
         server: None,
         cluster: None,
+        module: None,
         bits_per_call: filterlab_redis::DEFAULT_BITS_PER_CALL,
         rows: Vec::new(),
         cluster_fpp: None,
@@ -282,7 +338,7 @@ pub fn run(entries: &[Entry], config: &RunConfig, progress: &Tracker) -> RedisRe
                 .to_owned(),
         );
     }
-    let stage = progress.stage("redis", 7);
+    let stage = progress.stage("redis", 11);
     let keys = Keys::new(config);
     let mut run = Run {
         config,
@@ -298,24 +354,23 @@ pub fn run(entries: &[Entry], config: &RunConfig, progress: &Tracker) -> RedisRe
         stage.finish(&format!("{} rows", results.rows.len()));
         return results;
     }
-    match Cluster::start(CLUSTER_MASTERS, 0) {
-        Ok(cluster) => {
-            results.cluster = Some(format!(
-                "{CLUSTER_MASTERS} masters (redis-server {version}, no replicas) started by this \
-                 run on loopback, joined by redis-cli --cluster create"
-            ));
-            match run.on_cluster(&cluster) {
-                Ok(fpp) => results.cluster_fpp = Some(fpp),
-                Err(err) => results.notes.push(format!(
-                    "cluster stopped by a Redis error (the rows before it stand): {err}"
-                )),
-            }
-        }
-        Err(err) => results.notes.push(format!(
-            "cluster rows left out: no Redis Cluster could be started ({err}); it needs \
-             redis-server and redis-cli on the PATH"
-        )),
+    let module = module_path();
+    let module_args: Vec<String> = module
+        .iter()
+        .flat_map(|path| ["--loadmodule".to_owned(), path.display().to_string()])
+        .chain(module.iter().flat_map(|_| module_arguments()))
+        .collect();
+    let module_args: Vec<&str> = module_args.iter().map(String::as_str).collect();
+    if let Some(path) = &module {
+        results.module = run.on_module_server(path, &module_args, &version, &mut results.notes);
+    } else {
+        results.notes.push(format!(
+            "module rows left out: no libfilterlab_redis_module.so beside this program (build \
+             it with `cargo build --release -p filterlab-redis-module`) and {MODULE_VARIABLE} \
+             is unset"
+        ));
     }
+    run.cluster_rows(&module_args, module.is_some(), &version, &mut results);
     results.rows = run.rows;
     stage.finish(&format!("{} rows", results.rows.len()));
     results
@@ -479,6 +534,167 @@ impl Remote for Reference {
     }
 }
 
+/// `filterlab-redis-module`'s `.so`: the one [`MODULE_VARIABLE`] names,
+/// else one beside this program (or in its `deps/`, where cargo leaves it
+/// when it builds the crate for a test).
+pub fn module_path() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os(MODULE_VARIABLE).filter(|path| !path.is_empty()) {
+        return Some(PathBuf::from(path));
+    }
+    let exe = std::env::current_exe().ok()?;
+    let dir = exe.parent()?;
+    let name = format!(
+        "{}filterlab_redis_module{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    );
+    [dir.join(&name), dir.join("deps").join(&name)]
+        .into_iter()
+        .find(|path| path.exists())
+}
+
+/// Filters of filterlab-redis-module (BF.*), the keys spread over them by
+/// their value, sent as their 8 little-endian bytes (which hash as the
+/// `u64` keys do locally).
+struct ModuleFilters {
+    connection: Box<dyn redis::ConnectionLike>,
+    names: Vec<String>,
+}
+
+impl ModuleFilters {
+    /// Creates `parts` scaling filters of `capacity` keys each at `fpp`.
+    fn create(
+        mut connection: Box<dyn redis::ConnectionLike>,
+        parts: usize,
+        capacity: u64,
+        fpp: f64,
+    ) -> Result<Self, Failure> {
+        let names: Vec<String> = (0..parts)
+            .map(|part| unique(&format!("harness-module-{part}")))
+            .collect();
+        for name in &names {
+            redis::cmd("BF.RESERVE")
+                .arg(name)
+                .arg(fpp)
+                .arg(capacity)
+                .exec(connection.as_mut())?;
+        }
+        Ok(Self { connection, names })
+    }
+
+    fn part(&self, key: u64) -> usize {
+        (key % self.names.len() as u64) as usize
+    }
+
+    /// Sends `command` for `keys` (batched: [`MODULE_BATCH`] of one
+    /// filter's keys a command; else one key a command); the answers, in
+    /// the keys' order.
+    fn send(&mut self, command: &str, keys: &[u64], batched: bool) -> Result<Vec<bool>, Failure> {
+        let mut found = vec![false; keys.len()];
+        if !batched {
+            for (answer, &key) in found.iter_mut().zip(keys) {
+                let name = &self.names[self.part(key)];
+                let reply: i64 = redis::cmd(command)
+                    .arg(name)
+                    .arg(&key.to_le_bytes()[..])
+                    .query(self.connection.as_mut())?;
+                *answer = reply == 1;
+            }
+            return Ok(found);
+        }
+        let mut by_part: Vec<Vec<usize>> = vec![Vec::new(); self.names.len()];
+        for (index, &key) in keys.iter().enumerate() {
+            by_part[self.part(key)].push(index);
+        }
+        for (part, indexes) in by_part.iter().enumerate() {
+            for chunk in indexes.chunks(MODULE_BATCH) {
+                let bytes: Vec<[u8; 8]> = chunk
+                    .iter()
+                    .map(|&index| keys[index].to_le_bytes())
+                    .collect();
+                let items: Vec<&[u8]> = bytes.iter().map(|key| &key[..]).collect();
+                let replies: Vec<i64> = redis::cmd(command)
+                    .arg(&self.names[part])
+                    .arg(&items)
+                    .query(self.connection.as_mut())?;
+                for (&index, reply) in chunk.iter().zip(replies) {
+                    found[index] = reply == 1;
+                }
+            }
+        }
+        Ok(found)
+    }
+}
+
+impl Remote for ModuleFilters {
+    fn insert_keys(&mut self, keys: &[u64], batched: bool) -> Result<usize, Failure> {
+        let command = if batched { "BF.MADD" } else { "BF.ADD" };
+        Ok(count(&self.send(command, keys, batched)?))
+    }
+
+    fn contains_keys(&mut self, keys: &[u64], batched: bool) -> Result<Vec<bool>, Failure> {
+        let command = if batched { "BF.MEXISTS" } else { "BF.EXISTS" };
+        self.send(command, keys, batched)
+    }
+
+    fn remove(&mut self) -> Result<(), Failure> {
+        for name in &self.names {
+            redis::cmd("DEL").arg(name).exec(self.connection.as_mut())?;
+        }
+        Ok(())
+    }
+}
+
+/// The module arguments of every server the module is measured on: the
+/// configuration [`module_answers`] reproduces locally.
+fn module_arguments() -> [String; 4] {
+    [
+        "bf-layers".to_owned(),
+        "blocked".to_owned(),
+        "bf-first-share".to_owned(),
+        MODULE_FIRST_SHARE.to_string(),
+    ]
+}
+
+/// What the module's filters answer on the first `len` keys: local
+/// `ScalableBloomFilter`s of their configuration ([`module_arguments`]:
+/// blocked layers, the first layer's share), the keys hashed as the bytes
+/// the module receives and spread over the filters as [`ModuleFilters`] does.
+fn module_answers(
+    keys: &Keys,
+    len: usize,
+    parts: usize,
+    capacity: u64,
+    fpp: f64,
+) -> Result<Answers, Failure> {
+    let hasher = KeyHasher::default();
+    let mut twins = (0..parts)
+        .map(|_| {
+            ScalableBloomFilter::with_fpp(fpp)
+                .initial_capacity(capacity)
+                .first_layer_share(MODULE_FIRST_SHARE)
+                .build()
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let part = |key: u64| (key % parts as u64) as usize;
+    let mut answers = Answers::default();
+    for &key in &keys.inserted[..len] {
+        answers.new +=
+            usize::from(twins[part(key)].insert_hash(hasher.hash_bytes(&key.to_le_bytes()))?);
+    }
+    let lookups = |of: &[u64]| {
+        of.iter()
+            .map(|&key| twins[part(key)].contains_hash(hasher.hash_bytes(&key.to_le_bytes())))
+            .collect()
+    };
+    answers.present = lookups(&keys.inserted[..len]);
+    answers.absent = lookups(&keys.absent[..len]);
+    Ok(answers)
+}
+
+/// The module's commands, as INFO commandstats names them.
+const MODULE_COMMANDS: [&str; 4] = ["bf.madd", "bf.mexists", "bf.add", "bf.exists"];
+
 /// The servers a shape runs on, whose commands are counted.
 enum Servers<'a> {
     One(&'a Server),
@@ -608,6 +824,111 @@ impl Run<'_> {
         Ok(fpp)
     }
 
+    /// Starts the cluster (its nodes loading the module when `args` name
+    /// it) and measures the sharded filter there, and the module.
+    fn cluster_rows(
+        &mut self,
+        args: &[&str],
+        with_module: bool,
+        version: &str,
+        results: &mut RedisResults,
+    ) {
+        match Cluster::start_with(CLUSTER_MASTERS, 0, args) {
+            Ok(cluster) => {
+                results.cluster = Some(format!(
+                    "{CLUSTER_MASTERS} masters (redis-server {version}, no replicas{}) started by \
+                 this run on loopback, joined by redis-cli --cluster create",
+                    if with_module {
+                        ", the module loaded"
+                    } else {
+                        ""
+                    }
+                ));
+                match self.on_cluster(&cluster) {
+                    Ok(fpp) => results.cluster_fpp = Some(fpp),
+                    Err(err) => results.notes.push(format!(
+                        "cluster stopped by a Redis error (the rows before it stand): {err}"
+                    )),
+                }
+                if with_module && let Err(err) = self.module_on_cluster(&cluster) {
+                    results.notes.push(format!(
+                    "module cluster rows stopped by a Redis error (the rows before it stand): {err}"
+                ));
+                }
+            }
+            Err(err) => results.notes.push(format!(
+                "cluster rows left out: no Redis Cluster could be started ({err}); it needs \
+             redis-server and redis-cli on the PATH"
+            )),
+        }
+    }
+
+    /// Starts a server with the module (`args` load it) and measures it
+    /// there; what the report says of that server, or `None` (and a note)
+    /// when it did not start.
+    fn on_module_server(
+        &mut self,
+        path: &std::path::Path,
+        args: &[&str],
+        version: &str,
+        notes: &mut Vec<String>,
+    ) -> Option<String> {
+        let server = match Server::private_with(false, args) {
+            Ok(server) => server,
+            Err(err) => {
+                notes.push(format!(
+                    "module rows left out: its server did not start ({err})"
+                ));
+                return None;
+            }
+        };
+        if let Err(err) = self.module_server(&server) {
+            notes.push(format!(
+                "module rows stopped by a Redis error (the rows before it stand): {err}"
+            ));
+        }
+        Some(format!(
+            "{} loaded into a redis-server {version} of its own, started by this run",
+            path.display()
+        ))
+    }
+
+    /// Measures the module's filter on its own server, batched and one
+    /// key per call, each against local twins.
+    fn module_server(&mut self, server: &Server) -> Result<(), Failure> {
+        let servers = Servers::One(server);
+        let (fpp, items) = (self.config.redis_fpp, self.config.redis_items);
+        for shape in [Shape::ModuleBatched, Shape::ModulePerKey] {
+            let len = self.keys.len(shape, self.config);
+            let expected = module_answers(self.keys, len, 1, items, fpp)?;
+            let connection = Box::new(server.connection());
+            let mut filters = ModuleFilters::create(connection, 1, items, fpp)?;
+            self.measure(&mut filters, shape, &servers, &expected)?;
+            self.progress.step(shape.describe());
+        }
+        Ok(())
+    }
+
+    /// Measures the module on the cluster: the keys spread over
+    /// [`MODULE_CLUSTER_FILTERS`] filters, which the cluster routes by
+    /// their names to every master.
+    fn module_on_cluster(&mut self, cluster: &Cluster) -> Result<(), Failure> {
+        let servers = Servers::Cluster(cluster);
+        let parts = MODULE_CLUSTER_FILTERS;
+        let fpp = self.config.redis_fpp;
+        // Room for the binomial spread of the keys over the filters.
+        let capacity = (self.config.redis_items / parts as u64) * 5 / 4 + 100;
+        for shape in [Shape::ModuleClusterBatched, Shape::ModuleClusterPerKey] {
+            let len = self.keys.len(shape, self.config);
+            let expected = module_answers(self.keys, len, parts, capacity, fpp)?;
+            let connection = Box::new(cluster.client().get_connection()?);
+            let mut filters = ModuleFilters::create(connection, parts, capacity, fpp)?;
+            self.measure(&mut filters, shape, &servers, &expected)?;
+            self.progress.step(shape.describe());
+        }
+        Ok(())
+    }
+
     /// Measures `shape`'s insert and two lookups through `remote` (fresh)
     /// on the keys the shape sends, each answer held to `expected`; then
     /// removes it.
@@ -620,6 +941,10 @@ impl Run<'_> {
     ) -> Result<(), Failure> {
         let commands: &[&str] = match shape {
             Shape::ReferenceBatched | Shape::ReferencePerKey => &["bitfield", "bitfield_ro"],
+            Shape::ModuleBatched
+            | Shape::ModulePerKey
+            | Shape::ModuleClusterBatched
+            | Shape::ModuleClusterPerKey => &MODULE_COMMANDS,
             _ => &["evalsha"],
         };
         let keys = self.keys;

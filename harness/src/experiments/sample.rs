@@ -7,7 +7,10 @@
 
 use filterlab_core::theory::wilson_interval;
 use filterlab_peers::{Subject, Theory};
-use serde::{Serialize, Serializer};
+use std::path::Path;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize, Serializer};
 
 use crate::experiments::verdict::TheoryKind;
 use crate::registry::{Capability, Entry, GateOn};
@@ -34,7 +37,7 @@ pub fn dynamic_with(entries: &[Entry], capability: Capability) -> (Vec<&Entry>, 
 }
 
 /// The FPP one filter delivered at one point, beside what predicts it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FppSample {
     /// Never-inserted keys queried at this point.
     pub queries: u64,
@@ -144,6 +147,30 @@ pub struct SampledRow<P> {
     pub at: P,
     /// The FPP measured there, beside its theory (or bound).
     pub sample: FppSample,
+}
+
+impl<P: DeserializeOwned> SampledRow<P> {
+    /// The rows of a CSV file written from them: each record read as the
+    /// point and as the sample by their column names. A missing or
+    /// unreadable file, or record, gives nothing.
+    pub fn read_csv(path: &Path) -> Vec<Self> {
+        let Ok(mut reader) = csv::Reader::from_path(path) else {
+            return Vec::new();
+        };
+        let Ok(headers) = reader.headers().cloned() else {
+            return Vec::new();
+        };
+        reader
+            .records()
+            .filter_map(Result::ok)
+            .filter_map(|record| {
+                Some(Self {
+                    at: record.deserialize(Some(&headers)).ok()?,
+                    sample: record.deserialize(Some(&headers)).ok()?,
+                })
+            })
+            .collect()
+    }
 }
 
 impl<P: Serialize> Serialize for SampledRow<P> {

@@ -1,6 +1,7 @@
 //! The speed experiment: ns per insert, positive lookup, negative lookup and
 //! remove (where supported), from cache-resident to DRAM-sized filters, the
-//! median of several repetitions. Every filter is timed one key at a time
+//! median of several repetitions, each timed as [`timing`] says (the
+//! method every single-thread timing of the report shares). Every filter is timed one key at a time
 //! (what every peer crate offers) and, when it has one, through its batch
 //! API, so that tables can compare like with like. Subjects alternate within
 //! each repetition so that a slow phase of a shared machine does not land on
@@ -9,7 +10,6 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::hint::black_box;
-use std::time::Instant;
 
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::mix64;
@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::RunConfig;
 use crate::error::Error;
 use crate::experiments::accuracy::derive_seed;
+use crate::experiments::timing::{self, Rounds};
 use crate::progress::Tracker;
 use crate::registry::{Build, Capability, Entry, Origin};
 use crate::text::{format_count, plural};
@@ -209,33 +210,22 @@ fn summarize(entries: &[Entry], samples: &Samples, fpp: f64) -> Vec<SpeedRow> {
     samples
         .iter()
         .map(|(&(index, op, mode, n), values)| {
-            let mut values = values.clone();
-            values.sort_by(f64::total_cmp);
+            let rounds = Rounds::of(values);
             let entry = &entries[index];
             SpeedRow {
                 filter: entry.name.to_owned(),
                 origin: entry.origin,
                 op,
                 n,
-                ns_per_op: median(&values),
-                min_ns_per_op: values[0],
-                max_ns_per_op: values[values.len() - 1],
-                repetitions: values.len() as u32,
+                ns_per_op: rounds.median,
+                min_ns_per_op: rounds.min,
+                max_ns_per_op: rounds.max,
+                repetitions: rounds.count,
                 target_fpp: fpp,
                 mode,
             }
         })
         .collect()
-}
-
-/// The median of sorted, non-empty values.
-pub fn median(sorted: &[f64]) -> f64 {
-    let middle = sorted.len() / 2;
-    if sorted.len() % 2 == 1 {
-        sorted[middle]
-    } else {
-        f64::midpoint(sorted[middle - 1], sorted[middle])
-    }
 }
 
 /// The keys of one size, the workload, and how long to time.
@@ -254,11 +244,6 @@ struct Timing<'a> {
     workload: Workload,
 }
 
-/// ns per operation of `operations` operations that took `start.elapsed()`.
-fn ns_per_op(start: Instant, operations: u64) -> f64 {
-    start.elapsed().as_secs_f64() * 1e9 / operations as f64
-}
-
 impl Timing<'_> {
     /// One repetition for one filter: (operation, mode, ns per operation),
     /// one key at a time, then batched when the filter has a batch API.
@@ -271,23 +256,17 @@ impl Timing<'_> {
                 (Operation::LookupPositive, self.positives),
                 (Operation::LookupNegative, self.negatives),
             ] {
-                let passes = self.min_operations.div_ceil(keys.len() as u64).max(1);
-                let start = Instant::now();
-                let mut found = 0;
-                for _ in 0..passes {
-                    found += subject.count_contained(black_box(keys), mode);
-                }
-                black_box(found);
-                results.push((op, mode, ns_per_op(start, passes * keys.len() as u64)));
+                let (_, ns) = timing::lookups(subject.as_ref(), keys, mode, self.min_operations);
+                results.push((op, mode, ns));
             }
             if let Some(ns) = self.concurrent_insert(entry, mode)? {
                 results.push((Operation::InsertConcurrent, mode, ns));
             }
             if mode == Mode::OneKey {
-                let start = Instant::now();
-                if let Some(removed) = subject.remove_keys(self.removals) {
-                    black_box(removed);
-                    let ns = ns_per_op(start, self.removals.len() as u64);
+                let operations = self.removals.len() as u64;
+                let (removed, ns) =
+                    timing::per_operation(operations, || subject.remove_keys(self.removals));
+                if black_box(removed).is_some() {
                     results.push((Operation::Remove, mode, ns));
                 }
             }
@@ -314,14 +293,14 @@ impl Timing<'_> {
                 Build::Empty(build) => {
                     let mut fresh = build(&self.workload)?;
                     refused.clear();
-                    let start = Instant::now();
-                    black_box(fresh.insert_keys(self.keys, mode, &mut refused));
-                    (fresh, start.elapsed().as_secs_f64())
+                    let ((), took) = timing::measure(|| {
+                        black_box(fresh.insert_keys(self.keys, mode, &mut refused));
+                    });
+                    (fresh, took.seconds())
                 }
                 Build::FromKeys(build) => {
-                    let start = Instant::now();
-                    let fresh = build(&self.workload, self.keys)?;
-                    (fresh, start.elapsed().as_secs_f64())
+                    let (fresh, took) = timing::measure(|| build(&self.workload, self.keys));
+                    (fresh?, took.seconds())
                 }
             };
             elapsed += seconds;
@@ -345,23 +324,12 @@ impl Timing<'_> {
             return Ok(None);
         }
         let shared = build(&self.workload)?;
-        let start = Instant::now();
-        let new = shared.insert_keys_concurrently(self.keys, insert_threads(), mode);
+        // Several threads: wall time, the time a user waits.
+        let (new, took) =
+            timing::measure(|| shared.insert_keys_concurrently(self.keys, insert_threads(), mode));
         Ok(new.map(|new| {
             black_box(new);
-            ns_per_op(start, self.keys.len() as u64)
+            took.wall * 1e9 / self.keys.len() as f64
         }))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn medians() {
-        assert_eq!(median(&[1.0]), 1.0);
-        assert_eq!(median(&[1.0, 3.0]), 2.0);
-        assert_eq!(median(&[1.0, 2.0, 10.0]), 2.0);
     }
 }

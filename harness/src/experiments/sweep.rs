@@ -11,9 +11,7 @@
 //! 10^7 items every filter of the cell at once, beyond that as many as
 //! there are workers (all of them would not fit in memory).
 
-use std::hint::black_box;
 use std::sync::{Barrier, Mutex, PoisonError};
-use std::time::Instant;
 
 use filterlab_core::theory::wilson_interval;
 use filterlab_peers::{Mode, Subject, Theory, Workload};
@@ -21,7 +19,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::RunConfig;
 use crate::experiments::accuracy::{AccuracyRow, DESIGN_TOLERANCE, derive_seed, row_confidence};
-use crate::experiments::speed::{TimedKeys, median};
+use crate::experiments::speed::TimedKeys;
+use crate::experiments::timing::{self, Rounds};
 use crate::experiments::verdict::TheoryKind;
 use crate::progress::{Stage, Tracker};
 use crate::registry::{Entry, Origin};
@@ -175,15 +174,17 @@ impl Cell<'_> {
         }
     }
 
-    /// One timed round of negative lookups, one key at a time.
+    /// One timed round of negative lookups, one key at a time, as
+    /// [`timing::lookups`] times every lookup of the report.
     fn time(&self, filter: &mut Built) {
         let negatives = &self.keys.negatives[..];
-        let start = Instant::now();
-        let found = filter
-            .subject
-            .count_contained(black_box(negatives), Mode::OneKey);
-        let ns = start.elapsed().as_secs_f64() * 1e9 / negatives.len().max(1) as f64;
-        filter.false_positives = black_box(found);
+        let (found, ns) = timing::lookups(
+            filter.subject.as_ref(),
+            negatives,
+            Mode::OneKey,
+            negatives.len() as u64,
+        );
+        filter.false_positives = found;
         filter.ns.push(ns);
     }
 
@@ -259,8 +260,7 @@ impl Cell<'_> {
         let (accuracy, confidence) = (self.accuracy, self.confidence);
         let entry = &self.entries[filter.index];
         let Workload { items, fpp, .. } = self.workload;
-        let mut ns = filter.ns.clone();
-        ns.sort_by(f64::total_cmp);
+        let rounds = Rounds::of(&filter.ns);
         let queries = self.keys.negatives.len() as u64;
         let (ci_low, ci_high) = wilson_interval(filter.false_positives, queries, confidence);
         let theory = filter.subject.theory(items);
@@ -275,10 +275,10 @@ impl Cell<'_> {
             n: items,
             target_fpp: fpp,
             bits_per_item: filter.subject.memory_usage() as f64 * 8.0 / items as f64,
-            negative_ns: if ns.is_empty() { f64::NAN } else { median(&ns) },
-            min_negative_ns: ns.first().copied().unwrap_or(f64::NAN),
-            max_negative_ns: ns.last().copied().unwrap_or(f64::NAN),
-            rounds: ns.len() as u32,
+            negative_ns: rounds.median,
+            min_negative_ns: rounds.min,
+            max_negative_ns: rounds.max,
+            rounds: rounds.count,
             queries,
             false_positives: filter.false_positives,
             empirical_fpp: filter.false_positives as f64 / queries.max(1) as f64,

@@ -20,6 +20,7 @@ use crate::experiments::speed::{Operation, SpeedResults};
 use crate::experiments::sweep::{SweepResults, SweepRow};
 use crate::registry::Entry;
 use crate::render::evidence::label;
+use crate::render::pick::{self, Contender, Interval, Pick, names};
 use crate::render::plot::{
     self, Axis, CellPart, Dash, Figure, Grid, GridCell, Labelled, Panel, Plot, Point, Series,
 };
@@ -258,8 +259,23 @@ pub fn pareto_items(measured: &Measurements, sweep: &SweepResults) -> Option<u64
         .or_else(|| sweep.rows.iter().map(|r| r.n).min())
 }
 
-/// The Pareto-optimal rows among `rows`: none of them has another with
-/// both fewer bits and a faster lookup; fastest first.
+/// A sweep row as a contender: `by_bits` ranks by bits per item (then the
+/// lookup), otherwise by the lookup (then bits); the lookup's interval is
+/// the fastest and slowest of its rounds.
+fn contender(row: &SweepRow, by_bits: bool) -> Contender<&SweepRow> {
+    let bits = Interval::exact(row.bits_per_item);
+    let ns = Interval::spread(row.negative_ns, row.min_negative_ns, row.max_negative_ns);
+    let (measure, lookup) = if by_bits { (bits, ns) } else { (ns, bits) };
+    Contender {
+        item: row,
+        measure,
+        lookup: Some(lookup),
+    }
+}
+
+/// The Pareto-optimal rows among `rows` by their medians: none of them
+/// has another with both fewer bits and a faster lookup; fastest first
+/// (the staircase the Pareto chart draws).
 pub fn frontier<'a>(rows: &[&'a SweepRow]) -> Vec<&'a SweepRow> {
     let mut sorted: Vec<&SweepRow> = rows.to_vec();
     sorted.sort_by(|a, b| {
@@ -277,6 +293,30 @@ pub fn frontier<'a>(rows: &[&'a SweepRow]) -> Vec<&'a SweepRow> {
         }
     }
     front
+}
+
+/// Each frontier row with the rows of `rows` tied with it within noise on
+/// both bits and lookup (one label on the Pareto chart names them all),
+/// fastest first; a row joins the first frontier row it ties with.
+pub fn frontier_ties<'a>(front: &[&'a SweepRow], rows: &[&'a SweepRow]) -> Vec<Vec<&'a SweepRow>> {
+    let tied = |a: &SweepRow, b: &SweepRow| {
+        let (a, b) = (contender(a, true), contender(b, true));
+        a.measure.ties(&b.measure) && a.lookup.zip(b.lookup).is_some_and(|(x, y)| x.ties(&y))
+    };
+    let mut placed: Vec<&str> = front.iter().map(|r| r.filter.as_str()).collect();
+    front
+        .iter()
+        .map(|&on| {
+            let mut group = vec![on];
+            for &row in rows {
+                if !placed.contains(&row.filter.as_str()) && tied(on, row) {
+                    placed.push(&row.filter);
+                    group.push(row);
+                }
+            }
+            group
+        })
+        .collect()
 }
 
 /// The Pareto file of target `p`.
@@ -307,6 +347,24 @@ fn pareto_figures(ctx: &Ctx<'_>, measured: &Measurements, sweep: &SweepResults) 
             .filter(|r| takes_inserts(ctx.entries, &r.filter))
             .collect();
         let front = frontier(&dynamic);
+        // Frontier points tied within noise: the first one's label names
+        // them all, the others carry none.
+        let mut tie_labels: Vec<(String, String)> = Vec::new();
+        for group in frontier_ties(&front, &dynamic)
+            .iter()
+            .filter(|g| g.len() > 1)
+        {
+            let named: Vec<String> = group.iter().map(|r| ctx.label(&r.filter)).collect();
+            let label = format!("{} (within noise)", named.join(" = "));
+            for (index, row) in group.iter().enumerate() {
+                let text = if index == 0 {
+                    label.clone()
+                } else {
+                    String::new()
+                };
+                tie_labels.push((row.filter.clone(), text));
+            }
+        }
         let mut steps = Vec::new();
         for (index, row) in front.iter().enumerate() {
             if index > 0 {
@@ -317,7 +375,9 @@ fn pareto_figures(ctx: &Ctx<'_>, measured: &Measurements, sweep: &SweepResults) 
         let labelled = rows
             .iter()
             .map(|r| Labelled {
-                name: if takes_inserts(ctx.entries, &r.filter) {
+                name: if let Some((_, tied)) = tie_labels.iter().find(|(f, _)| *f == r.filter) {
+                    tied.clone()
+                } else if takes_inserts(ctx.entries, &r.filter) {
                     ctx.label(&r.filter)
                 } else {
                     format!("{} (static)", ctx.label(&r.filter))
@@ -374,29 +434,40 @@ fn skyline_figure(
     for (column, &n) in sizes.iter().enumerate() {
         for (row, &p) in fpps.iter().enumerate() {
             let (fewest, fastest) = skyline_cell(ctx.entries, sweep, n, p);
-            let part = |heading: String, pick: Option<&SweepRow>| CellPart {
-                heading,
-                name: pick.map_or_else(|| "none meets p".to_owned(), |r| ctx.label(&r.filter)),
-                filter: pick.map(|r| (r.filter.clone(), ctx.styles.look(&r.filter))),
+            let part = |what: &str, chosen: Option<&Pick<&SweepRow>>| {
+                let Some(chosen) = chosen else {
+                    return CellPart {
+                        heading: what.to_owned(),
+                        name: "none meets p".to_owned(),
+                        filters: Vec::new(),
+                    };
+                };
+                let best = chosen.best.item;
+                let figure = if what == FEWEST {
+                    format!("{:.1} bits/item", best.bits_per_item)
+                } else {
+                    format!("{:.0} ns", best.negative_ns)
+                };
+                let tie = if chosen.is_tie() {
+                    " · tie within noise"
+                } else {
+                    ""
+                };
+                CellPart {
+                    heading: format!("{what}: {figure}{tie}"),
+                    name: names(chosen, |r| ctx.label(&r.filter)).replace(" (within noise)", ""),
+                    filters: chosen
+                        .all()
+                        .map(|c| (c.item.filter.clone(), ctx.styles.look(&c.item.filter)))
+                        .collect(),
+                }
             };
             cells.push(GridCell {
                 column,
                 row,
                 parts: vec![
-                    part(
-                        fewest.map_or_else(
-                            || "fewest bits".to_owned(),
-                            |r| format!("fewest bits: {:.1} bits/item", r.bits_per_item),
-                        ),
-                        fewest,
-                    ),
-                    part(
-                        fastest.map_or_else(
-                            || "fastest lookup".to_owned(),
-                            |r| format!("fastest lookup: {:.0} ns", r.negative_ns),
-                        ),
-                        fastest,
-                    ),
+                    part(FEWEST, fewest.as_ref()),
+                    part(FASTEST, fastest.as_ref()),
                 ],
             });
         }
@@ -430,25 +501,35 @@ fn takes_inserts(entries: &[Entry], filter: &str) -> bool {
         .is_none_or(Entry::takes_inserts)
 }
 
-/// Among the filters that take inserts, the fewest-bits and the fastest
-/// rows meeting p at (n, p).
+/// The skyline's two headings.
+const FEWEST: &str = "fewest bits";
+const FASTEST: &str = "fastest lookup";
+
+/// Among the filters that take inserts meeting p at (n, p), the pick by
+/// bits per item and the pick by one-key negative lookup, each with the
+/// filters tied with it within noise ([`pick`]).
 pub fn skyline_cell<'a>(
     entries: &[Entry],
     sweep: &'a SweepResults,
     n: u64,
     p: f64,
-) -> (Option<&'a SweepRow>, Option<&'a SweepRow>) {
-    let meeting = || {
-        sweep.rows.iter().filter(move |r| {
+) -> (Option<Pick<&'a SweepRow>>, Option<Pick<&'a SweepRow>>) {
+    let meeting: Vec<&SweepRow> = sweep
+        .rows
+        .iter()
+        .filter(|r| {
             r.n == n && r.target_fpp == p && r.meets_target && takes_inserts(entries, &r.filter)
         })
+        .collect();
+    let by = |by_bits: bool| {
+        let contenders: Vec<Contender<&SweepRow>> = meeting
+            .iter()
+            .filter(|r| by_bits || r.negative_ns > 0.0)
+            .map(|r| contender(r, by_bits))
+            .collect();
+        pick::pick(&contenders)
     };
-    (
-        meeting().min_by(|a, b| a.bits_per_item.total_cmp(&b.bits_per_item)),
-        meeting()
-            .filter(|r| r.negative_ns > 0.0)
-            .min_by(|a, b| a.negative_ns.total_cmp(&b.negative_ns)),
-    )
+    (by(true), by(false))
 }
 
 /// Measured FPP over target with its interval, per target, at the largest n.
@@ -947,9 +1028,73 @@ mod tests {
             notes: Vec::new(),
         };
         let (fewest, fastest) = skyline_cell(&[], &sweep, 10, 0.01);
-        assert_eq!(fewest.unwrap().filter, "slow-small");
-        assert_eq!(fastest.unwrap().filter, "fast-big");
+        assert_eq!(fewest.unwrap().best.item.filter, "slow-small");
+        assert_eq!(fastest.unwrap().best.item.filter, "fast-big");
         assert_eq!(skyline_cell(&[], &sweep, 11, 0.01), (None, None));
+    }
+
+    /// Two filters whose lookup intervals overlap: the skyline cell names
+    /// both, as a tie, and the Pareto frontier labels them together.
+    #[test]
+    fn a_tied_cell_names_every_filter_in_the_tie() {
+        let spread = |mut r: SweepRow, min: f64, max: f64| {
+            r.min_negative_ns = min;
+            r.max_negative_ns = max;
+            r
+        };
+        let rows = vec![
+            spread(row("SplitBlockBloomFilter", 10.53, 3.4), 3.3, 5.6),
+            spread(row("sbbf-rs-safe", 11.0, 3.2), 3.1, 3.5),
+            spread(row("BloomFilter", 9.59, 9.5), 9.4, 9.8),
+            spread(row("AtomicBloomFilter", 9.59, 9.6), 9.3, 9.9),
+        ];
+        let sweep = SweepResults {
+            rows: rows.clone(),
+            notes: Vec::new(),
+        };
+        let (fewest, fastest) = skyline_cell(&[], &sweep, 10, 0.01);
+        let named = |chosen: Option<Pick<&SweepRow>>| {
+            let chosen = chosen.unwrap();
+            let mut all: Vec<String> = chosen.all().map(|c| c.item.filter.clone()).collect();
+            all.sort();
+            (chosen.is_tie(), all)
+        };
+        assert_eq!(
+            named(fastest),
+            (
+                true,
+                vec!["SplitBlockBloomFilter".into(), "sbbf-rs-safe".into()]
+            ),
+            "a cell tied within noise names one winner"
+        );
+        assert_eq!(
+            named(fewest),
+            (true, vec!["AtomicBloomFilter".into(), "BloomFilter".into()])
+        );
+        // Apart beyond noise: one winner.
+        let apart = SweepResults {
+            rows: vec![rows[1].clone(), spread(row("slow", 12.0, 9.0), 8.9, 9.1)],
+            notes: Vec::new(),
+        };
+        let (_, fastest) = skyline_cell(&[], &apart, 10, 0.01);
+        assert_eq!(named(fastest), (false, vec!["sbbf-rs-safe".into()]));
+        // The Pareto frontier's label names a point tied with it on both
+        // bits and lookup: AtomicBloomFilter, off the frontier by its median
+        // lookup, is within noise of BloomFilter on it.
+        let refs: Vec<&SweepRow> = rows.iter().collect();
+        let front = frontier(&refs);
+        let groups: Vec<Vec<&str>> = frontier_ties(&front, &refs)
+            .iter()
+            .map(|g| g.iter().map(|r| r.filter.as_str()).collect())
+            .collect();
+        assert_eq!(
+            groups,
+            [
+                vec!["sbbf-rs-safe"],
+                vec!["SplitBlockBloomFilter"],
+                vec!["BloomFilter", "AtomicBloomFilter"]
+            ]
+        );
     }
 
     #[test]

@@ -11,8 +11,13 @@ use crate::experiments::churn::{BogusRemovalRow, ChurnRow};
 use crate::experiments::growth::GrowthRow;
 use crate::experiments::measurements::Measurements;
 use crate::experiments::speed::{Operation, SpeedRow};
-use crate::registry::Entry;
+use crate::registry::{Capability, Entry};
+use crate::render::pick::{Contender, Interval};
 use crate::text::{format_count, sci};
+
+/// Why [`Evidence::contender`] has no figure for a filter the run did not
+/// measure in the state asked for.
+pub const NOT_MEASURED: &str = "not measured";
 
 /// Measured rows the guide and `recommend` quote from.
 #[derive(Clone, Copy)]
@@ -126,6 +131,138 @@ impl<'a> Evidence<'a> {
         ))
     }
 
+    /// `filter` in the state a user needing `capability` will have it in,
+    /// as a [`Contender`]: its measure there and its one-key negative
+    /// lookup there; or why it does not qualify there.
+    ///
+    /// - growth: at the end of growth at the target nearest `fpp`: bits per
+    ///   item, every point's FPP within P (no interval above it), no key
+    ///   lost;
+    /// - deletes: after the churn: bits per live key, no key lost, no
+    ///   removal that found nothing, the FPP there within p;
+    /// - concurrent inserts: the wall-clock ns per key with every core
+    ///   inserting, at the largest n timed;
+    /// - otherwise: bits per item at the largest n, at `fpp`, meeting it.
+    ///
+    /// # Errors
+    ///
+    /// Why it does not qualify ("not measured" when it was not).
+    pub fn contender(
+        &self,
+        filter: &str,
+        capability: Option<Capability>,
+        fpp: f64,
+    ) -> Result<Contender<String>, String> {
+        let lookup = |min: Option<f64>, median: Option<f64>, max: Option<f64>| {
+            median
+                .filter(|ns| *ns > 0.0)
+                .map(|ns| Interval::spread(ns, min.unwrap_or(ns), max.unwrap_or(ns)))
+        };
+        let not_measured = || NOT_MEASURED.to_owned();
+        let (measure, looked_up) = match capability {
+            Some(Capability::Growth) => {
+                let rows = self.growth_at(filter, fpp);
+                let last = rows.last().ok_or_else(not_measured)?;
+                let above = rows.iter().filter(|r| r.above_target()).count();
+                if above > 0 {
+                    return Err(format!("above P at {above} of {} points", rows.len()));
+                }
+                if last.at.false_negatives > 0 {
+                    return Err(format!("{} keys lost", last.at.false_negatives));
+                }
+                let at = &last.at;
+                (
+                    Interval::exact(at.bits_per_item),
+                    lookup(
+                        Some(at.min_negative_ns),
+                        Some(at.negative_ns),
+                        Some(at.max_negative_ns),
+                    ),
+                )
+            }
+            Some(Capability::Deletes) => {
+                let last = self
+                    .churn
+                    .iter()
+                    .rfind(|r| r.at.filter == filter)
+                    .ok_or_else(not_measured)?;
+                match self.churn_losses(filter) {
+                    Some((0, 0)) | None => {}
+                    Some((lost, failed)) => {
+                        return Err(format!("{lost} lost, {failed} failed removals"));
+                    }
+                }
+                if last.sample.ci_low > last.at.target_fpp {
+                    return Err("above p after churn".to_owned());
+                }
+                let at = &last.at;
+                (
+                    Interval::exact(at.bits_per_item),
+                    lookup(at.min_negative_ns, at.negative_ns, at.max_negative_ns),
+                )
+            }
+            Some(Capability::ConcurrentInserts) => {
+                let row = self
+                    .speed_row(filter, Operation::InsertConcurrent, Mode::OneKey, None)
+                    .ok_or_else(not_measured)?;
+                let negative =
+                    self.speed_row(filter, Operation::LookupNegative, Mode::OneKey, Some(row.n));
+                (
+                    Interval::spread(row.ns_per_op, row.min_ns_per_op, row.max_ns_per_op),
+                    negative.and_then(|r| {
+                        lookup(
+                            Some(r.min_ns_per_op),
+                            Some(r.ns_per_op),
+                            Some(r.max_ns_per_op),
+                        )
+                    }),
+                )
+            }
+            Some(Capability::StaticSet) | None => {
+                let largest = self.largest().ok_or_else(not_measured)?;
+                let row = self
+                    .accuracy_at(filter, largest, fpp)
+                    .ok_or_else(not_measured)?;
+                if !row.meets_target() {
+                    return Err("misses the target".to_owned());
+                }
+                let negative =
+                    self.speed_row(filter, Operation::LookupNegative, Mode::OneKey, None);
+                (
+                    Interval::exact(row.bits_per_item),
+                    negative.and_then(|r| {
+                        lookup(
+                            Some(r.min_ns_per_op),
+                            Some(r.ns_per_op),
+                            Some(r.max_ns_per_op),
+                        )
+                    }),
+                )
+            }
+        };
+        Ok(Contender {
+            item: filter.to_owned(),
+            measure,
+            lookup: looked_up,
+        })
+    }
+
+    /// The speed row of `filter`, `op` and `mode` at `n`, or at the largest
+    /// n it was measured at.
+    pub fn speed_row(
+        &self,
+        filter: &str,
+        op: Operation,
+        mode: Mode,
+        n: Option<u64>,
+    ) -> Option<&'a SpeedRow> {
+        self.speed
+            .iter()
+            .filter(|r| r.filter == filter && r.op == op && r.mode == mode)
+            .filter(|r| n.is_none_or(|n| r.n == n))
+            .max_by_key(|r| r.n)
+    }
+
     /// The largest n in the accuracy rows.
     pub fn largest(&self) -> Option<u64> {
         self.accuracy.iter().map(|r| r.n).max()
@@ -151,10 +288,7 @@ impl<'a> Evidence<'a> {
     /// The (n, ns/op) of `op` in `mode` for `filter` at the largest n it
     /// was measured at.
     pub fn speed(&self, filter: &str, op: Operation, mode: Mode) -> Option<(u64, f64)> {
-        self.speed
-            .iter()
-            .filter(|r| r.filter == filter && r.op == op && r.mode == mode)
-            .max_by_key(|r| r.n)
+        self.speed_row(filter, op, mode, None)
             .map(|r| (r.n, r.ns_per_op))
     }
 
@@ -289,4 +423,101 @@ pub fn nearest(values: &[f64], target: f64) -> Option<f64> {
             .abs()
             .total_cmp(&(b.ln() - target.ln()).abs())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiments::growth::made_up;
+    use crate::render::pick::pick;
+
+    fn evidence<'a>(growth: &'a [GrowthRow], churn: &'a [ChurnRow]) -> Evidence<'a> {
+        Evidence {
+            accuracy: &[],
+            speed: &[],
+            capacity: &[],
+            churn,
+            bogus: &[],
+            growth,
+        }
+    }
+
+    /// The growth row, grown from 10^3 to 10^6 at P = 1e-2: the
+    /// guide's rule (each filter at the end of growth, every doubling
+    /// within P) picks CuckooFilter (grow), which nothing beats on both
+    /// bits and lookup; scalable_cuckoo_filter, the fewest bits before
+    /// growing, is beaten on both there; a filter above P on the way does
+    /// not qualify however few its bits.
+    #[test]
+    fn the_guide_judges_growth_at_the_end_of_growth() {
+        let mut rows = Vec::new();
+        for (filter, bits, ns) in [
+            ("scalable_cuckoo_filter", 19.92, 1104.0),
+            ("CuckooFilter-grow", 16.58, 164.0),
+            ("ScalableBloomFilter", 18.38, 95.0),
+            ("qfilter-resizeable", 19.14, 58.0),
+            ("growable-bloom-filter", 13.19, 406.0),
+        ] {
+            rows.push(made_up(filter, 2000, 11.5, ns / 2.0, 0.005));
+            rows.push(made_up(filter, 1_000_000, bits, ns, 0.005));
+        }
+        // growable-bloom-filter's interval lies above P at the end.
+        rows[9].sample.ci_low = 0.03;
+        let evidence = evidence(&rows, &[]);
+        let names = [
+            "scalable_cuckoo_filter",
+            "CuckooFilter-grow",
+            "ScalableBloomFilter",
+            "qfilter-resizeable",
+            "growable-bloom-filter",
+        ];
+        let judged: Vec<_> = names
+            .iter()
+            .map(|f| evidence.contender(f, Some(Capability::Growth), 0.01))
+            .collect();
+        assert_eq!(
+            judged[4].as_ref().unwrap_err(),
+            "above P at 1 of 2 points",
+            "a filter whose FPP left P does not qualify"
+        );
+        let contenders: Vec<_> = judged.into_iter().filter_map(Result::ok).collect();
+        let chosen = pick(&contenders).unwrap();
+        assert_eq!(chosen.best.item, "CuckooFilter-grow");
+        assert_eq!(chosen.best.measure.value, 16.58);
+        assert!(contenders.iter().all(|c| !chosen.best.beaten_by(c)));
+        let scalable_cuckoo = &contenders[0];
+        assert!(scalable_cuckoo.beaten_by(&chosen.best));
+    }
+
+    /// Deletes judged after the churn: bits per live key there, and a
+    /// filter that lost keys or whose FPP there is above p does not qualify.
+    #[test]
+    fn the_guide_judges_deletes_after_churn() {
+        let mut churned = Vec::new();
+        for (filter, bits, lost, ci_low) in [
+            ("small-but-lossy", 9.0, 3, 0.008),
+            ("small-but-above-p", 9.5, 0, 0.02),
+            ("kept-everything", 13.4, 0, 0.008),
+        ] {
+            let mut row = crate::experiments::churn::made_up(filter, bits, lost);
+            row.sample.ci_low = ci_low;
+            churned.push(row);
+        }
+        let evidence = evidence(&[], &churned);
+        let judged: Vec<_> = ["small-but-lossy", "small-but-above-p", "kept-everything"]
+            .iter()
+            .map(|f| evidence.contender(f, Some(Capability::Deletes), 0.01))
+            .collect();
+        assert_eq!(judged[0].as_ref().unwrap_err(), "3 lost, 0 failed removals");
+        assert_eq!(judged[1].as_ref().unwrap_err(), "above p after churn");
+        let kept = judged[2].as_ref().unwrap();
+        assert_eq!(kept.measure.value, 13.4);
+        assert_eq!(kept.lookup.map(|l| l.value), Some(30.0));
+        assert_eq!(
+            evidence
+                .contender("never-churned", Some(Capability::Deletes), 0.01)
+                .unwrap_err(),
+            NOT_MEASURED
+        );
+    }
 }

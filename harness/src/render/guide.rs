@@ -16,6 +16,7 @@ use crate::experiments::measurements::Measurements;
 use crate::experiments::speed::Operation;
 use crate::registry::{Capability, Entry};
 use crate::render::evidence::{Evidence, label, nearest};
+use crate::render::pick::{Contender, Interval, Pick, names, pick};
 use crate::render::section::Section;
 use crate::render::sections::counts::COUNTS_HEADING;
 use crate::render::table::{header, table};
@@ -30,9 +31,6 @@ pub const GUIDE_HEADING: &str = "## Which filter should I use?";
 /// The FPP of an 8-bit fingerprint: below it, filters with 8-bit
 /// fingerprints cannot go.
 const FINGERPRINT8_FPP: f64 = 1.0 / 256.0;
-
-/// Bits per item within this factor of the fewest count as a tie.
-const TIE: f64 = 1.005;
 
 /// What a user may need: one guide row and one section each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -161,48 +159,47 @@ impl<'a> Facts<'a> {
             .collect()
     }
 
-    /// Among `candidates`, those meeting `fpp` at the largest n, fewest bits
-    /// first, cut after the ties of the fewest.
+    /// Among `candidates`, those meeting `fpp` at the largest n: the pick
+    /// by bits per item (none beaten on both bits and one-key lookup) and
+    /// the filters tied with it, the pick first.
     fn fewest_bits(&self, candidates: &[&'a Entry], fpp: f64) -> Vec<&'a AccuracyRow> {
-        let mut meeting: Vec<&AccuracyRow> = candidates
+        let contenders: Vec<Contender<String>> = candidates
             .iter()
-            .filter_map(|e| self.accuracy(e.name, fpp))
-            .filter(|r| r.meets_target())
+            .filter_map(|e| self.evidence.contender(e.name, None, fpp).ok())
             .collect();
-        meeting.sort_by(|a, b| a.bits_per_item.total_cmp(&b.bits_per_item));
-        if let Some(least) = meeting.first().map(|r| r.bits_per_item) {
-            meeting.retain(|r| r.bits_per_item <= least * TIE);
-        }
-        meeting
+        pick(&contenders).map_or_else(Vec::new, |chosen| {
+            chosen
+                .all()
+                .filter_map(|c| self.accuracy(&c.item, fpp))
+                .collect()
+        })
     }
 
-    /// Among `candidates` meeting the reference p, the fastest at `op` in
-    /// `mode` at the largest n measured for it: (entry, n, ns).
-    fn fastest(
-        &self,
-        candidates: &[&'a Entry],
-        op: Operation,
-        mode: Mode,
-    ) -> Option<(&'a Entry, u64, f64)> {
-        let rows = || {
-            self.evidence
-                .speed
-                .iter()
-                .filter(move |r| r.op == op && r.mode == mode)
-        };
-        let n = rows().map(|r| r.n).max()?;
-        candidates
+    /// Among `candidates` meeting the reference p, the fastest one-key
+    /// negative lookup at the largest n timed (none beaten on both lookup
+    /// and bits, ties within noise named): the pick and that n.
+    fn fastest(&self, candidates: &[&'a Entry]) -> Option<(Pick<String>, u64)> {
+        let (op, mode) = (Operation::LookupNegative, Mode::OneKey);
+        let n = self
+            .evidence
+            .speed
             .iter()
-            .filter(|e| {
-                self.accuracy(e.name, self.reference)
-                    .is_some_and(AccuracyRow::meets_target)
-            })
+            .filter(|r| r.op == op && r.mode == mode)
+            .map(|r| r.n)
+            .max()?;
+        let contenders: Vec<Contender<String>> = candidates
+            .iter()
             .filter_map(|e| {
-                rows()
-                    .find(|r| r.filter == e.name && r.n == n)
-                    .map(|r| (*e, n, r.ns_per_op))
+                let bits = self.evidence.contender(e.name, None, self.reference).ok()?;
+                let row = self.evidence.speed_row(e.name, op, mode, Some(n))?;
+                Some(Contender {
+                    item: e.name.to_owned(),
+                    measure: Interval::spread(row.ns_per_op, row.min_ns_per_op, row.max_ns_per_op),
+                    lookup: Some(bits.measure),
+                })
             })
-            .min_by(|a, b| a.2.total_cmp(&b.2))
+            .collect();
+        Some((pick(&contenders)?, n))
     }
 
     /// "at p = 1e-2, n = 10^6".
@@ -274,34 +271,45 @@ fn fewest_bits_pick(
     if let Some(more) = more(&group) {
         let _ = write!(why, "; {more}");
     }
+    if group.len() > 1 {
+        why.push_str("; tied within noise");
+    }
     why.push('.');
-    (facts.bold(&first.filter), why)
+    let named: Vec<String> = group.iter().map(|r| facts.bold(&r.filter)).collect();
+    let name = if named.len() > 1 {
+        format!("{} (within noise)", named.join(" = "))
+    } else {
+        named.join("")
+    };
+    (name, why)
 }
 
 fn fewest_bits_cell(facts: &Facts<'_>) -> (String, String) {
-    fewest_bits_pick(facts, facts.reference, "measured FPP", |group| {
-        let tied = group.get(1)?;
-        Some(format!("tied: {}", facts.label(&tied.filter)))
-    })
+    fewest_bits_pick(facts, facts.reference, "measured FPP", |_| None)
 }
 
 fn fastest_cell(facts: &Facts<'_>) -> (String, String) {
-    let Some((entry, n, ns)) = facts.fastest(
-        &facts.dynamic(false),
-        Operation::LookupNegative,
-        Mode::OneKey,
-    ) else {
+    let Some((chosen, n)) = facts.fastest(&facts.dynamic(false)) else {
         return nothing("speed");
     };
-    let bits = facts
-        .accuracy(entry.name, facts.reference)
-        .map_or_else(String::new, |r| {
-            format!("; {:.2} bits/item", r.bits_per_item)
-        });
+    let best = &chosen.best;
+    let bits = best
+        .lookup
+        .map_or_else(String::new, |b| format!("; {:.2} bits/item", b.value));
+    let tie = if chosen.is_tie() {
+        let ns: Vec<String> = chosen
+            .all()
+            .map(|c| format!("{:.1}", c.measure.value))
+            .collect();
+        format!(" (tied within noise: {} ns)", ns.join(" and "))
+    } else {
+        String::new()
+    };
     (
-        facts.bold(entry.name),
+        bold_names(facts, &chosen),
         format!(
-            "{ns:.0} ns per negative lookup, one key at a time, at n = {}, p = {:e}{bits}.",
+            "{:.0} ns per negative lookup{tie}, one key at a time, at n = {}, p = {:e}{bits}.",
+            best.measure.value,
             format_count(n),
             facts.reference
         ),
@@ -324,22 +332,23 @@ fn low_fpp_cell(facts: &Facts<'_>) -> (String, String) {
         return nothing("no target below 2^-8");
     };
     fewest_bits_pick(facts, p, "FPP", |_| {
-        let (filter, ns, n) = sweep_fastest(facts, p)?;
+        let (named, ns, n) = sweep_fastest(facts, p)?;
         Some(format!(
-            "fastest meeting it: {} at {ns:.0} ns (n = {})",
-            facts.label(&filter),
+            "fastest meeting it: {named} at {ns:.0} ns (n = {})",
             format_count(n)
         ))
     })
 }
 
 /// The fastest one-key negative lookup meeting `p` in the sweep, at the
-/// Pareto n: (filter, ns, n).
+/// Pareto n: (its name, with the filters tied with it, ns, n).
 fn sweep_fastest(facts: &Facts<'_>, p: f64) -> Option<(String, f64, u64)> {
     let sweep = facts.measured.sweep.as_ref()?;
     let n = crate::render::charts::pareto_items(facts.measured, sweep)?;
     let (_, fastest) = crate::render::charts::skyline_cell(&facts.measured.entries, sweep, n, p);
-    fastest.map(|r| (r.filter.clone(), r.negative_ns, n))
+    let fastest = fastest?;
+    let named = names(&fastest, |r| facts.label(&r.filter));
+    Some((named, fastest.best.item.negative_ns, n))
 }
 
 fn static_cell(facts: &Facts<'_>) -> (String, String) {
@@ -367,49 +376,44 @@ fn static_cell(facts: &Facts<'_>) -> (String, String) {
     )
 }
 
-/// Why a filterlab filter with `capability` does not qualify, from the
-/// measurements: it misses the reference target, lost keys under churn
-/// (deletes), or measured above its target while growing (growth).
-fn disqualified(facts: &Facts<'_>, capability: Capability, entry: &Entry) -> Option<String> {
-    match facts.accuracy(entry.name, facts.reference) {
-        Some(row) if !row.meets_target() => return Some("misses the target".to_owned()),
-        None => return Some("not measured".to_owned()),
-        Some(_) => {}
-    }
-    match capability {
-        Capability::Deletes => match facts.evidence.churn_losses(entry.name) {
-            Some((0, 0)) | None => None,
-            Some((lost, failed)) => Some(format!("{lost} lost, {failed} failed removals")),
-        },
-        Capability::Growth => {
-            let rows = facts.evidence.growth_at(entry.name, facts.reference);
-            let above = rows.iter().filter(|r| r.above_target()).count();
-            (above > 0).then(|| format!("above P at {above} growth points"))
-        }
-        Capability::ConcurrentInserts | Capability::StaticSet => None,
-    }
-}
-
-/// The filters with `capability` that qualify (filterlab's first, then
-/// peers), fewest bits at the reference p first.
-fn qualified<'a>(facts: &Facts<'a>, capability: Capability) -> Vec<&'a AccuracyRow> {
-    let with: Vec<&Entry> = facts
+/// Every filter with `capability` that takes inserts, in the state the
+/// need describes ([`Evidence::contender`]), that qualifies there: it also
+/// meets the reference p at the largest n.
+fn contenders(facts: &Facts<'_>, capability: Capability) -> Vec<Contender<String>> {
+    facts
         .entries()
         .iter()
         .filter(|e| e.has(capability) && e.takes_inserts())
-        .filter(|e| disqualified(facts, capability, e).is_none())
-        .collect();
-    let mut rows: Vec<&AccuracyRow> = with
-        .iter()
-        .filter_map(|e| facts.accuracy(e.name, facts.reference))
-        .collect();
-    rows.sort_by(|a, b| a.bits_per_item.total_cmp(&b.bits_per_item));
-    rows
+        .filter(|e| {
+            facts
+                .accuracy(e.name, facts.reference)
+                .is_some_and(AccuracyRow::meets_target)
+        })
+        .filter_map(|e| {
+            facts
+                .evidence
+                .contender(e.name, Some(capability), facts.reference)
+                .ok()
+        })
+        .collect()
 }
 
+/// "A" or "A = B (within noise)", in bold.
+fn bold_names(facts: &Facts<'_>, chosen: &Pick<String>) -> String {
+    names(chosen, |filter| facts.bold(filter))
+}
+
+/// " and 40 ns per negative lookup", from a contender's lookup.
+fn lookup_words(contender: &Contender<String>) -> String {
+    contender.lookup.map_or_else(String::new, |l| {
+        format!(" and {:.0} ns per negative lookup", l.value)
+    })
+}
+
+/// The pick for a capability, judged where the need lives: at the end of
+/// growth, after the churn, with every core inserting.
 fn capability_cell(facts: &Facts<'_>, capability: Capability) -> (String, String) {
-    let rows = qualified(facts, capability);
-    let Some(pick) = rows.first() else {
+    let Some(chosen) = pick(&contenders(facts, capability)) else {
         let with = facts.entries().iter().filter(|e| e.has(capability)).count();
         return (
             "—".to_owned(),
@@ -419,54 +423,73 @@ fn capability_cell(facts: &Facts<'_>, capability: Capability) -> (String, String
             ),
         );
     };
+    let best = &chosen.best;
     let p = facts.reference;
-    let mut why = format!("{:.2} bits/item at {}", pick.bits_per_item, facts.at(p));
-    match capability {
-        Capability::Deletes => {
-            if let Some((lost, failed)) = facts.evidence.churn_losses(&pick.filter) {
-                let span = facts.measured.config.churn_span;
-                let _ = write!(
-                    why,
-                    "; {lost} keys lost and {failed} failed removals over {span}× capacity of churn"
-                );
-            }
-        }
+    let config = &facts.measured.config;
+    let mut why = match capability {
         Capability::Growth => {
-            if let Some(last) = facts.evidence.growth_at(&pick.filter, p).last() {
-                let _ = write!(
-                    why,
-                    "; grown {:.0}×: FPP {}, {:.1} bits/item",
-                    last.at.growth,
-                    sci(last.sample.empirical_fpp),
-                    last.at.bits_per_item
-                );
-            }
+            let rows = facts.evidence.growth_at(&best.item, p);
+            let last = rows.last().map(|r| &r.at);
+            format!(
+                "at the end of growth ({:.0}× to n = {}, P = {:e}): {:.2} bits/item{}, FPP {} there, \
+                 none of {} doublings above P",
+                last.map_or(0.0, |l| l.growth),
+                format_count(last.map_or(0, |l| l.items)),
+                last.map_or(p, |l| l.target_fpp),
+                best.measure.value,
+                lookup_words(best),
+                rows.last()
+                    .map_or_else(String::new, |r| sci(r.sample.empirical_fpp)),
+                rows.len()
+            )
         }
+        Capability::Deletes => format!(
+            "after {}× capacity of churn (n = {}, p = {:e}): {:.2} bits per live key{}; 0 keys \
+             lost, 0 failed removals",
+            config.churn_span,
+            format_count(config.churn_items),
+            config.churn_fpp,
+            best.measure.value,
+            lookup_words(best)
+        ),
         Capability::ConcurrentInserts => {
-            if let Some((n, all, one)) = concurrent(facts, &pick.filter, Mode::Batched)
-                .or_else(|| concurrent(facts, &pick.filter, Mode::OneKey))
-            {
-                let cores = crate::experiments::speed::insert_threads();
-                let _ = write!(
-                    why,
-                    "; inserts {all:.0} ns/key on {cores} threads, {one:.0} on one (n = {})",
-                    format_count(n)
-                );
-            }
+            let cores = crate::experiments::speed::insert_threads();
+            let one = facts
+                .evidence
+                .speed(&best.item, Operation::Insert, Mode::OneKey)
+                .map_or_else(String::new, |(_, ns)| format!(", {ns:.0} on one"));
+            let n = facts
+                .evidence
+                .speed(&best.item, Operation::InsertConcurrent, Mode::OneKey)
+                .map_or(0, |(n, _)| n);
+            format!(
+                "inserts {:.0} ns/key on {cores} threads{one}, one key at a time (n = {}){}; {}",
+                best.measure.value,
+                format_count(n),
+                lookup_words(best),
+                bits_text(facts, &best.item)
+            )
         }
-        Capability::StaticSet => {}
+        Capability::StaticSet => String::new(),
+    };
+    if chosen.is_tie() {
+        why.push_str("; tied within noise");
     }
     why.push('.');
-    (facts.bold(&pick.filter), why)
+    (bold_names(facts, &chosen), why)
 }
 
-/// All cores against one thread inserting, in `mode`: (n, ns all, ns one).
-fn concurrent(facts: &Facts<'_>, filter: &str, mode: Mode) -> Option<(u64, f64, f64)> {
-    let (n, all) = facts
-        .evidence
-        .speed(filter, Operation::InsertConcurrent, mode)?;
-    let (_, one) = facts.evidence.speed(filter, Operation::Insert, mode)?;
-    Some((n, all, one))
+/// "9.59 bits/item at p = 1e-2, n = 10^6", or "" without a row.
+fn bits_text(facts: &Facts<'_>, filter: &str) -> String {
+    facts
+        .accuracy(filter, facts.reference)
+        .map_or_else(String::new, |r| {
+            format!(
+                "{:.2} bits/item at {}",
+                r.bits_per_item,
+                facts.at(facts.reference)
+            )
+        })
 }
 
 fn own_keys_cell(facts: &Facts<'_>) -> (String, String) {
@@ -583,8 +606,10 @@ fn fastest_section(facts: &Facts<'_>) -> String {
         "Median ns per negative lookup (the lookup a filter exists to make cheap), one key at a \
          time, each filter sized for n at p = {}; then the batched figure (filterlab's batch \
          API, a different way of calling) and the positive lookup at the largest n, and bits per \
-         item and whether it met p = {p:e} at n = {}. The machine is shared: differences under \
-         about 1.5× are noise. Every size, operation and target: [Speed](#speed), the \
+         item and whether it met p = {p:e} at n = {}. Each figure is the timing thread's CPU \
+         time (what other processes take from it on a shared machine is left out); figures \
+         whose intervals overlap (the range of their rounds, at least ±5% around the median) are \
+         ties. Every size, operation and target: [Speed](#speed), the \
          [skyline map](#summary-charts); free of that noise, in instructions and simulated \
          cache misses: [{COUNTS_HEADING}](#{}).",
         facts.measured.config.speed_fpp,
@@ -721,7 +746,8 @@ fn static_section(facts: &Facts<'_>) -> String {
     if let Some(row) = facts.fewest_bits(&dynamic, p).first() {
         chosen.extend(facts.entries().iter().find(|e| e.name == row.filter));
     }
-    if let Some((entry, ..)) = facts.fastest(&dynamic, Operation::LookupNegative, Mode::OneKey)
+    if let Some((fastest, _)) = facts.fastest(&dynamic)
+        && let Some(entry) = facts.entries().iter().find(|e| e.name == fastest.best.item)
         && !chosen.iter().any(|e| e.name == entry.name)
     {
         chosen.push(entry);

@@ -6,11 +6,13 @@ use std::fmt::Write as _;
 
 use crate::config::Experiment;
 use crate::experiments::measurements::Measurements;
+use crate::experiments::sweep::SweepRow;
 use crate::machine::Machine;
 use crate::registry::registry;
 use crate::render::charts::{FigureFile, pareto_file, pareto_items, skyline_cell};
 use crate::render::evidence::{label, nearest};
 use crate::render::guide::{GUIDE_HEADING, decision_guide, need_sections};
+use crate::render::pick::Pick;
 use crate::render::sections::accuracy::accuracy_section;
 use crate::render::sections::capacity::capacity_section;
 use crate::render::sections::churn::churn_section;
@@ -69,7 +71,7 @@ pub fn readme(measured: &Measurements, context: &Context<'_>, figures: &[FigureF
     let _ = writeln!(out, "{GUIDE_HEADING}\n");
     out.push_str(&decision_guide(measured));
     out.push('\n');
-    out.push_str(&summary_charts(measured, figures));
+    out.push_str(&summary_charts(measured, figures, context.counts));
     out.push_str(&need_sections(measured));
     if !measured.accuracy.is_empty() {
         out.push_str(&accuracy_section(measured));
@@ -101,7 +103,11 @@ pub fn readme(measured: &Measurements, context: &Context<'_>, figures: &[FigureF
 
 /// The Pareto chart at the guide's target (links to the others) and the
 /// skyline map, with the map as a table.
-fn summary_charts(measured: &Measurements, figures: &[FigureFile]) -> String {
+fn summary_charts(
+    measured: &Measurements,
+    figures: &[FigureFile],
+    counts: &CommittedCounts,
+) -> String {
     let mut out = String::from("## Summary charts\n\n");
     let Some(sweep) = &measured.sweep else {
         out.push_str("The sweep did not run: no Pareto charts or skyline map.\n\n");
@@ -135,7 +141,11 @@ fn summary_charts(measured: &Measurements, figures: &[FigureFile]) -> String {
         out,
         "**Skyline map** (after Lang et al., \"Performance-Optimal Filtering\", VLDB 2019): for \
          each n and p, among the filters that take inserts, the one with the fewest bits per item \
-         meeting p and the one with the fastest one-key negative lookup meeting p. Meeting p: nothing refused, the sweep's own \
+         meeting p and the one with the fastest one-key negative lookup meeting p, neither beaten \
+         on both bits and lookup by another; filters whose intervals overlap the winner's (bits \
+         within 0.5%, lookups within the fastest and slowest of their rounds) are named beside it, \
+         within noise; a tie of lookups shows what `filterlab bench` counted for each (the same \
+         on every run, so it may break the tie). Meeting p: nothing refused, the sweep's own \
          interval reaching p, its exact theory within 0.1% of p, and its accuracy row at the \
          nearest n measured meeting p.\n"
     );
@@ -150,14 +160,13 @@ fn summary_charts(measured: &Measurements, figures: &[FigureFile]) -> String {
             let mut cells = vec![format!("{p:e}")];
             for &n in &sizes {
                 let (fewest, fastest) = skyline_cell(&measured.entries, sweep, n, p);
-                let name = |filter: &str| label(&measured.entries, filter);
+                let name = |row: &&SweepRow| label(&measured.entries, &row.filter);
                 cells.push(match (fewest, fastest) {
                     (Some(a), Some(b)) => format!(
-                        "fewest bits: {} ({:.1}) · fastest: {} ({:.0} ns)",
-                        name(&a.filter),
-                        a.bits_per_item,
-                        name(&b.filter),
-                        b.negative_ns
+                        "fewest bits: {} · fastest: {}{}",
+                        tied(&a, |r| format!("{} ({:.1})", name(r), r.bits_per_item)),
+                        tied(&b, |r| format!("{} ({:.1} ns)", name(r), r.negative_ns)),
+                        counted(&b, counts, n, name)
                     ),
                     _ => "none meets p".to_owned(),
                 });
@@ -174,6 +183,54 @@ fn summary_charts(measured: &Measurements, figures: &[FigureFile]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// "A (9.6)", or "A (3.4 ns) = B (3.3 ns), within noise" for a tie.
+fn tied(chosen: &Pick<&SweepRow>, name: impl Fn(&&SweepRow) -> String) -> String {
+    let all: Vec<String> = chosen.all().map(|c| name(&c.item)).collect();
+    if chosen.is_tie() {
+        format!("{}, within noise", all.join(" = "))
+    } else {
+        all.join("")
+    }
+}
+
+/// For a tie of timings, what `filterlab bench` counted for each of the
+/// tied filters' one-key negative lookups (deterministic, so it can break
+/// the tie): " (counted at n = 10^5: A 45 instructions, 60 est. cycles; B
+/// ...)"; "" for one winner or without committed counts for all of them.
+fn counted(
+    chosen: &Pick<&SweepRow>,
+    counts: &CommittedCounts,
+    n: u64,
+    name: impl Fn(&&SweepRow) -> String,
+) -> String {
+    if !chosen.is_tie() {
+        return String::new();
+    }
+    let found: Option<Vec<(u64, String)>> = chosen
+        .all()
+        .map(|c| {
+            let (items, instructions, cycles) = counts.negative_lookup(&c.item.filter, n)?;
+            Some((
+                items,
+                format!(
+                    "{} {instructions:.0} instructions, {cycles:.0} est. cycles",
+                    name(&c.item)
+                ),
+            ))
+        })
+        .collect();
+    let Some(found) = found else {
+        return String::new();
+    };
+    let items = found.first().map_or(0, |(items, _)| *items);
+    let parts: Vec<String> = found.into_iter().map(|(_, part)| part).collect();
+    format!(
+        " (counted by `filterlab bench` at n = {}: {})",
+        format_count(items),
+        parts.join("; ")
+    )
 }
 
 /// " (except X's, which ...)" for the filters whose runs do not repeat.
@@ -229,6 +286,9 @@ fn machine_section(measured: &Measurements, machine: &Machine) -> String {
         .map(|(experiment, seconds)| format!("{} {seconds:.0} s", experiment.name()))
         .collect();
     let _ = writeln!(out, "- wall time: {}", times.join(", "));
+    if let Some(agreement) = &measured.agreement {
+        let _ = writeln!(out, "- timing check: {}", agreement.describe());
+    }
     let _ = writeln!(
         out,
         "- build: {}",

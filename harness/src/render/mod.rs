@@ -6,6 +6,7 @@ pub mod csv;
 pub mod evidence;
 pub mod guide;
 pub mod markdown;
+pub mod pick;
 pub mod plot;
 pub mod section;
 pub mod sections;

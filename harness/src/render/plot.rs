@@ -41,8 +41,8 @@ const MARGIN: i32 = 16;
 /// Grid panels: the row header and each cell.
 const GRID_HEADER_W: i32 = 96;
 const GRID_HEADER_H: i32 = 26;
-const GRID_CELL_W: i32 = 262;
-const GRID_CELL_H: i32 = 74;
+const GRID_CELL_W: i32 = 300;
+const GRID_CELL_H: i32 = 84;
 
 /// Estimated width in pixels of `text` at plotters font size `size`
 /// (DejaVu Sans, the widest common sans font, averages about 0.55 em per
@@ -142,7 +142,7 @@ impl Series {
 /// A point drawn with its label beside it instead of a legend entry.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Labelled {
-    /// The label.
+    /// The label (empty when another point's label names it).
     pub name: String,
     /// The registry name of the filter.
     pub filter: String,
@@ -193,10 +193,11 @@ pub struct Plot {
 pub struct CellPart {
     /// What the part says ("fewest bits: 9.59").
     pub heading: String,
-    /// The filter's label, or what stands in for one ("none meets p").
+    /// The filter's label ("A = B" for filters tied within noise), or
+    /// what stands in for one ("none meets p").
     pub name: String,
-    /// The filter's registry name and look, when one is named.
-    pub filter: Option<(String, Look)>,
+    /// The registry name and look of each filter named (several when tied).
+    pub filters: Vec<(String, Look)>,
 }
 
 /// One cell of a grid.
@@ -961,6 +962,10 @@ fn draw_labelled<'a>(
         let (point, Some((x, y))) = (&plot.labelled[index], at[index]) else {
             continue;
         };
+        // A point another's label names (tied within noise) has none.
+        if point.name.is_empty() {
+            continue;
+        }
         let (w, h) = (
             text_width(&point.name, SMALL_SIZE),
             (SMALL_SIZE / 1.24).ceil() as i32 + 2,
@@ -1087,41 +1092,83 @@ fn draw_grid<'a>(root: &Area<'a>, grid: &Grid, place: &PanelLayout) -> DrawResul
         let parts = cell.parts.len().max(1) as i32;
         let part_h = GRID_CELL_H / parts;
         for (index, part) in cell.parts.iter().enumerate() {
-            let top = y + index as i32 * part_h;
-            if let Some((_, look)) = &part.filter {
-                root.draw(&Rectangle::new(
-                    [(x, top), (x + GRID_CELL_W, top + part_h)],
-                    tint(look.colour, 0.22).filled(),
-                ))?;
-                marker(
-                    root,
-                    look.marker,
-                    (x + 12, top + part_h / 2 + 7),
-                    4,
-                    rgb(look.colour),
-                )?;
-            }
-            text(
-                root,
-                &part.heading,
-                (x + 6, top + 3),
-                SMALL_SIZE,
-                RGBColor(60, 60, 60),
-                false,
-            )?;
-            text(
-                root,
-                &part.name,
-                (x + 22, top + part_h / 2),
-                SMALL_SIZE,
-                BLACK,
-                false,
-            )?;
+            draw_part(root, part, x, y + index as i32 * part_h, part_h)?;
         }
         root.draw(&Rectangle::new(
             [(x, y), (x + GRID_CELL_W, y + GRID_CELL_H)],
             BLACK.mix(0.35).stroke_width(1),
         ))?;
+    }
+    Ok(())
+}
+
+/// One part of a grid cell (its heading, then the filters it names) at
+/// `x`, `top`, `part_h` high.
+fn draw_part<'a>(
+    root: &Area<'a>,
+    part: &CellPart,
+    x: i32,
+    top: i32,
+    part_h: i32,
+) -> DrawResult<'a> {
+    // Filters tied within noise share the band, each its stripe
+    // and marker.
+    let named = part.filters.len().max(1) as i32;
+    let stripe = GRID_CELL_W / named;
+    for (slot, (_, look)) in part.filters.iter().enumerate() {
+        let left = x + slot as i32 * stripe;
+        root.draw(&Rectangle::new(
+            [(left, top), (left + stripe, top + part_h)],
+            tint(look.colour, 0.22).filled(),
+        ))?;
+    }
+    for (slot, (_, look)) in part.filters.iter().enumerate() {
+        marker(
+            root,
+            look.marker,
+            (x + 10 + slot as i32 * 10, top + part_h / 2 + 7),
+            4,
+            rgb(look.colour),
+        )?;
+    }
+    let name_x = x + 12 + named * 10;
+    // Tied names two to a line, each line set smaller when it is
+    // too long for the cell.
+    let names: Vec<&str> = part.name.split(" = ").collect();
+    let lines: Vec<String> = names
+        .chunks(2)
+        .enumerate()
+        .map(|(index, pair)| {
+            let line = pair.join(" = ");
+            if index == 0 {
+                line
+            } else {
+                format!("= {line}")
+            }
+        })
+        .collect();
+    let room = f64::from(GRID_CELL_W - (name_x - x) - 4);
+    let longest = lines.iter().map(|l| l.chars().count()).max().unwrap_or(1);
+    let size = SMALL_SIZE.min(room / (0.56 * longest.max(1) as f64));
+    let step = size as i32 + 1;
+    let first = top + part_h / 2 + 1 - (lines.len() as i32 - 1) * step / 2;
+    text(
+        root,
+        &part.heading,
+        (x + 6, top + 3),
+        SMALL_SIZE,
+        RGBColor(60, 60, 60),
+        false,
+    )?;
+    for (index, line) in lines.iter().enumerate() {
+        text(
+            root,
+            line,
+            (name_x, first + index as i32 * step),
+            size,
+            BLACK,
+            false,
+        )?;
     }
     Ok(())
 }
@@ -1242,7 +1289,7 @@ mod tests {
                 parts: vec![CellPart {
                     heading: "fewest bits: 9.6".into(),
                     name: "a".into(),
-                    filter: Some(("a".into(), look)),
+                    filters: vec![("a".into(), look)],
                 }],
             }],
         };

@@ -155,7 +155,7 @@ fn check_specifications(figures: &[FigureFile], looks: &mut Looks) {
                 }
                 Panel::Grid(grid) => {
                     for part in grid.cells.iter().flat_map(|c| &c.parts) {
-                        if let Some((filter, look)) = &part.filter {
+                        for (filter, look) in &part.filters {
                             note(filter, look.colour, look.marker);
                         }
                     }

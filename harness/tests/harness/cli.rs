@@ -359,7 +359,23 @@ fn report_writes_a_complete_report() {
     assert!(out.join("pareto_p1e-1.svg").exists() && out.join("pareto_p1e-2.svg").exists());
     let record = fs::read_to_string(out.join("run.csv")).unwrap();
     assert!(
-        record.starts_with("preset,seed,filters,complete,command\ntiny,24301,"),
+        record.starts_with(
+            "preset,seed,filters,complete,command,timing_cells_agreeing,timing_cells_compared\n\
+             tiny,24301,"
+        ),
+        "{record}"
+    );
+    // The timing check's figure: cells within 1.25×, out of how many.
+    let fields: Vec<&str> = record
+        .lines()
+        .nth(1)
+        .unwrap_or_default()
+        .split(',')
+        .collect();
+    let figure = |from_end: usize| fields[fields.len() - from_end].parse::<usize>().ok();
+    let (agreeing, compared) = (figure(2), figure(1));
+    assert!(
+        compared.is_some_and(|c| c > 0) && agreeing <= compared,
         "{record}"
     );
     assert_contains(

@@ -6,7 +6,7 @@ use std::fs;
 use std::path::Path;
 
 use filterlab_bloom::{AtomicBloomFilter, BloomFilter};
-use filterlab_core::{Error, Filter, RemovableFilter};
+use filterlab_core::{Error, Filter, Membership, RemovableFilter};
 use filterlab_harness::commands::report::{ReportOptions, run_with};
 use filterlab_harness::config::{Experiment, Preset, RunConfig};
 use filterlab_harness::registry::{self, Build, Capability, Entry, Origin};
@@ -17,24 +17,31 @@ use crate::scratch;
 const NAME: &str = "ExtraTestFilter";
 
 /// An AtomicBloomFilter under another name. It claims deletes so that it
-/// must show in the guide's "Deletes" row and the churn tables and plots:
+/// must show in the churn tables and plots (and be judged by the guide's
+/// "Deletes" row):
 /// its removal reports a present key as removed and changes nothing, which
 /// keeps it free of false negatives (and its state-conditional FPP exact).
 struct Extra(AtomicBloomFilter);
 
-impl Filter for Extra {
+impl Membership for Extra {
     filterlab_harness::forward_keyless_methods!(0);
-    fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
-        self.0.insert_hash(hash)
-    }
     fn contains_hash(&self, hash: u64) -> bool {
         self.0.contains_hash(hash)
     }
-    fn insert_hashes(&mut self, hashes: &[u64]) -> Result<usize, Error> {
-        self.0.insert_hashes(hashes)
-    }
     fn contains_hashes(&self, hashes: &[u64], found: &mut [bool]) {
         self.0.contains_hashes(hashes, found);
+    }
+}
+
+impl Filter for Extra {
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+    fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
+        self.0.insert_hash(hash)
+    }
+    fn insert_hashes(&mut self, hashes: &[u64]) -> Result<usize, Error> {
+        self.0.insert_hashes(hashes)
     }
 }
 
@@ -194,11 +201,14 @@ fn an_extra_entry_appears_in_every_table_plot_and_the_guide() {
         "{readme}"
     );
 
-    // The guide: its deletes row picks it (the fewest bits among the
-    // filters that delete and keep their keys).
+    // The guide judges deletes where the need lives, after the churn: its
+    // removals remove nothing, so by then it holds 11× its capacity and its
+    // FPP is far above p; the row picks another (it had the fewest bits
+    // before any churn), and the churn tables above list it.
     let guide = &tables[0];
     let deletes = row(guide, "Deletes").expect("a Deletes row");
-    assert!(deletes.contains(&format!("**{NAME}**")), "{deletes}");
+    assert!(deletes.contains("after 10× capacity of churn"), "{deletes}");
+    assert!(!deletes.contains(&format!("**{NAME}**")), "{deletes}");
 
     // Every plot of filters that delete or take inserts has it in its
     // legend (the speed plots its batched line), or as a labelled point
@@ -209,9 +219,17 @@ fn an_extra_entry_appears_in_every_table_plot_and_the_guide() {
         !p.starts_with("growth_") && *p != "skyline.svg" && *p != "capacity_refused.svg"
     }) {
         let svg = fs::read_to_string(out.join(plot)).unwrap();
-        // plotters writes each text on a line of its own.
+        // plotters writes each text on a line of its own; on a Pareto
+        // chart a point tied with another on the frontier shares its label
+        // ("BloomFilter = ExtraTestFilter (within noise)").
         let labelled = |label: &str| svg.lines().any(|line| line.trim() == label);
-        assert!(labelled(NAME), "{plot} lacks {NAME}");
+        let tied = svg
+            .lines()
+            .any(|line| line.contains(NAME) && line.contains("(within noise)"));
+        assert!(
+            labelled(NAME) || (plot.starts_with("pareto_") && tied),
+            "{plot} lacks {NAME}"
+        );
         if plot.starts_with("speed_") && plot != "speed_remove.svg" {
             assert!(labelled(&format!("{NAME} (batched)")), "{plot}");
         }

@@ -41,6 +41,8 @@ const NODE_ARGS: [&str; 8] = [
 pub struct Cluster {
     nodes: Vec<Process>,
     dir: PathBuf,
+    /// Arguments every node gets after the cluster's own.
+    args: Vec<String>,
 }
 
 /// One redis-server of the cluster.
@@ -78,6 +80,16 @@ impl Cluster {
     /// When `redis-server` or `redis-cli` cannot be run (`NotFound`), or the
     /// cluster does not form within a minute.
     pub fn start(masters: usize, replicas: usize) -> io::Result<Self> {
+        Self::start_with(masters, replicas, &[])
+    }
+
+    /// [`start`](Self::start), every node started with `args` after the
+    /// cluster's own (for example `["--loadmodule", path]`).
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](Self::start).
+    pub fn start_with(masters: usize, replicas: usize, args: &[&str]) -> io::Result<Self> {
         let dir = std::env::temp_dir().join(unique("filterlab-redis-cluster"));
         let mut last = None;
         for _attempt in 0..3 {
@@ -85,6 +97,7 @@ impl Cluster {
             let mut cluster = Self {
                 nodes: Vec::new(),
                 dir: dir.clone(),
+                args: args.iter().map(|&arg| arg.to_owned()).collect(),
             };
             match cluster.form(masters, replicas) {
                 Ok(()) => return Ok(cluster),
@@ -105,7 +118,16 @@ impl Cluster {
     /// When they cannot be run and `FILTERLAB_REQUIRE_REDIS=1`, or when the
     /// cluster does not form.
     pub fn start_or_skip(masters: usize, replicas: usize) -> Option<Self> {
-        match Self::start(masters, replicas) {
+        Self::start_or_skip_with(masters, replicas, &[])
+    }
+
+    /// [`start_or_skip`](Self::start_or_skip), every node started with `args`.
+    ///
+    /// # Panics
+    ///
+    /// As [`start_or_skip`](Self::start_or_skip).
+    pub fn start_or_skip_with(masters: usize, replicas: usize, args: &[&str]) -> Option<Self> {
+        match Self::start_with(masters, replicas, args) {
             Ok(cluster) => Some(cluster),
             Err(err) if err.kind() == io::ErrorKind::NotFound => skip(&err),
             Err(err) => panic!("a Redis Cluster of {masters} masters: {err}"),
@@ -114,10 +136,12 @@ impl Cluster {
 
     fn form(&mut self, masters: usize, replicas: usize) -> io::Result<()> {
         let count = masters * (1 + replicas);
+        let args = self.node_args();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
         for port in free_ports(count)? {
             let dir = self.dir.join(port.to_string());
             std::fs::create_dir_all(&dir)?;
-            let child = spawn_with(&dir, port, &NODE_ARGS)?;
+            let child = spawn_with(&dir, port, &args)?;
             watch(&child, port, &dir)?;
             self.nodes.push(Process {
                 port,
@@ -140,6 +164,15 @@ impl Cluster {
             .stdin(Stdio::null());
         run(&mut create, "redis-cli --cluster create")?;
         self.wait_healthy()
+    }
+
+    /// The arguments of every node: the cluster's, then the caller's.
+    fn node_args(&self) -> Vec<String> {
+        NODE_ARGS
+            .iter()
+            .map(|&arg| arg.to_owned())
+            .chain(self.args.iter().cloned())
+            .collect()
     }
 
     /// The data ports of every node, killed ones included.
@@ -314,13 +347,15 @@ impl Cluster {
     ///
     /// When it cannot be started.
     pub fn restart(&mut self, port: u16) -> io::Result<()> {
+        let args = self.node_args();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let node = self
             .nodes
             .iter_mut()
             .find(|node| node.port == port)
             .ok_or_else(|| io::Error::other(format!("no node on port {port}")))?;
         if node.child.is_none() {
-            let child = spawn_with(&node.dir, node.port, &NODE_ARGS)?;
+            let child = spawn_with(&node.dir, node.port, &args)?;
             watch(&child, node.port, &node.dir)?;
             node.child = Some(child);
         }

@@ -11,7 +11,26 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// Starts `redis-server` on 127.0.0.1:`port` with its files in `dir`,
 /// no snapshots, and `args`.
 pub(super) fn spawn_with(dir: &Path, port: u16, args: &[&str]) -> io::Result<Child> {
-    Command::new("redis-server")
+    spawn_wrapped(&[], dir, port, args)
+}
+
+/// [`spawn_with`], `redis-server` run by the program and arguments of
+/// `wrapper` when it is not empty (valgrind, to count instructions).
+pub(super) fn spawn_wrapped(
+    wrapper: &[String],
+    dir: &Path,
+    port: u16,
+    args: &[&str],
+) -> io::Result<Child> {
+    let mut command = match wrapper.split_first() {
+        Some((program, wrapper_args)) => {
+            let mut command = Command::new(program);
+            command.args(wrapper_args).arg("redis-server");
+            command
+        }
+        None => Command::new("redis-server"),
+    };
+    command
         .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
         .arg("--dir")
         .arg(dir)

@@ -4,6 +4,7 @@
 //! half-way), expiry and transfer as a whole; drift and damage of one
 //! shard. The same on a real cluster: `cluster.rs`.
 
+use filterlab_core::Membership;
 use std::time::Duration;
 
 use filterlab_core::keys::{insert_key, query_key};

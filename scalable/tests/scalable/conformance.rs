@@ -13,6 +13,15 @@ fn growing(seed: u64) -> ScalableBloomFilter {
     builder(16).seed(seed).build().unwrap()
 }
 
+/// As [`growing`], with the first layer at 0.65·P (layout 2).
+fn first_share(seed: u64) -> ScalableBloomFilter {
+    builder(16)
+        .first_layer_share(0.65)
+        .seed(seed)
+        .build()
+        .unwrap()
+}
+
 /// A non-scaling filter: the suite checks that a refused key is `Full` and
 /// leaves the filter unchanged (reached only through duplicates and false
 /// positives, as the suite inserts at most the capacity).
@@ -40,8 +49,9 @@ type Suite = (&'static str, fn(u64) -> ScalableBloomFilter, u64, u64);
 /// each with a variant of another seed, capacity or layer cap.
 #[test]
 fn conformance_default_layers() {
-    let suites: [Suite; 3] = [
+    let suites: [Suite; 4] = [
         ("ScalableBloomFilter", growing, 1, 2),
+        ("ScalableBloomFilter(first share)", first_share, 1, 2),
         ("ScalableBloomFilter(non-scaling)", non_scaling, 300, 301),
         ("ScalableBloomFilter(memory cap)", capped, 64, 63),
     ];

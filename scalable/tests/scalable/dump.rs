@@ -2,7 +2,9 @@
 //! damaged, missing, reordered or repeated chunk is a typed error.
 
 use filterlab_scalable::{
-    CHUNK_OVERHEAD, DEFAULT_CHUNK_BYTES, Error, ErrorKind, ScalableBloomFilter,
+    BloomFilter, CHUNK_OVERHEAD, DEFAULT_CHUNK_BYTES, Error, ErrorKind, FilterKind,
+    ScalableBloomFilter, dump_chunks_of, dump_stream_chunks, inspect_chunk, try_restore_chunks_of,
+    try_restore_stream_chunks,
 };
 
 use crate::{grown, insert_range};
@@ -167,4 +169,74 @@ fn small_dumps_and_their_damage() {
     });
     let err = <ScalableBloomFilter>::try_restore_chunks(failing).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Io);
+}
+
+/// Any filterlab filter dumps and restores through the same chunks, and a
+/// chunk of another kind is refused.
+#[test]
+fn any_filter_dumps_through_the_same_chunks() {
+    let mut bloom = BloomFilter::with_fpp(0.01)
+        .expected_items(5_000)
+        .build()
+        .unwrap();
+    bloom.insert_many(0..5_000u64);
+    let mut chunks = Vec::new();
+    let count = dump_chunks_of(&bloom, 1024, |cursor, chunk| {
+        chunks.push((cursor, chunk.to_vec()));
+        Ok(())
+    })
+    .unwrap();
+    assert!(count > 4 && count == chunks.len() as u64);
+    for (cursor, chunk) in &chunks {
+        let header = inspect_chunk(FilterKind::Bloom, chunk).unwrap();
+        assert_eq!((header.sequence, header.total), (*cursor, count));
+        let mut damaged = chunk.clone();
+        damaged[50] ^= 1;
+        let err = inspect_chunk(FilterKind::Bloom, &damaged).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::ChecksumMismatch);
+        let err = inspect_chunk(FilterKind::ScalableBloom, chunk).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::WrongKind);
+    }
+    let restored: BloomFilter = try_restore_chunks_of(chunks.iter().cloned().map(Ok)).unwrap();
+    assert_eq!(restored, bloom);
+    assert!((0..5_000u64).all(|key| restored.contains(&key)));
+    let err = <ScalableBloomFilter>::restore_chunks(chunks).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::WrongKind);
+}
+
+/// A stream of the caller's (a filter with fields around it) dumps and
+/// restores through the same chunks; a reader that leaves bytes is refused.
+#[test]
+fn a_stream_around_a_filter_dumps_through_the_same_chunks() {
+    let mut bloom = BloomFilter::with_fpp(0.01)
+        .expected_items(1_000)
+        .build()
+        .unwrap();
+    bloom.insert_many(0..1_000u64);
+    let write = |out: &mut dyn std::io::Write| {
+        out.write_all(&42u64.to_le_bytes())?;
+        bloom.write_to(out)
+    };
+    let mut chunks = Vec::new();
+    dump_stream_chunks(FilterKind::Bloom, 256, write, |cursor, chunk| {
+        chunks.push((cursor, chunk.to_vec()));
+        Ok(())
+    })
+    .unwrap();
+    let read = |input: &mut dyn std::io::Read| {
+        let mut field = [0u8; 8];
+        input.read_exact(&mut field)?;
+        Ok((u64::from_le_bytes(field), BloomFilter::read_from(input)?))
+    };
+    let (field, restored) =
+        try_restore_stream_chunks(FilterKind::Bloom, chunks.iter().cloned().map(Ok), read).unwrap();
+    assert_eq!((field, &restored), (42, &bloom));
+    let short = |input: &mut dyn std::io::Read| {
+        let mut field = [0u8; 8];
+        input.read_exact(&mut field)?;
+        Ok(())
+    };
+    let err = try_restore_stream_chunks(FilterKind::Bloom, chunks.into_iter().map(Ok), short)
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::LengthMismatch);
 }

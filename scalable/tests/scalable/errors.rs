@@ -1,9 +1,10 @@
 //! Bad parameters, refusals at the caps, crafted files, the golden file,
 //! and the reports.
 
+use filterlab_core::Membership;
 use filterlab_core::format::{FrameReader, FrameWriter};
 use filterlab_scalable::{
-    BloomFilter, ErrorKind, Filter, FilterKind, MAX_GROWTH, MAX_LAYERS, ScalableBloomFilter,
+    BloomFilter, ErrorKind, FilterKind, MAX_GROWTH, MAX_LAYERS, ScalableBloomFilter,
 };
 
 use filterlab_core::testing::{check_config_drift, check_invalid_fpps, expect_error};
@@ -19,14 +20,38 @@ fn bad_parameters_are_typed_errors() {
     for r in [0.0, 1.0, -0.5, 1.5, f64::NAN] {
         expect_error(builder(0.01).tightening(r).build(), invalid, ("r", r));
     }
-    for s in [0, 1, MAX_GROWTH + 1] {
+    for f in [0.0, 1.0, -0.5, 1.5, f64::NAN] {
+        let case = builder(0.01).first_layer_share(f);
+        expect_error(case.build(), invalid, ("f", f));
+    }
+    // A non-scaling filter's one layer takes P: a share is not recorded.
+    let non_scaling = builder(0.01).first_layer_share(0.5).non_scaling(true);
+    assert_eq!(non_scaling.config().unwrap().first_share, None);
+    assert_eq!(
+        non_scaling.build().unwrap().to_bytes(),
+        builder(0.01).non_scaling(true).build().unwrap().to_bytes()
+    );
+    for s in [0, MAX_GROWTH + 1] {
         expect_error(builder(0.01).growth(s).build(), invalid, ("s", s));
     }
     for layers in [0, MAX_LAYERS + 1] {
         expect_error(builder(0.01).max_layers(layers).build(), invalid, layers);
     }
-    // Below 2 only without growth.
+    // Growth 1 (RedisBloom's EXPANSION 1): layers of the first one's size.
     assert!(builder(0.01).growth(1).non_scaling(true).build().is_ok());
+    let mut equal = builder(0.01)
+        .initial_capacity(10)
+        .growth(1)
+        .build()
+        .unwrap();
+    equal.insert_many(0..95u64).unwrap();
+    assert!(
+        equal
+            .layers()
+            .iter()
+            .all(|layer| layer.capacity() == Some(10))
+    );
+    assert!(equal.layers().len() >= 10 && equal.fpp_bound() < 0.01);
     for (case, kind, what) in [
         (builder(0.01).growth(0).non_scaling(true), invalid, "s = 0"),
         (
@@ -215,6 +240,39 @@ fn crafted_counters_and_parameters_are_refused() {
     );
 }
 
+/// A filter with a first-layer share is written in layout 2 (eleven
+/// parameters); a layout it does not know, a share that contradicts the
+/// layers or is out of range, or a share in a non-scaling filter are
+/// refused.
+#[test]
+fn crafted_first_share_files_are_refused() {
+    let mut filter = ScalableBloomFilter::with_fpp(0.01)
+        .initial_capacity(100)
+        .first_layer_share(0.65)
+        .seed(5)
+        .build()
+        .unwrap();
+    insert_range(&mut filter, 5, 0, 350);
+    assert_eq!(filter.layers().len(), 3);
+    let bytes = filter.to_bytes();
+    let read = <ScalableBloomFilter>::from_bytes(&craft(&bytes, |_| {})).unwrap();
+    assert_eq!(read, filter);
+    assert_eq!(read.config().first_share, Some(0.65));
+    let invalid = ErrorKind::InvalidHeader;
+    assert_eq!(
+        read_err(&craft(&bytes, |h| h.params[9] = 3)),
+        ErrorKind::UnsupportedVersion
+    );
+    for share in [0.5, 0.0, 1.0, f64::NAN, 0.35] {
+        let crafted = craft(&bytes, |h| h.params[10] = share.to_bits());
+        assert_eq!(read_err(&crafted), invalid, "share {share}");
+    }
+    // Without the share, the layers contradict the geometric schedule.
+    assert_eq!(read_err(&craft(&bytes, |h| h.params.truncate(9))), invalid);
+    assert_eq!(read_err(&craft(&bytes, |h| h.params.truncate(10))), invalid);
+    assert_eq!(read_err(&craft(&bytes, |h| h.params[4] = 1)), invalid);
+}
+
 /// A count far past the caps is refused after at most `max_layers` steps,
 /// not one step per layer it would fill: with growth 1 (non-scaling) a
 /// count of 2^64 − 1 over a capacity of 1 used to never return, when
@@ -253,6 +311,7 @@ fn config_drift_is_rejected() {
         builder(2).config().unwrap(),
         builder(1).growth(4).config().unwrap(),
         builder(1).tightening(0.5).config().unwrap(),
+        builder(1).first_layer_share(0.15).config().unwrap(),
     ];
     // The header alone (9 parameters) is enough to refuse.
     check_config_drift(
@@ -287,6 +346,20 @@ fn golden_file() {
     let read = ScalableBloomFilter::from_bytes(&golden).unwrap();
     assert!(GOLDEN_KEYS.iter().all(|k| read.contains(*k)));
     assert_eq!((read.len(), read.layers().len()), (5, 2));
+    assert_eq!(read.config().first_share, None);
+    // Layout 2: the same filter with its first layer at 0.65·P.
+    let build = |hasher| {
+        let builder = ScalableBloomFilter::with_fpp(0.01)
+            .initial_capacity(2)
+            .growth(2)
+            .first_layer_share(0.65);
+        builder.tightening(0.85).hasher(hasher).build().unwrap()
+    };
+    let golden = check_golden(build, "scalable-share");
+    let read = ScalableBloomFilter::from_bytes(&golden).unwrap();
+    assert!(GOLDEN_KEYS.iter().all(|k| read.contains(*k)));
+    assert_eq!(read.config().first_share, Some(0.65));
+    assert_eq!(read.layers()[0].target_fpp(), Some(0.01 * 0.65));
 }
 
 #[test]

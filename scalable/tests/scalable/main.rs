@@ -7,6 +7,7 @@ mod dump;
 mod errors;
 mod growth;
 
+use filterlab_core::Membership;
 use filterlab_core::keys::{insert_key, query_key};
 use filterlab_core::testing::count_false_positives;
 use filterlab_core::theory::wilson_interval;

@@ -51,6 +51,20 @@ impl CommittedCounts {
             read: read_rows(path).map_err(|err| err.to_string()),
         }
     }
+
+    /// The committed one-key negative lookup of `filter` in the size class
+    /// nearest `items` (on a log scale): that class's items, instructions
+    /// and estimated cycles per lookup; what breaks a tie of timings.
+    pub fn negative_lookup(&self, filter: &str, items: u64) -> Option<(u64, f64, f64)> {
+        let (_, rows) = self.read.as_ref().ok()?;
+        let distance = |row: &CountRow| ((row.items as f64).ln() - (items as f64).ln()).abs();
+        rows.iter()
+            .filter(|r| {
+                r.filter == filter && r.op == Operation::LookupNegative && r.mode == Mode::OneKey
+            })
+            .min_by(|a, b| distance(a).total_cmp(&distance(b)))
+            .map(|r| (r.items, r.instructions_per_op, r.est_cycles_per_op))
+    }
 }
 
 /// The section: the setup the counts were made with, the formula of the

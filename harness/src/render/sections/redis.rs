@@ -10,7 +10,8 @@ use std::fmt::Write as _;
 use crate::config::RunConfig;
 use crate::experiments::measurements::Measurements;
 use crate::experiments::redis::{
-    CLUSTER_MASTERS, ClusterFpp, FPP_CONFIDENCE, RedisResults, RedisRow, Shape,
+    CLUSTER_MASTERS, ClusterFpp, FPP_CONFIDENCE, MODULE_BATCH, MODULE_CLUSTER_FILTERS,
+    RedisResults, RedisRow, Shape,
 };
 use crate::experiments::speed::Operation;
 use crate::render::table::{bullets, header, table};
@@ -25,6 +26,9 @@ pub fn redis_section(measured: &Measurements, redis: &RedisResults) -> String {
     }
     if let Some(cluster) = &redis.cluster {
         let _ = writeln!(out, "Cluster: {cluster}.\n");
+    }
+    if let Some(module) = &redis.module {
+        let _ = writeln!(out, "Module: {module}.\n");
     }
     if !redis.rows.is_empty() {
         let speed = |shape, op| {
@@ -89,11 +93,19 @@ fn introduction(config: &RunConfig, bits_per_call: usize) -> String {
          the shared machine's noise. Round trips are the script calls (BITFIELD commands for \
          the reference) the servers counted. The gate holds every answer to the local filter's \
          on the same keys (a local `ShardedBloomFilter` for the cluster), and the cluster's \
-         false positives to the exact sharded theory.\n\n",
+         false positives to the exact sharded theory.\n\n\
+         The module rows are filterlab-redis-module, when it is built: BF.* inside the server, \
+         on a `ScalableBloomFilter` reserved for the same n and p ({} keys a BF.MADD or \
+         BF.MEXISTS; one BF.ADD or BF.EXISTS a key), in a server of its own and on the same \
+         cluster (the keys spread over {} filters, so every master serves some). Their answers \
+         are held to local `ScalableBloomFilter`s of the same configuration, and their round \
+         trips are the module's commands the servers counted.\n\n",
         format_count(config.redis_items),
         config.redis_fpp,
         format_count(bits_per_call as u64),
-        format_count(config.redis_per_key.min(config.redis_items))
+        format_count(config.redis_per_key.min(config.redis_items)),
+        format_count(MODULE_BATCH as u64),
+        MODULE_CLUSTER_FILTERS
     )
 }
 

@@ -1,0 +1,7 @@
+//! Format kind 8 as `RibbonFilter`: whole bytes, chunked streams, views
+//! verified and deferred, resealed mutations; see `static_sets`.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|input: &[u8]| {
+    filterlab_fuzz::static_sets::ribbon_target(input);
+});

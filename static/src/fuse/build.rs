@@ -1,0 +1,234 @@
+//! The construction of a binary fuse filter (Graf and Lemire 2022): count
+//! the keys of every slot and XOR their hashes, peel the slots that hold
+//! one key, then assign fingerprints in the reverse order of the peeling.
+
+use std::marker::PhantomData;
+
+use filterlab_core::memory::addressable;
+use filterlab_core::{BuildReport, Error, ErrorKind, prefetch};
+
+use super::layout::{Fingerprint, Fuse, Probe, Shape};
+use crate::builder::StaticBase;
+use crate::hashes::reseed;
+use crate::storage::{padded, zeroed};
+
+/// The assignment prefetches the fingerprints of the key this many places
+/// ahead in the peel order, and the hash of the key twice as far.
+const PREFETCH_AHEAD: usize = 16;
+
+/// Builds the filter of `hashes` (duplicates tolerated), retrying with a
+/// new seed when the peeling fails.
+///
+/// Memory: the hashes (grouped by segment in place, through the slots' XOR
+/// array before it is used), and 13 bytes a slot: a count and position
+/// byte, the XOR of the hashes, and one `u32` array that holds both the
+/// queue of slots to peel, from its start, and the peel order, from its
+/// end (a slot enters the queue at most once, and each peeled key takes the
+/// place of a queued slot, so the two never meet); then the fingerprints
+/// once the hashes are dropped.
+pub(super) fn build<F: Fingerprint, const ARITY: usize>(
+    base: &StaticBase,
+    mut hashes: Vec<u64>,
+) -> Result<(Fuse<F, ARITY, Vec<u8>>, BuildReport), Error> {
+    let mut shape = Shape::for_items(hashes.len() as u64, ARITY);
+    let slots = shape.array_len(ARITY);
+    if u32::try_from(slots).is_err() {
+        return Err(Error::new(
+            ErrorKind::TooLarge,
+            format!("{slots} slots: a binary fuse filter holds at most 2^32 slots"),
+        ));
+    }
+    let fingerprint_bytes = padded(addressable(slots, "the fingerprint array")? * F::BYTES);
+    base.check_memory(fingerprint_bytes as u64, "the fingerprint array")?;
+    let slots = slots as usize;
+    let mut counts = zeroed::<u8>(slots, "the slot counts")?;
+    let mut xors = zeroed::<u64>(slots, "the slot hashes")?;
+    let mut order = zeroed::<u32>(slots + 1, "the peeling order")?;
+    let mut removed = 0;
+    for attempt in 0..=base.max_retries {
+        if attempt > 0 {
+            reseed(&mut hashes, attempt - 1, attempt);
+            if removed == 0 {
+                // Duplicates the cheap check of `count` missed make every
+                // attempt fail: after the first failure they are removed
+                // for good (a sort, paid only then).
+                let before = hashes.len();
+                hashes.sort_unstable();
+                hashes.dedup();
+                removed = before - hashes.len();
+            }
+            counts.fill(0);
+        }
+        shape.attempt = attempt;
+        let probe = Probe::new(shape);
+        group_by_segment(&mut hashes, shape.group_bits(), &mut xors);
+        let Some(repeated) = count::<ARITY>(&probe, &hashes, &mut counts, &mut xors) else {
+            continue;
+        };
+        let distinct = hashes.len() - repeated;
+        if peel::<ARITY>(&probe, &mut counts, &mut xors, &mut order) != distinct {
+            continue;
+        }
+        drop(hashes);
+        let mut payload = zeroed::<u8>(fingerprint_bytes, "the fingerprint array")?;
+        assign::<F, ARITY>(&probe, &xors, &order[slots + 1 - distinct..], &mut payload);
+        let fuse = Fuse {
+            hasher: base.hasher,
+            shape,
+            probe,
+            len: distinct as u64,
+            payload,
+            _fingerprint: PhantomData,
+        };
+        let report = BuildReport::new(attempt, (removed + repeated) as u64);
+        return Ok((fuse, report));
+    }
+    Err(base.gave_up("BinaryFuseFilter", "peeling"))
+}
+
+/// Groups `hashes` by their top `bits` bits, about one group a segment, so
+/// that [`count`] walks the array in order: a counting sort through
+/// `scratch` (the slots' XOR array, at least as long, unused until
+/// `count`), copied back; `scratch` is left zeroed for `count`.
+fn group_by_segment(hashes: &mut [u64], bits: u32, scratch: &mut [u64]) {
+    let shift = 64 - bits;
+    let mut next = vec![0usize; (1 << bits) + 1];
+    for &hash in hashes.iter() {
+        next[(hash >> shift) as usize + 1] += 1;
+    }
+    for group in 1..next.len() {
+        next[group] += next[group - 1];
+    }
+    for &hash in hashes.iter() {
+        let at = &mut next[(hash >> shift) as usize];
+        scratch[*at] = hash;
+        *at += 1;
+    }
+    hashes.copy_from_slice(&scratch[..hashes.len()]);
+    scratch.fill(0);
+}
+
+/// Counts the keys of every slot (upper six bits of `counts`), XORs their
+/// slot positions 0..ARITY (lower two bits) and their hashes (`xors`).
+/// Returns how many keys repeated one just before them in a slot (taken
+/// out again: Graf and Lemire's check for a slot left with two equal
+/// hashes, made only when one of the key's slots XORs to zero), or `None`
+/// when a slot's count overflowed.
+fn count<const ARITY: usize>(
+    probe: &Probe,
+    hashes: &[u64],
+    counts: &mut [u8],
+    xors: &mut [u64],
+) -> Option<usize> {
+    let mut repeated = 0;
+    let mut overflow = false;
+    for &hash in hashes {
+        let slots = probe.slots::<ARITY>(hash);
+        let mut all = u64::MAX;
+        for (position, &slot) in slots.iter().enumerate() {
+            let count = counts[slot].wrapping_add(4);
+            counts[slot] = count ^ position as u8;
+            // A count that wrapped to zero is below 4 after the XOR.
+            overflow |= count < 4;
+            xors[slot] ^= hash;
+            all &= xors[slot];
+        }
+        if all == 0
+            && slots
+                .iter()
+                .any(|&slot| counts[slot] == 8 && xors[slot] == 0)
+        {
+            for (position, &slot) in slots.iter().enumerate() {
+                counts[slot] = counts[slot].wrapping_sub(4) ^ position as u8;
+                xors[slot] ^= hash;
+            }
+            repeated += 1;
+        }
+    }
+    (!overflow).then_some(repeated)
+}
+
+/// Peels every slot that holds one key, and the slots that come to hold
+/// one as keys are taken out; returns how many keys were peeled, their
+/// slots left at the end of `order` (the last peeled first).
+///
+/// `order` has one entry more than there are slots: the queue pushes
+/// without a branch (it writes its next entry, then counts it only when the
+/// slot was pushed), and that spare entry keeps the unpushed write off the
+/// peel order when the two meet.
+fn peel<const ARITY: usize>(
+    probe: &Probe,
+    counts: &mut [u8],
+    xors: &mut [u64],
+    order: &mut [u32],
+) -> usize {
+    let end = order.len();
+    let mut queued = 0;
+    for (slot, &count) in counts.iter().enumerate() {
+        order[queued] = slot as u32;
+        queued += usize::from(count >> 2 == 1);
+    }
+    let mut peeled = 0;
+    while queued > 0 {
+        queued -= 1;
+        let slot = order[queued] as usize;
+        if counts[slot] >> 2 != 1 {
+            continue;
+        }
+        let hash = xors[slot];
+        let alone_at = usize::from(counts[slot] & 3);
+        // Count 0; the position bits and the hash stay for `assign`.
+        counts[slot] -= 4;
+        peeled += 1;
+        order[end - peeled] = slot as u32;
+        let slots = probe.slots::<ARITY>(hash);
+        for step in 1..ARITY {
+            let position = if alone_at + step < ARITY {
+                alone_at + step
+            } else {
+                alone_at + step - ARITY
+            };
+            let other = slots[position];
+            let count = counts[other];
+            order[queued] = other as u32;
+            queued += usize::from(count >> 2 == 2);
+            counts[other] = count.wrapping_sub(4) ^ position as u8;
+            xors[other] ^= hash;
+        }
+    }
+    peeled
+}
+
+/// Gives each peeled key's slot the value that makes the XOR of its slots
+/// its fingerprint, the last peeled first: the other slots of a key are
+/// then final when its own is set.
+fn assign<F: Fingerprint, const ARITY: usize>(
+    probe: &Probe,
+    xors: &[u64],
+    peeled: &[u32],
+    payload: &mut [u8],
+) {
+    for (index, &slot) in peeled.iter().enumerate() {
+        // The slots come in peel order, anywhere in the arrays: the hash
+        // of the key twice PREFETCH_AHEAD places ahead is fetched, and the
+        // fingerprints of the one PREFETCH_AHEAD ahead, whose hash is then
+        // in cache, so that the misses overlap.
+        if let Some(&later) = peeled.get(index + 2 * PREFETCH_AHEAD) {
+            prefetch(&xors[later as usize]);
+        }
+        if let Some(&soon) = peeled.get(index + PREFETCH_AHEAD) {
+            for other in probe.slots::<ARITY>(xors[soon as usize]) {
+                if let Some(byte) = payload.get(other * F::BYTES) {
+                    prefetch(byte);
+                }
+            }
+        }
+        let hash = xors[slot as usize];
+        // Its own slot is still zero.
+        let mut value = F::from_hash(hash);
+        for other in probe.slots::<ARITY>(hash) {
+            value = value.xor(F::read(payload, other));
+        }
+        F::write(payload, slot as usize, value);
+    }
+}

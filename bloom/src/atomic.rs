@@ -199,11 +199,12 @@ impl AtomicBloomFilter {
     fn insert_prefetched(&self, hash: u64) -> bool {
         let bits = &self.bits;
         let mut new = false;
-        for_each_probe(bits.num_bits, bits.num_hashes, hash, |word, bit| {
+        let (num_bits, num_hashes) = (bits.num_bits, bits.num_hashes);
+        for_each_probe(&bits.words, num_bits, num_hashes, hash, |word, bit| {
             // Bits are never cleared while shared (`clear` takes `&mut`): a
             // bit seen set stays set, and skipping its read-modify-write
             // (a locked instruction) is what makes a full filter cheap.
-            let (word, mask) = (&bits.words[word], 1 << bit);
+            let mask = 1 << bit;
             new |= word.load(Ordering::Relaxed) & mask == 0
                 && word.fetch_or(mask, Ordering::Relaxed) & mask == 0;
         });

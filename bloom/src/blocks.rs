@@ -200,10 +200,14 @@ fn block_words_mut<B: WordBlock>(blocks: &mut [B]) -> &mut [u64] {
     }
 }
 
-/// The block array of a blocked filter: 512-bit [`Block`]s unless told.
+/// The block array of a blocked filter: 512-bit [`Block`]s unless told,
+/// and what the filter's kernel reads beside the blocks (`P`, nothing
+/// unless told), so that a one-key function reaches both through one
+/// pointer.
 #[derive(Clone)]
-pub(crate) struct BlockStorage<B: WordBlock = Block> {
+pub(crate) struct BlockStorage<B: WordBlock = Block, P = ()> {
     blocks: ZeroedBlocks<B>,
+    params: P,
 }
 
 fn too_large<B>(count: usize) -> Error {
@@ -217,7 +221,7 @@ impl<B: WordBlock> BlockStorage<B> {
     /// `count` zeroed blocks, or an error when the memory cannot be had.
     pub(crate) fn zeroed(count: usize) -> Result<Self, Error> {
         let blocks = ZeroedBlocks::new(count).ok_or_else(|| too_large::<B>(count))?;
-        Ok(Self { blocks })
+        Ok(Self { blocks, params: () })
     }
 
     /// Reads `count` blocks of little-endian words. Memory grows with the
@@ -248,6 +252,27 @@ impl<B: WordBlock> BlockStorage<B> {
         Ok(storage)
     }
 
+    /// These blocks with `params` beside them.
+    pub(crate) fn with_params<P>(self, params: P) -> BlockStorage<B, P> {
+        BlockStorage {
+            blocks: self.blocks,
+            params,
+        }
+    }
+}
+
+impl<B: WordBlock, P> BlockStorage<B, P> {
+    /// What the kernel reads beside the blocks.
+    #[inline]
+    pub(crate) fn params(&self) -> &P {
+        &self.params
+    }
+
+    /// Replaces what the kernel reads beside the blocks.
+    pub(crate) fn set_params(&mut self, params: P) {
+        self.params = params;
+    }
+
     /// The blocks as an array of words.
     #[inline]
     pub(crate) fn words(&self) -> &[u64] {
@@ -258,6 +283,18 @@ impl<B: WordBlock> BlockStorage<B> {
     #[inline]
     pub(crate) fn words_mut(&mut self) -> &mut [u64] {
         block_words_mut(&mut self.blocks)
+    }
+
+    /// The blocks.
+    #[inline]
+    pub(crate) fn blocks(&self) -> &[B] {
+        &self.blocks
+    }
+
+    /// The blocks, mutably.
+    #[inline]
+    pub(crate) fn blocks_mut(&mut self) -> &mut [B] {
+        &mut self.blocks
     }
 
     /// One block.

@@ -50,6 +50,7 @@ impl Array {
             fpp_at_capacity: achieved,
             fpp_classic: (self.classic)(bits, k, items),
             hash_bits_needed: hash_bits_needed(items, target_fpp.unwrap_or(achieved)),
+            block_probes: None,
         }
     }
 }

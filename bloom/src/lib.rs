@@ -1,9 +1,11 @@
 #![doc = include_str!("../README.md")]
 // `unsafe` only in two modules, allowed below: `kernel` (the AVX2 block
 // tests behind runtime detection) and `blocks` (the lazily zeroed,
-// aligned block allocation). Each unsafe block there states why it
-// is sound, and their unit tests run under Miri. (The prefetch hint of
-// batched operations is core's `filterlab_core::prefetch`.)
+// aligned block allocation); and in the two functions of `words` that read
+// a standard filter's probed word without a bounds check (allowed there).
+// Each unsafe block states why it is sound, and their unit tests run
+// under Miri. (The prefetch hint of batched operations is core's
+// `filterlab_core::prefetch`.)
 #![deny(unsafe_code)]
 
 mod atomic;
@@ -26,7 +28,7 @@ pub use filterlab_core::{
     Error, ErrorKind, Filter, FilterKind, HashAlgorithm, Key, KeyHasher, Membership, Merge,
     Persist, ViaHash,
 };
-pub use kernel::Kernel;
+pub use kernel::{BlockProbes, Kernel};
 pub use sizing::BloomSizing;
 pub use split_block::{
     SPLIT_BLOCK_BITS, SplitBlockBloomBuilder, SplitBlockBloomConfig, SplitBlockBloomFilter,

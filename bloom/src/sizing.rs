@@ -7,6 +7,8 @@ use std::fmt;
 
 use filterlab_core::sizing::{HashBits, HashChoice, SizedFor, memory_summary};
 
+use crate::kernel::BlockProbes;
+
 /// A filter's size for a workload, computed without allocating: what
 /// `BloomFilter::params` and the builders' `sizing` return and what
 /// `filterlab recommend` prints.
@@ -52,6 +54,9 @@ pub struct BloomSizing {
     /// Bits of key hash the target needs at this size: log2(n/p). Above 64 a
     /// 64-bit key hash limits the FPP (about n / 2^64) no matter the array.
     pub hash_bits_needed: f64,
+    /// Where a `BlockedBloomFilter` places a key's bits in its block; `None`
+    /// for the other filters.
+    pub block_probes: Option<BlockProbes>,
 }
 
 impl BloomSizing {

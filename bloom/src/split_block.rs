@@ -14,8 +14,8 @@ use crate::blocks::{BlockStorage, SPLIT_WORDS, SplitBlock};
 use crate::common::{Array, builder_entry_points};
 use crate::kernel::{Kernel, SplitBatch, SplitKernel, SplitSelect};
 use crate::layout::{
-    Blocks, Layout, Lookups, Shape, Words, array_of, block_builder, block_filter, insert_batch,
-    whole_blocks,
+    Blocks, Layout, Lookups, Shape, array_of, block_builder, block_filter, block_index, block_seed,
+    insert_batch, whole_blocks,
 };
 use crate::sizing::BloomSizing;
 
@@ -153,41 +153,52 @@ pub(crate) struct Split;
 impl Layout for Split {
     type Block = SplitBlock;
     type Kernel = SplitSelect;
+    type Probes = ();
+    type Params = ();
     const FIXED_HASHES: Option<u32> = Some(PROBES);
 
-    fn config(shape: Shape) -> SplitBlockBloomConfig {
+    fn config(shape: Shape<()>) -> SplitBlockBloomConfig {
         SplitBlockBloomConfig {
             num_blocks: shape.num_blocks,
             hasher: shape.hasher,
         }
     }
 
-    fn select(kernel: Option<Kernel>, _num_hashes: u32) -> Result<SplitSelect, Error> {
+    fn select(kernel: Option<Kernel>, _shape: &Shape<()>) -> Result<SplitSelect, Error> {
         kernel.map_or(Ok(SplitSelect::detect()), Kernel::select_split)
     }
 
-    fn kernel(kernel: SplitSelect) -> Kernel {
+    fn kernel(kernel: &SplitSelect) -> Kernel {
         kernel.kernel()
     }
 
+    fn params(_kernel: &SplitSelect) {}
+
     #[inline]
-    fn insert(kernel: &SplitSelect, block: &mut Words<Self>, seed: u32, _num_hashes: u32) -> bool {
-        kernel.insert(block, seed)
+    fn insert(kernel: &SplitSelect, blocks: &mut BlockStorage<SplitBlock>, hash: u64) -> bool {
+        let num_blocks = blocks.blocks().len() as u64;
+        kernel.insert(
+            blocks.block_mut(block_index(hash, num_blocks)),
+            block_seed(hash),
+        )
     }
 
     #[inline]
-    fn contains(kernel: &SplitSelect, block: &Words<Self>, seed: u32, _num_hashes: u32) -> bool {
-        kernel.contains(block, seed)
+    fn contains(kernel: &SplitSelect, blocks: &BlockStorage<SplitBlock>, hash: u64) -> bool {
+        let num_blocks = blocks.blocks().len() as u64;
+        kernel.contains(
+            blocks.block(block_index(hash, num_blocks)),
+            block_seed(hash),
+        )
     }
 
     /// With AVX2 the whole batch runs in one AVX2-compiled loop.
     fn insert_batch(
         kernel: &SplitSelect,
         blocks: &mut BlockStorage<SplitBlock>,
-        num_blocks: u64,
         hashes: &[u64],
-        _num_hashes: u32,
     ) -> usize {
+        let num_blocks = blocks.blocks().len() as u64;
         kernel.run_batch(Inserts {
             blocks,
             num_blocks,
@@ -195,26 +206,39 @@ impl Layout for Split {
         })
     }
 
-    fn contains_batch(kernel: &SplitSelect, lookups: Lookups<'_, SplitBlock>, _num_hashes: u32) {
+    fn contains_batch(kernel: &SplitSelect, lookups: Lookups<'_, SplitBlock>) {
         kernel.run_batch(lookups);
     }
 
     /// The mean over blocks of Π_w (bits set in word w)/32 (word w is bits
     /// 32·(w mod 2).. of the block's 64-bit word w / 2).
-    fn fpp_given_fill(words: &[u64], _num_hashes: u32) -> f64 {
+    fn fpp_given_fill(words: &[u64], _shape: &Shape<()>) -> f64 {
         split_block_fpp_given_word_fills(words.chunks_exact(SPLIT_WORDS).map(|block| {
             core::array::from_fn(|w| ((block[w / 2] >> (32 * (w % 2))) as u32).count_ones())
         }))
     }
 
     /// The block load Binomial(n, 1/b) mixed with (1 − (31/32)^i)^8.
-    fn theoretical_fpp(num_blocks: u64, _num_hashes: u32, items: u64) -> Option<f64> {
-        Some(split_block_bloom_fpp(num_blocks, items))
+    fn theoretical_fpp(shape: &Shape<()>, items: u64) -> Option<f64> {
+        Some(split_block_bloom_fpp(shape.num_blocks, items))
     }
 
     /// The block's most likely load given its bits set.
-    fn estimate_items(set: u64, _num_hashes: u32) -> f64 {
+    fn estimate_items(set: u64, _shape: &Shape<()>) -> f64 {
         split_block_estimate_items(set)
+    }
+
+    fn probes_of(_sizing: &BloomSizing) {}
+
+    /// None: the split layout has one way to place a key's bits.
+    fn probes_param((): ()) -> Option<u64> {
+        None
+    }
+
+    fn probes_from_params(extra: &[u64]) -> Result<(), Error> {
+        // More parameters than the layout has: the count check refuses it.
+        let _ = extra;
+        Ok(())
     }
 }
 

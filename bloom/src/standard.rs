@@ -7,7 +7,7 @@ use filterlab_core::{Error, ErrorKind, Key, KeyHasher};
 
 use crate::common::{Array, builder_entry_points, builder_methods, merge_by_words, sized_for};
 use crate::sizing::BloomSizing;
-use crate::words::{BitArray, BloomConfig, for_each_probe, word_filter};
+use crate::words::{BitArray, BloomConfig, for_each_probe_mut, word_filter};
 
 /// A standard Bloom filter: each key sets k bits chosen over the whole array.
 ///
@@ -232,9 +232,9 @@ word_filter!(BloomFilter, add_hash, add_hash, mut);
 #[inline]
 fn set_bits(bits: &mut [u64], num_bits: u64, num_hashes: u32, hash: u64) -> bool {
     let mut all = 1;
-    for_each_probe(num_bits, num_hashes, hash, |word, bit| {
-        let old = bits[word];
-        bits[word] = old | 1 << bit;
+    for_each_probe_mut(bits, num_bits, num_hashes, hash, |word, bit| {
+        let old = *word;
+        *word = old | 1 << bit;
         all &= old >> bit;
     });
     all & 1 == 0

@@ -94,14 +94,21 @@ impl<const BITS: u32> CountingBloom<Standard, BITS> {
 
 #[cfg(test)]
 mod tests {
+    use filterlab_core::{HashAlgorithm, KeyHasher};
+
     use crate::{CountingBloomFilter, Error};
 
     /// Regression `decode_counting/to-bloom-64counters-k1-63keys-invalid-header`:
     /// at k = 1, 63 distinct keys set 41 of 64 counters; the estimate and
-    /// `len` (63 each) are both above the 41 bits set.
+    /// `len` (63 each) are both above the 41 bits set. (Hasher id 2, the
+    /// default when the case was found.)
     #[test]
     fn to_bloom_counts_at_most_the_bits_set() -> Result<(), Error> {
-        let mut counting = CountingBloomFilter::with_counters(64).hashes(1).build()?;
+        let hasher = KeyHasher::with_algorithm(HashAlgorithm::Xxh3ByValue, 0);
+        let mut counting = CountingBloomFilter::with_counters(64)
+            .hashes(1)
+            .hasher(hasher)
+            .build()?;
         counting.extend(0..63u64);
         let bloom = counting.to_bloom()?;
         assert_eq!((bloom.set_bits(), bloom.len()), (41, 41));

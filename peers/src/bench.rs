@@ -104,6 +104,8 @@ pub struct BestOfRounds {
     /// The filter under test.
     pub subject: Box<dyn Subject>,
     best: Vec<f64>,
+    /// Every round's ns per key, per cell, in round order.
+    rounds: Vec<Vec<f64>>,
 }
 
 impl BestOfRounds {
@@ -113,6 +115,7 @@ impl BestOfRounds {
             name: name.into(),
             subject,
             best: vec![f64::INFINITY; cells],
+            rounds: vec![Vec::new(); cells],
         }
     }
 
@@ -128,6 +131,7 @@ impl BestOfRounds {
         let answer = black_box(work(self.subject.as_mut()));
         let per_key = start.elapsed().as_nanos() as f64 / keys.max(1) as f64;
         self.best[cell] = self.best[cell].min(per_key);
+        self.rounds[cell].push(per_key);
         answer
     }
 
@@ -145,6 +149,11 @@ impl BestOfRounds {
     /// The minimum ns per key of cell `cell` (infinite until timed).
     pub fn best(&self, cell: usize) -> f64 {
         self.best[cell]
+    }
+
+    /// The ns per key of cell `cell` in each round, in round order.
+    pub fn rounds(&self, cell: usize) -> &[f64] {
+        &self.rounds[cell]
     }
 }
 

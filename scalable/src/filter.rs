@@ -276,6 +276,10 @@ impl<L: Layer> ScalableBloomFilter<L> {
                 return;
             }
         }
+        if small.is_empty() {
+            // The keys left stay `false`: no layer claimed them.
+            return;
+        }
         for (&hash, &at) in pending[..count].iter().zip(&position[..count]) {
             found[usize::from(at)] = small.iter().rev().any(|layer| layer.contains_hash(hash));
         }

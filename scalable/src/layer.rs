@@ -4,7 +4,7 @@
 use std::fmt;
 
 use filterlab_bloom::{BlockedBloomFilter, BloomFilter, BloomSizing};
-use filterlab_core::theory::{blocked_bloom_fpp, bloom_fpp_exact};
+use filterlab_core::theory::bloom_fpp_exact;
 use filterlab_core::{Error, Filter, KeyHasher, Persist};
 
 /// The layer type of `ScalableBloomFilter` unless chosen otherwise.
@@ -125,9 +125,4 @@ bloom_layer!(BloomFilter, |sizing, items| bloom_fpp_exact(
     sizing.num_hashes,
     items
 ));
-bloom_layer!(BlockedBloomFilter, |sizing, items| blocked_bloom_fpp(
-    sizing.num_bits / sizing.unit_bits,
-    sizing.unit_bits as u32,
-    sizing.num_hashes,
-    items
-));
+bloom_layer!(BlockedBloomFilter, BlockedBloomFilter::sizing_fpp);

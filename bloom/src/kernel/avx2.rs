@@ -1,4 +1,5 @@
-//! The AVX2 block kernel: the scalar test, eight probes per step.
+//! The AVX2 block kernel: the scalar test, eight probes per step, and the
+//! striped probes' 512-bit mask from one multiply per half.
 //!
 //! Inserts build the key's 512-bit mask in one AVX-512 register where the
 //! CPU has AVX-512F (detected with AVX2, same bits and answers): measured
@@ -11,6 +12,8 @@
 //! that exists only after runtime detection found AVX2 (and records whether
 //! it found AVX-512F); and, in those functions, unaligned vector loads from
 //! arrays the caller lends.
+
+use super::probes::{ContainsKey, InsertKey, Lanes, Stripes};
 
 /// Proof that the running CPU supports AVX2, and whether it supports
 /// AVX-512F (the second field is `Some` only then): only [`Avx2::detect`]
@@ -25,32 +28,6 @@ struct Detected;
 #[cfg(not(target_arch = "x86_64"))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Detected {}
-
-/// A filter's probes as the AVX2 kernel loads them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Lanes {
-    /// The multipliers of the first eight probes: lanes past the last probe
-    /// repeat probe 0, so they test a bit already tested instead of needing
-    /// a lane mask.
-    first: [u32; 8],
-    /// Probes per key.
-    num_hashes: u32,
-}
-
-impl Lanes {
-    /// The lanes of keys with one probe per multiplier in `multipliers`.
-    ///
-    /// # Panics
-    ///
-    /// When `multipliers` is empty.
-    pub(crate) fn new(multipliers: &[u32]) -> Self {
-        let probes = multipliers.len().clamp(1, 8);
-        Self {
-            first: core::array::from_fn(|lane| multipliers[if lane < probes { lane } else { 0 }]),
-            num_hashes: multipliers.len() as u32,
-        }
-    }
-}
 
 impl Avx2 {
     /// `Some` when this CPU (and OS) supports AVX2.
@@ -172,6 +149,88 @@ impl Avx2 {
 }
 
 impl Avx2 {
+    /// The one-key lookup and insert of independent probes, compiled for
+    /// AVX2 with the block's index computed inside, so that a caller pays
+    /// one call per key (the insert builds its mask in an AVX-512 register
+    /// where the CPU has AVX-512F).
+    pub(crate) fn independent_keys(self) -> (ContainsKey, InsertKey) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let insert: InsertKey = match self {
+                Self(Detected, Some(Detected)) => x86_64::insert_key_avx512,
+                Self(Detected, None) => x86_64::insert_key,
+            };
+            (x86_64::contains_key, insert)
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        match self.0 {}
+    }
+
+    /// The one-key lookup and insert of striped probes, k of them (1 to
+    /// 16), as [`independent_keys`](Self::independent_keys): one pair of
+    /// functions per k, each with its rounds and active words compiled in,
+    /// so that a call reads nothing of the filter but its blocks.
+    pub(crate) fn striped_keys(self, num_hashes: u32) -> (ContainsKey, InsertKey) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let Self(Detected, _) = self;
+            x86_64::STRIPED_KEYS[(num_hashes.clamp(1, 16) - 1) as usize]
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = num_hashes;
+            match self.0 {}
+        }
+    }
+
+    /// Whether every bit of the striped key with this block seed is set in
+    /// `block` (the scalar `striped_contains`'s answer), in `ROUNDS` rounds
+    /// (the filter's `stripes.rounds`).
+    #[inline]
+    pub(crate) fn striped_contains<const ROUNDS: usize>(
+        self,
+        block: &[u64; 8],
+        seed: u32,
+        stripes: &Stripes,
+    ) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let Self(Detected, _) = self;
+            // SAFETY: `self` proves that the CPU supports AVX2, the only
+            // target feature `striped_contains` enables.
+            unsafe { x86_64::striped_contains::<ROUNDS>(block, seed, stripes) }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (block, seed, stripes);
+            match self.0 {}
+        }
+    }
+
+    /// Sets the striped key's bits in `block`; whether any was clear (the
+    /// scalar `striped_insert`'s bits and answer).
+    #[inline]
+    pub(crate) fn striped_insert<const ROUNDS: usize>(
+        self,
+        block: &mut [u64; 8],
+        seed: u32,
+        stripes: &Stripes,
+    ) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let Self(Detected, _) = self;
+            // SAFETY: as in `striped_contains`.
+            unsafe { x86_64::striped_insert::<ROUNDS>(block, seed, stripes) }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (block, seed, stripes);
+            match self.0 {}
+        }
+    }
+}
+
+impl Avx2 {
     /// Whether all eight of the key's bits are set in the split block: the
     /// scalar `split_contains`'s answer, from one 256-bit mask (the seed
     /// times the eight salts, shifted right by 27, one bit each) and one
@@ -244,7 +303,10 @@ mod x86_64 {
     #[allow(clippy::wildcard_imports)]
     use core::arch::x86_64::*;
 
-    use super::Lanes;
+    use filterlab_core::BLOCK_MULTIPLIERS;
+
+    use super::{ContainsKey, InsertKey, Lanes, Stripes};
+    use crate::kernel::probes::{ActiveRows, KeyBlocks, STRIPE_ACTIVE, block_index, block_seed};
 
     /// Calls `work` in a function compiled for AVX2.
     ///
@@ -621,4 +683,342 @@ mod x86_64 {
             _mm256_testc_si256(old, mask) == 0
         }
     }
+
+    /// The block of the key with this hash: `blocks[block_index(hash, b)]`
+    /// for the array's b blocks, without a bounds check.
+    #[inline]
+    fn key_block(storage: &KeyBlocks, hash: u64) -> &[u64; 8] {
+        let blocks = storage.blocks();
+        let index = block_index(hash, blocks.len() as u64);
+        // SAFETY: `block_index` reduces onto 0..blocks.len() (a
+        // multiply-shift: ⌊h · b / 2^64⌋ < b), so `index` is in bounds.
+        unsafe { &blocks.get_unchecked(index).0 }
+    }
+
+    /// [`key_block`], mutably.
+    #[inline]
+    fn key_block_mut(storage: &mut KeyBlocks, hash: u64) -> &mut [u64; 8] {
+        let blocks = storage.blocks_mut();
+        let index = block_index(hash, blocks.len() as u64);
+        // SAFETY: as in `key_block`; the borrow of `blocks` is exclusive.
+        unsafe { &mut blocks.get_unchecked_mut(index).0 }
+    }
+
+    /// One key's independent-probe lookup, its block found here: one call
+    /// per key from code not compiled for AVX2.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn contains_key(blocks: &KeyBlocks, hash: u64) -> bool {
+        let lanes = &blocks.params().lanes;
+        let block = key_block(blocks, hash);
+        // SAFETY: the CPU supports AVX2 (this function's contract).
+        unsafe {
+            contains(
+                block,
+                block_seed(hash),
+                &lanes.first,
+                lanes.num_hashes,
+                &BLOCK_MULTIPLIERS,
+            )
+        }
+    }
+
+    /// One key's independent-probe insert, as [`contains_key`].
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn insert_key(blocks: &mut KeyBlocks, hash: u64) -> bool {
+        let lanes = blocks.params().lanes;
+        let block = key_block_mut(blocks, hash);
+        // SAFETY: the CPU supports AVX2 (this function's contract).
+        unsafe {
+            insert(
+                block,
+                block_seed(hash),
+                &lanes.first,
+                lanes.num_hashes,
+                &BLOCK_MULTIPLIERS,
+            )
+        }
+    }
+
+    /// [`insert_key`] with the mask in an AVX-512 register.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX2 and AVX-512F.
+    #[target_feature(enable = "avx512f,avx2")]
+    pub(super) unsafe fn insert_key_avx512(blocks: &mut KeyBlocks, hash: u64) -> bool {
+        let lanes = blocks.params().lanes;
+        let block = key_block_mut(blocks, hash);
+        // SAFETY: the CPU supports AVX2 and AVX-512F (this function's
+        // contract).
+        unsafe { insert_avx512(block, block_seed(hash), &lanes, &BLOCK_MULTIPLIERS) }
+    }
+
+    /// The multipliers of striped round g, as `vpmulld` multiplies them into
+    /// the 64-bit lanes of word t: 32-bit lane 2t + 1 of round g holds
+    /// multiplier 8g + t, lane 2t holds 0, so that the product lands in the
+    /// high half of 64-bit lane t and a 64-bit shift by 58 leaves its top
+    /// six bits, the word's bit (words 0..4 in the first 32 bytes, 4..8 in
+    /// the next).
+    static STRIPE_LANES: [[u32; 16]; 2] = stripe_lanes();
+
+    const fn stripe_lanes() -> [[u32; 16]; 2] {
+        let mut table = [[0; 16]; 2];
+        let mut round = 0;
+        while round < 2 {
+            let mut word = 0;
+            while word < 8 {
+                table[round][2 * word + 1] = BLOCK_MULTIPLIERS[8 * round + word];
+                word += 1;
+            }
+            round += 1;
+        }
+        table
+    }
+
+    /// The bits of striped round `round` for the key whose seed is in every
+    /// 32-bit lane of `seed`, one per 64-bit word, as two 256-bit halves
+    /// (words 0..4 and 4..8): per half one multiply and one shift.
+    #[allow(clippy::cast_ptr_alignment)]
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn round_bits(seed: __m256i, round: usize) -> (__m256i, __m256i) {
+        let lanes = STRIPE_LANES[round].as_ptr();
+        // SAFETY: a round's lanes are 16 u32s, 64 bytes: each load reads 32
+        // of them; `loadu` has no alignment requirement.
+        let (low, high) = unsafe {
+            (
+                _mm256_loadu_si256(lanes.cast::<__m256i>()),
+                _mm256_loadu_si256(lanes.add(8).cast::<__m256i>()),
+            )
+        };
+        (
+            _mm256_srli_epi64::<58>(_mm256_mullo_epi32(seed, low)),
+            _mm256_srli_epi64::<58>(_mm256_mullo_epi32(seed, high)),
+        )
+    }
+
+    /// The mask of the words a round probes (`words`, 1 or 0 per 64-bit
+    /// word) at the round's `bits`: one variable shift per half.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn round_mask(words: (__m256i, __m256i), bits: (__m256i, __m256i)) -> (__m256i, __m256i) {
+        (
+            _mm256_sllv_epi64(words.0, bits.0),
+            _mm256_sllv_epi64(words.1, bits.1),
+        )
+    }
+
+    /// The last round's active words of the key with this seed, as two
+    /// halves (row r of `active` for its rotation).
+    #[allow(clippy::cast_ptr_alignment)]
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn last_words(active: &'static ActiveRows, key_seed: u32) -> (__m256i, __m256i) {
+        let row = Stripes::row(active, key_seed).as_ptr();
+        // SAFETY: a row of active words is 8 u64s, 64 bytes: each load reads
+        // 32 of them; `loadu` has no alignment requirement.
+        unsafe {
+            (
+                _mm256_loadu_si256(row.cast::<__m256i>()),
+                _mm256_loadu_si256(row.add(4).cast::<__m256i>()),
+            )
+        }
+    }
+
+    /// The striped key's 512-bit mask as two 256-bit halves, in `ROUNDS`
+    /// rounds (every word probed in all but the last).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn striped_mask<const ROUNDS: usize>(
+        key_seed: u32,
+        active: &'static ActiveRows,
+    ) -> (__m256i, __m256i) {
+        let seed = _mm256_set1_epi32(key_seed as i32);
+        let last = round_bits(seed, ROUNDS - 1);
+        let (mut low, mut high) = round_mask(last_words(active, key_seed), last);
+        if ROUNDS == 2 {
+            let one = _mm256_set1_epi64x(1);
+            let (first_low, first_high) = round_mask((one, one), round_bits(seed, 0));
+            low = _mm256_or_si256(low, first_low);
+            high = _mm256_or_si256(high, first_high);
+        }
+        (low, high)
+    }
+
+    /// Whether every bit of the striped key is set in `block`. Each word is
+    /// shifted right by its round's bit, so that the bit tested lands in
+    /// bit 0, which the round's active words (1 or 0 per word) must all
+    /// find set: no mask is built, and the last round's active words are
+    /// read straight from memory by the test. With two rounds the first
+    /// (every word) is tested alone first: a never-inserted key almost
+    /// always misses one of its eight bits, and then the second round's
+    /// multiplies are never made.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX2.
+    #[allow(clippy::cast_ptr_alignment)]
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn striped_contains<const ROUNDS: usize>(
+        block: &[u64; 8],
+        key_seed: u32,
+        stripes: &Stripes,
+    ) -> bool {
+        let words = block.as_ptr();
+        // SAFETY: `block` is 64 readable bytes; each load reads 32 of them;
+        // `loadu` has no alignment requirement.
+        let (low, high) = unsafe {
+            (
+                _mm256_loadu_si256(words.cast::<__m256i>()),
+                _mm256_loadu_si256(words.add(4).cast::<__m256i>()),
+            )
+        };
+        let seed = _mm256_set1_epi32(key_seed as i32);
+        let tested = |round: usize| {
+            let (bits_low, bits_high) = round_bits(seed, round);
+            (
+                _mm256_srlv_epi64(low, bits_low),
+                _mm256_srlv_epi64(high, bits_high),
+            )
+        };
+        if ROUNDS == 2 {
+            // testc is 1 when bit 0 of every word is set.
+            let (first_low, first_high) = tested(0);
+            let both = _mm256_and_si256(first_low, first_high);
+            if _mm256_testc_si256(both, _mm256_set1_epi64x(1)) == 0 {
+                return false;
+            }
+        }
+        let (last_low, last_high) = tested(ROUNDS - 1);
+        let row = stripes.last_round(key_seed).as_ptr();
+        // SAFETY: a row of active words is 8 u64s, 64 bytes: each load reads
+        // 32 of them; `loadu` has no alignment requirement.
+        let (active_low, active_high) = unsafe {
+            (
+                _mm256_loadu_si256(row.cast::<__m256i>()),
+                _mm256_loadu_si256(row.add(4).cast::<__m256i>()),
+            )
+        };
+        let missing = _mm256_or_si256(
+            _mm256_andnot_si256(last_low, active_low),
+            _mm256_andnot_si256(last_high, active_high),
+        );
+        _mm256_testz_si256(missing, missing) != 0
+    }
+
+    /// Sets the striped key's mask in `block`: one load, OR and store per
+    /// half; whether any of its bits was clear.
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX2.
+    #[allow(clippy::cast_ptr_alignment)]
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn striped_insert<const ROUNDS: usize>(
+        block: &mut [u64; 8],
+        seed: u32,
+        stripes: &Stripes,
+    ) -> bool {
+        let (low, high) = striped_mask::<ROUNDS>(seed, stripes.active);
+        let words = block.as_mut_ptr();
+        // SAFETY: `block` is 64 bytes, readable and writable through the
+        // exclusive borrow; each access reads or writes 32 of them;
+        // `loadu`/`storeu` have no alignment requirement.
+        unsafe {
+            let (old_low, old_high) = (
+                _mm256_loadu_si256(words.cast::<__m256i>()),
+                _mm256_loadu_si256(words.add(4).cast::<__m256i>()),
+            );
+            let missing = _mm256_or_si256(
+                _mm256_andnot_si256(old_low, low),
+                _mm256_andnot_si256(old_high, high),
+            );
+            _mm256_storeu_si256(words.cast::<__m256i>(), _mm256_or_si256(old_low, low));
+            _mm256_storeu_si256(
+                words.add(4).cast::<__m256i>(),
+                _mm256_or_si256(old_high, high),
+            );
+            _mm256_testz_si256(missing, missing) == 0
+        }
+    }
+
+    /// One key's striped lookup, its block found here, as [`contains_key`],
+    /// for keys of `8 (ROUNDS − 1) + LAST` probes (the stripes compiled in:
+    /// nothing but the blocks is read).
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    unsafe fn striped_contains_key<const ROUNDS: usize, const LAST: usize>(
+        blocks: &KeyBlocks,
+        hash: u64,
+    ) -> bool {
+        let stripes = Stripes {
+            rounds: ROUNDS as u32,
+            active: &STRIPE_ACTIVE.0[LAST - 1],
+        };
+        let block = key_block(blocks, hash);
+        // SAFETY: the CPU supports AVX2 (this function's contract).
+        unsafe { striped_contains::<ROUNDS>(block, block_seed(hash), &stripes) }
+    }
+
+    /// One key's striped insert, as [`striped_contains_key`].
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    unsafe fn striped_insert_key<const ROUNDS: usize, const LAST: usize>(
+        blocks: &mut KeyBlocks,
+        hash: u64,
+    ) -> bool {
+        let stripes = Stripes {
+            rounds: ROUNDS as u32,
+            active: &STRIPE_ACTIVE.0[LAST - 1],
+        };
+        let block = key_block_mut(blocks, hash);
+        // SAFETY: the CPU supports AVX2 (this function's contract).
+        unsafe { striped_insert::<ROUNDS>(block, block_seed(hash), &stripes) }
+    }
+
+    /// The striped one-key functions for k = 1 to 16 (entry k − 1).
+    pub(super) static STRIPED_KEYS: [(ContainsKey, InsertKey); 16] = {
+        macro_rules! keys {
+            ($(($rounds:literal, $last:literal)),*) => {
+                [$((
+                    striped_contains_key::<$rounds, $last> as ContainsKey,
+                    striped_insert_key::<$rounds, $last> as InsertKey,
+                )),*]
+            };
+        }
+        keys!(
+            (1, 1),
+            (1, 2),
+            (1, 3),
+            (1, 4),
+            (1, 5),
+            (1, 6),
+            (1, 7),
+            (1, 8),
+            (2, 1),
+            (2, 2),
+            (2, 3),
+            (2, 4),
+            (2, 5),
+            (2, 6),
+            (2, 7),
+            (2, 8)
+        )
+    };
 }

@@ -4,6 +4,7 @@
 // Plain safe code, though its parent module allows `unsafe`.
 #![forbid(unsafe_code)]
 
+use super::probes::{Stripes, stripe_bit};
 use crate::blocks::BLOCK_WORDS;
 
 /// Whether every probe bit of the key is set in the block: bit
@@ -36,6 +37,43 @@ pub(crate) fn insert(block: &mut [u64; BLOCK_WORDS], seed: u32, multipliers: &[u
         *word |= 1 << (bit & 63);
     }
     all & 1 == 0
+}
+
+/// A striped key's bits in its block, as its eight 64-bit words: in each
+/// round, one bit in each of the words that round probes (see `probes`).
+#[inline]
+pub(crate) fn striped_mask(seed: u32, stripes: &Stripes) -> [u64; BLOCK_WORDS] {
+    let last = stripes.last_round(seed);
+    core::array::from_fn(|word| {
+        (0..stripes.rounds).fold(0, |mask, round| {
+            let probed = if round + 1 == stripes.rounds {
+                last[word]
+            } else {
+                1
+            };
+            mask | probed << stripe_bit(seed, round, word)
+        })
+    })
+}
+
+/// Whether every bit of the striped key is set in the block. Branch-free.
+#[inline]
+pub(crate) fn striped_contains(block: &[u64; BLOCK_WORDS], seed: u32, stripes: &Stripes) -> bool {
+    let mask = striped_mask(seed, stripes);
+    let missing = (0..BLOCK_WORDS).fold(0, |missing, w| missing | (mask[w] & !block[w]));
+    missing == 0
+}
+
+/// Sets the striped key's bits in the block; whether any was clear.
+#[inline]
+pub(crate) fn striped_insert(block: &mut [u64; BLOCK_WORDS], seed: u32, stripes: &Stripes) -> bool {
+    let mask = striped_mask(seed, stripes);
+    let mut missing = 0;
+    for (word, mask) in block.iter_mut().zip(mask) {
+        missing |= mask & !*word;
+        *word |= mask;
+    }
+    missing != 0
 }
 
 /// The bit of a split block's 32-bit word that a key with this block seed

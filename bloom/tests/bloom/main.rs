@@ -179,6 +179,7 @@ macro_rules! block_layout_tests {
 
 mod atomic;
 mod blocked;
+mod hash_quality;
 mod keys;
 mod sizing_claims;
 mod split_block;
@@ -187,7 +188,8 @@ mod standard;
 use std::fmt::Debug;
 
 use filterlab_bloom::{
-    BlockedBloomFilter, BloomFilter, ErrorKind, Filter, Kernel, KeyHasher, Merge, Persist,
+    BlockedBloomFilter, BloomFilter, ErrorKind, Filter, HashAlgorithm, Kernel, KeyHasher, Merge,
+    Persist,
 };
 use filterlab_core::format::FrameWriter;
 use filterlab_core::keys::{insert_key, query_key};
@@ -243,19 +245,24 @@ pub(crate) fn check_union_len<F: Merge + Extend<u64>>(
 /// Keys the golden files hold.
 pub(crate) const GOLDEN_KEYS: [&str; 3] = ["alpha", "beta", "gamma"];
 
-/// Core's golden-file check under both hasher ids
-/// ([`filterlab_core::testing::check_golden_hashers`]) with
-/// [`GOLDEN_KEYS`], seed 42, and the files `{stem}-v1.bin` (id 1) and
-/// `{stem}-v1-hasher2.bin` (id 2) in `tests/golden/`; the id-1 bytes.
+/// Core's golden-file checks under the three hasher ids
+/// ([`filterlab_core::testing::check_golden_hashers`] and
+/// [`check_golden_by_value`](filterlab_core::testing::check_golden_by_value))
+/// with [`GOLDEN_KEYS`], seed 42, and the files `{stem}-v1.bin` (id 1),
+/// `{stem}-v1-hasher2.bin` (id 2) and `{stem}-v1-hasher3.bin` (id 3) in
+/// `tests/golden/`; the id-1 bytes.
 pub(crate) fn check_golden<F>(build: impl Fn(KeyHasher) -> F, stem: &str) -> Vec<u8>
 where
     F: Filter + Persist + PartialEq + Debug,
 {
     let path = |name: String| format!("{}/tests/golden/{name}", env!("CARGO_MANIFEST_DIR"));
-    let (v1, v2) = (
+    let (v1, v2, v3) = (
         path(format!("{stem}-v1.bin")),
         path(format!("{stem}-v1-hasher2.bin")),
+        path(format!("{stem}-v1-hasher3.bin")),
     );
+    let by_value = HashAlgorithm::FoldedMultiply;
+    filterlab_core::testing::check_golden_by_value(&build, by_value, 42, &GOLDEN_KEYS, v3);
     filterlab_core::testing::check_golden_hashers(build, 42, &GOLDEN_KEYS, v1, v2)
 }
 
@@ -264,7 +271,16 @@ where
 pub(crate) fn with_counter<F: Persist>(filter: &F, items: u64) -> Vec<u8> {
     let mut header = filter.header();
     header.items = items;
-    let mut frame = FrameWriter::new(Vec::new(), &header).unwrap();
+    with_header(filter, &header)
+}
+
+/// The bytes of `filter`'s payload under `header`, with the checksums
+/// computed: a file whose only flaw is what the header says.
+pub(crate) fn with_header<F: Persist>(
+    filter: &F,
+    header: &filterlab_core::format::Header,
+) -> Vec<u8> {
+    let mut frame = FrameWriter::new(Vec::new(), header).unwrap();
     filter.write_payload(&mut frame).unwrap();
     frame.finish().unwrap()
 }

@@ -101,16 +101,14 @@ where
     golden
 }
 
-/// The golden files of one format under both hasher ids, `build(hasher)`
+/// The golden files of one format under hasher ids 1 and 2, `build(hasher)`
 /// giving the empty filter (see [`check_golden`] for each file):
 ///
 /// - id 1 ([`HashAlgorithm::Xxh3`]), seeded `seed`, holding `keys`, in the
 ///   file at `path_v1`: what every file written before id 2 is, so it must
 ///   not change, and must read and answer as it did;
-/// - id 2 (the default), holding `keys` and the integer keys 5 (as `i32`),
-///   −7 (as `i64`) and 2^64 (as `u128`), in the file at `path_v2`: read
-///   back, it finds them as other integer types (5 as `u8` and `u64`, −7 as
-///   `i8`, 2^64 as `i128`), so the file pins the by-value rule too.
+/// - id 2 ([`HashAlgorithm::Xxh3ByValue`]), in the file at `path_v2`, as
+///   [`check_golden_by_value`] says.
 ///
 /// Returns the id-1 file's bytes.
 ///
@@ -132,7 +130,32 @@ where
         keys,
         path_v1,
     );
-    let mut by_value = build(KeyHasher::new(seed));
+    check_golden_by_value(&build, HashAlgorithm::Xxh3ByValue, seed, keys, path_v2);
+    v1
+}
+
+/// The golden file of one format under a hasher `algorithm` that hashes
+/// integer keys by value (id 2 or 3), seeded `seed`, at `path`: the filter
+/// `build(hasher)` holding `keys` and the integer keys 5 (as `i32`), −7 (as
+/// `i64`) and 2^64 (as `u128`) (see [`check_golden`]). Read back, it finds
+/// them as other integer types (5 as `u8` and `u64`, −7 as `i8`, 2^64 as
+/// `i128`), so the file pins the by-value rule and the algorithm's integer
+/// hash too. Returns the file's bytes.
+///
+/// # Panics
+///
+/// As [`check_golden`]; when an integer key is refused or not found.
+pub fn check_golden_by_value<F>(
+    build: impl Fn(KeyHasher) -> F,
+    algorithm: HashAlgorithm,
+    seed: u64,
+    keys: &[&str],
+    path: impl AsRef<Path>,
+) -> Vec<u8>
+where
+    F: Filter + Persist + PartialEq + Debug,
+{
+    let mut by_value = build(KeyHasher::with_algorithm(algorithm, seed));
     let hasher = *by_value.hasher();
     for hash in [
         hasher.hash(&5i32),
@@ -141,11 +164,12 @@ where
     ] {
         by_value.insert_hash(hash).expect("an integer golden key");
     }
-    let v2 = F::from_bytes(&check_golden(by_value, keys, path_v2)).expect("the id-2 file");
-    assert_eq!(v2.hasher().algorithm(), HashAlgorithm::Xxh3ByValue);
-    assert!(v2.contains(&5u8) && v2.contains(&5u64) && v2.contains(&-7i8));
-    assert!(v2.contains(&(1i128 << 64)));
-    v1
+    let bytes = check_golden(by_value, keys, path);
+    let read = F::from_bytes(&bytes).expect("the file reads back");
+    assert_eq!(read.hasher().algorithm(), algorithm);
+    assert!(read.contains(&5u8) && read.contains(&5u64) && read.contains(&-7i8));
+    assert!(read.contains(&(1i128 << 64)));
+    bytes
 }
 
 /// `filter`'s configuration is `same`; `read_from_expecting` returns

@@ -96,8 +96,8 @@ mod static_set;
 #[cfg(feature = "serde")]
 pub use checks::check_serde_round_trip;
 pub use checks::{
-    INVALID_FPPS, check_config_drift, check_golden, check_golden_file, check_golden_hashers,
-    check_invalid_fpps, check_merges_refuse, expect_error, reseal,
+    INVALID_FPPS, check_config_drift, check_golden, check_golden_by_value, check_golden_file,
+    check_golden_hashers, check_invalid_fpps, check_merges_refuse, expect_error, reseal,
 };
 pub use conformance::Conformance;
 pub use measure::{

@@ -146,14 +146,7 @@ impl BlockFppTable {
         if items >= self.remembered_below {
             return exact.fpp(throws);
         }
-        let index = items as usize;
-        if self.fpp.len() <= index {
-            self.fpp.resize(index + 1, f64::NAN);
-        }
-        if self.fpp[index].is_nan() {
-            self.fpp[index] = exact.fpp(throws);
-        }
-        self.fpp[index]
+        remember(&mut self.fpp, items, || exact.fpp(throws))
     }
 
     /// The load from which the FPP is 1.
@@ -164,6 +157,24 @@ impl BlockFppTable {
             0
         }
     }
+}
+
+/// `remembered[items]`, evaluated by `evaluate` the first time (entries
+/// not yet evaluated are NaN): the per-load memory of the per-block FPP
+/// tables.
+pub(super) fn remember(
+    remembered: &mut Vec<f64>,
+    items: u64,
+    evaluate: impl FnOnce() -> f64,
+) -> f64 {
+    let index = items as usize;
+    if remembered.len() <= index {
+        remembered.resize(index + 1, f64::NAN);
+    }
+    if remembered[index].is_nan() {
+        remembered[index] = evaluate();
+    }
+    remembered[index]
 }
 
 /// The least load i ≥ 1 with max(B, k)·c^i ≤ 1e-17, where c = (1 − 1/B)^k

@@ -2,9 +2,10 @@
 //! family: standard Bloom filters (`bloom.rs`), blocked Bloom filters
 //! (`blocked.rs`), counting Bloom filters' counter overflow (`counting.rs`),
 //! cuckoo filters (`cuckoo.rs`), fingerprint filters built from a key set
-//! (xor, binary fuse, Ribbon; `fingerprint.rs`), scalable Bloom filters (`scalable.rs`),
-//! split-block Bloom filters (`split_block.rs`), Bloom filters split into
-//! shards (`sharded.rs`),
+//! (xor, binary fuse, Ribbon; `fingerprint.rs`), scalable Bloom filters
+//! (`scalable.rs`), split-block Bloom filters (`split_block.rs`), blocked
+//! Bloom filters whose probes are striped over the block's words
+//! (`striped.rs`), Bloom filters split into shards (`sharded.rs`),
 //! bounds that hold for any filter (`bounds.rs`), and the statistics the
 //! tests and the harness judge measurements with (`stats.rs`).
 //!
@@ -24,6 +25,7 @@ mod scalable;
 mod sharded;
 mod split_block;
 mod stats;
+mod striped;
 mod support;
 
 pub use blocked::{
@@ -55,4 +57,8 @@ pub use split_block::{
     split_block_fpp_given_word_fills,
 };
 pub use stats::{normal_quantile, queries_for, wilson_interval};
+pub use striped::{
+    MAX_STRIPED_HASHES, STRIPED_WORD_BITS, STRIPED_WORDS, StripedFppTable, striped_block_fpp,
+    striped_block_fpp_with, striped_estimate_items, striped_fpp_given_word_fills,
+};
 pub use support::{MAX_EXACT_BLOCK_BITS, MAX_EXACT_HASHES};

@@ -153,9 +153,9 @@ fn bloom_entries() -> Vec<Entry> {
         }),
         block_entry!(
             BlockedBloomFilter,
-            "blocked Bloom filter: k probes inside one 512-bit block per key, sized by the blocked FPP formula",
-            "exact: Σ_i Pois(i; n/blocks) × the exact FPP of one 512-bit block holding i keys (Putze, Sanders, Singler 2007)",
-            "smallest whole-block array whose blocked FPP (Putze et al.) meets p",
+            "blocked Bloom filter: k probes inside one 512-bit block per key, striped over its eight 64-bit words (k ≤ 16), sized by the exact blocked FPP",
+            "exact: Σ_i Binomial(i; n, 1/blocks) × the exact FPP of one striped 512-bit block holding i keys (load mixture of Putze, Sanders, Singler 2007)",
+            "smallest whole-block array whose exact blocked FPP meets p",
             BLOCK
         ),
         block_entry!(
@@ -251,7 +251,7 @@ fn scalable_entries() -> Vec<Entry> {
             Origin::Filterlab,
             "filterlab-scalable",
             "ScalableBloomFilter in its non-scaling mode (BF.RESERVE NONSCALING): one blocked layer sized for P; refuses new keys past n, unchanged",
-            "exact: Σ_i Pois(i; n/blocks) × the exact FPP of one 512-bit block holding i keys (Putze, Sanders, Singler 2007)",
+            "exact: Σ_i Binomial(i; n, 1/blocks) × the exact FPP of one striped 512-bit block holding i keys (load mixture of Putze, Sanders, Singler 2007)",
             Build::Empty(|w| Ok(FilterlabSubject::new(scalable(w).non_scaling(true).build()?).boxed())),
         )
         .space(SpaceFormula {

@@ -77,7 +77,7 @@ fn set_peers() -> Vec<Entry> {
         peer(
             "sbbf-rs-safe",
             "sbbf-rs-safe 0.3",
-            "split-block Bloom filter (Parquet's; SIMD), sized here by the split-block formula",
+            "split-block Bloom filter (Parquet's; SIMD), fed XXH3-64 of the key, sized here by the split-block formula",
             "exact: Σ_i Binomial(i; n, 1/blocks)·(1 − (31/32)^i)^8 (one bit in each of the eight 32-bit words of a 256-bit block)",
             Build::Empty(|w| Ok(PeerSubject::boxed(SplitBlock::new(w)?))),
         )

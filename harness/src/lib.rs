@@ -8,7 +8,7 @@
 //! → [`experiments::measurements::Measurements`] → [`render`]. A new filter
 //! is one registry entry.
 
-// `unsafe` only in `memory`: the counting global allocator.
+// No `unsafe`: the counting global allocator is filterlab-counting-alloc.
 #![deny(unsafe_code)]
 
 pub mod bench;
@@ -18,7 +18,6 @@ pub mod config;
 pub mod error;
 pub mod experiments;
 pub mod machine;
-pub mod memory;
 pub mod output;
 pub mod parallel;
 pub mod progress;

@@ -20,7 +20,6 @@ use crate::config::RunConfig;
 use crate::error::Error;
 use crate::experiments::accuracy::derive_seed;
 use crate::experiments::timing::{self, Rounds};
-use crate::memory;
 use crate::progress::Tracker;
 use crate::registry::{Build, Capability, Entry, Origin};
 use crate::text::{format_count, plural};
@@ -93,8 +92,8 @@ pub struct BuildRow {
     pub n: u64,
     /// The most heap bytes the build held at once beyond what the process
     /// held before it (its working memory and the filter it returned),
-    /// counted by the harness's allocator ([`crate::memory`]); the largest
-    /// over the repetitions. The keys handed to it are not counted.
+    /// counted by the harness's allocator ([`filterlab_counting_alloc`]);
+    /// the largest over the repetitions. The keys handed to it are not counted.
     pub peak_bytes: u64,
     /// Bytes of the filter built.
     pub filter_bytes: u64,
@@ -388,8 +387,9 @@ impl Timing<'_> {
                     (fresh, took.seconds())
                 }
                 Build::FromKeys(make) => {
-                    let ((fresh, took), held) =
-                        memory::peak_during(|| timing::measure(|| make(&self.workload, self.keys)));
+                    let ((fresh, took), held) = filterlab_counting_alloc::peak_during(|| {
+                        timing::measure(|| make(&self.workload, self.keys))
+                    });
                     peak = peak.max(held);
                     (fresh?, took.seconds())
                 }

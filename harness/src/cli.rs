@@ -170,6 +170,10 @@ pub struct RecommendArgs {
     /// Several threads insert concurrently.
     #[arg(long)]
     pub concurrent: bool,
+    /// A set built once, never changed: choose among the filters built
+    /// from the whole key set (no inserts after the build).
+    #[arg(long = "static", conflicts_with_all = ["deletes", "unknown_size", "concurrent"])]
+    pub static_set: bool,
     /// A memory budget (bytes; suffixes K, M, G, KiB, MiB, GiB accepted).
     #[arg(long, value_name = "BYTES", allow_hyphen_values = true, value_parser = parse_bytes)]
     pub memory: Option<u64>,
@@ -340,6 +344,7 @@ pub fn run(cli: Cli, command_line: &str) -> Result<String, Error> {
             deletes: args.deletes,
             unknown_size: args.unknown_size,
             concurrent: args.concurrent,
+            static_set: args.static_set,
             memory: args.memory,
             report: args.report,
         }),

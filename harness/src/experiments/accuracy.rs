@@ -417,6 +417,38 @@ pub fn count_positives(subject: &dyn Subject, seed: u64, queries: u64) -> u64 {
     positives
 }
 
+/// A made-up row for tests: `filter` at (`n`, `p`) with `bits` per item,
+/// its exact theory `fpp` measured as `fpp` on a million queries.
+#[cfg(test)]
+pub(crate) fn made_up(filter: &str, n: u64, p: f64, bits: f64, fpp: f64) -> AccuracyRow {
+    let queries = 1_000_000;
+    let false_positives = (fpp * queries as f64).round() as u64;
+    let (ci_low, ci_high) = wilson_interval(false_positives, queries, 0.999);
+    let mut row = AccuracyRow {
+        filter: filter.to_owned(),
+        origin: Origin::Filterlab,
+        n,
+        target_fpp: p,
+        bits_per_item: bits,
+        theoretical_fpp: Some(fpp),
+        theory: TheoryKind::Exact,
+        fill_fpp: None,
+        empirical_fpp: false_positives as f64 / queries as f64,
+        ci_low,
+        ci_high,
+        confidence: 0.999,
+        queries,
+        false_positives,
+        instances: 1,
+        false_negatives: 0,
+        refused: 0,
+        verdict: Verdict::UNJUDGED,
+        gated_on: GateOn::Theory,
+    };
+    row.verdict = row.judge();
+    row
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

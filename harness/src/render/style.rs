@@ -48,6 +48,9 @@ pub enum Marker {
     Cross,
     /// +
     Plus,
+    /// ○ drawn around another marker: a static filter's point on the
+    /// Pareto charts (not a filter's own marker).
+    Ring,
 }
 
 impl Marker {

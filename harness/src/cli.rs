@@ -154,6 +154,10 @@ impl KeysArgs {
 
 /// Options of `filterlab recommend`.
 #[derive(Debug, Args)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "each is a flag of the command line"
+)]
 pub struct RecommendArgs {
     /// Distinct items the filter must hold (e.g. 1000000000 or 1e9).
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = parse_items)]

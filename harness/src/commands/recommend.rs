@@ -32,6 +32,10 @@ use crate::text::{format_count, plural};
 
 /// A `recommend` request.
 #[derive(Clone, Debug, PartialEq)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "each is a flag of the command line"
+)]
 pub struct Request {
     /// Distinct items to hold.
     pub items: u64,

@@ -320,13 +320,12 @@ impl Timing<'_> {
         };
         let mut built_once: Option<Box<dyn Subject>> = None;
         for mode in Mode::ALL {
-            let mut subject = match built_once.take() {
-                Some(subject) => subject,
-                None => {
-                    let (op, ns, subject) = self.fill(entry, mode, &mut measured.build)?;
-                    measured.timings.push((op, mode, ns));
-                    subject
-                }
+            let mut subject = if let Some(subject) = built_once.take() {
+                subject
+            } else {
+                let (op, ns, subject) = self.fill(entry, mode, &mut measured.build)?;
+                measured.timings.push((op, mode, ns));
+                subject
             };
             for (op, keys) in [
                 (Operation::LookupPositive, self.positives),

@@ -454,10 +454,10 @@ fn skyline_figure(
                     };
                 };
                 let best = chosen.best.item;
-                let figure = if what != FASTEST {
-                    format!("{:.1} bits/item", best.bits_per_item)
-                } else {
+                let figure = if what == FASTEST {
                     format!("{:.0} ns", best.negative_ns)
+                } else {
+                    format!("{:.1} bits/item", best.bits_per_item)
                 };
                 let tie = if chosen.is_tie() {
                     " · tie within noise"

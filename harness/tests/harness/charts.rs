@@ -217,6 +217,49 @@ fn a_fresh_report_keeps_the_figure_and_guide_rules_and_renders() {
     }
     assert!(looks.len() >= registry::registry().len() - 1, "{looks:?}");
 
+    // The static filters: ringed on the Pareto chart (exactly they, with a
+    // legend entry saying so), and a layer of the skyline map in every cell.
+    let entries = registry::registry();
+    let built_once = |filter: &str| {
+        entries
+            .iter()
+            .any(|e| e.name == filter && !e.takes_inserts())
+    };
+    let pareto = figures
+        .iter()
+        .find(|f| f.file == "pareto_p1e-2.svg")
+        .unwrap();
+    let Panel::Plot(plot) = &pareto.figure.panels[0] else {
+        panic!("the Pareto chart is a plot")
+    };
+    assert!(plot.labelled.iter().any(|p| p.ringed), "no static point");
+    for point in &plot.labelled {
+        assert_eq!(point.ringed, built_once(&point.filter), "{}", point.filter);
+    }
+    assert!(
+        plot.series
+            .iter()
+            .any(|s| s.marker == Some(Marker::Ring) && s.name.contains("static")),
+        "no legend entry for the ring"
+    );
+    let skyline = figures.iter().find(|f| f.file == "skyline.svg").unwrap();
+    let Panel::Grid(grid) = &skyline.figure.panels[0] else {
+        panic!("the skyline map is a grid")
+    };
+    for cell in &grid.cells {
+        let layer = cell.parts.last().unwrap();
+        assert!(layer.heading.starts_with("built once"), "{layer:?}");
+        assert!(
+            layer.filters.iter().all(|(f, _)| built_once(f)),
+            "{layer:?}"
+        );
+    }
+    assert!(
+        grid.cells
+            .iter()
+            .any(|c| !c.parts.last().unwrap().filters.is_empty())
+    );
+
     // The report itself: the guide keeps its rules, every SVG renders.
     let out = scratch("charts");
     fs::create_dir_all(&out).unwrap();

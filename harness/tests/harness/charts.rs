@@ -181,44 +181,9 @@ fn committed_counts_file() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/bench-baseline.csv")
 }
 
-#[test]
-fn a_fresh_report_keeps_the_figure_and_guide_rules_and_renders() {
-    let measured = tiny_run();
-    let figures = figures(&measured);
-    // The summary charts are there: a Pareto chart per target, the skyline.
-    let files: Vec<&str> = figures.iter().map(|f| f.file.as_str()).collect();
-    for file in [
-        "skyline.svg",
-        "pareto_p1e-1.svg",
-        "pareto_p1e-2.svg",
-        "accuracy.svg",
-        "space.svg",
-    ] {
-        assert!(files.contains(&file), "{file} missing from {files:?}");
-    }
-    // The charts of `filterlab bench` (of the committed counts) keep the
-    // same rules, each filter in the same look as in the report.
-    let bench = bench_figures(&committed_counts(), &measured.entries);
-    let bench_files: Vec<&str> = bench.iter().map(|f| f.file.as_str()).collect();
-    assert_eq!(
-        bench_files,
-        [
-            "bench_insert.svg",
-            "bench_lookup_positive.svg",
-            "bench_lookup_negative.svg",
-            "bench_remove.svg"
-        ]
-    );
-    let mut looks = Looks::new();
-    check_specifications(&figures, &mut looks);
-    check_specifications(&bench, &mut looks);
-    for (filter, drawn) in &looks {
-        assert_eq!(drawn.len(), 1, "{filter} drawn in {drawn:?}");
-    }
-    assert!(looks.len() >= registry::registry().len() - 1, "{looks:?}");
-
-    // The static filters: ringed on the Pareto chart (exactly they, with a
-    // legend entry saying so), and a layer of the skyline map in every cell.
+/// The static filters: ringed on the Pareto chart (exactly they, with a
+/// legend entry saying so), and a layer of the skyline map in every cell.
+fn check_static_marks(figures: &[FigureFile]) {
     let entries = registry::registry();
     let built_once = |filter: &str| {
         entries
@@ -259,6 +224,45 @@ fn a_fresh_report_keeps_the_figure_and_guide_rules_and_renders() {
             .iter()
             .any(|c| !c.parts.last().unwrap().filters.is_empty())
     );
+}
+
+#[test]
+fn a_fresh_report_keeps_the_figure_and_guide_rules_and_renders() {
+    let measured = tiny_run();
+    let figures = figures(&measured);
+    // The summary charts are there: a Pareto chart per target, the skyline.
+    let files: Vec<&str> = figures.iter().map(|f| f.file.as_str()).collect();
+    for file in [
+        "skyline.svg",
+        "pareto_p1e-1.svg",
+        "pareto_p1e-2.svg",
+        "accuracy.svg",
+        "space.svg",
+    ] {
+        assert!(files.contains(&file), "{file} missing from {files:?}");
+    }
+    // The charts of `filterlab bench` (of the committed counts) keep the
+    // same rules, each filter in the same look as in the report.
+    let bench = bench_figures(&committed_counts(), &measured.entries);
+    let bench_files: Vec<&str> = bench.iter().map(|f| f.file.as_str()).collect();
+    assert_eq!(
+        bench_files,
+        [
+            "bench_insert.svg",
+            "bench_lookup_positive.svg",
+            "bench_lookup_negative.svg",
+            "bench_remove.svg"
+        ]
+    );
+    let mut looks = Looks::new();
+    check_specifications(&figures, &mut looks);
+    check_specifications(&bench, &mut looks);
+    for (filter, drawn) in &looks {
+        assert_eq!(drawn.len(), 1, "{filter} drawn in {drawn:?}");
+    }
+    assert!(looks.len() >= registry::registry().len() - 1, "{looks:?}");
+
+    check_static_marks(&figures);
 
     // The report itself: the guide keeps its rules, every SVG renders.
     let out = scratch("charts");

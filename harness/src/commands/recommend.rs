@@ -134,6 +134,13 @@ pub fn recommend(request: &Request) -> Result<String, Error> {
     } else {
         out.push_str(&ranking(request, &suitable, &measured));
     }
+    if requirements.is_empty() {
+        let _ = writeln!(
+            out,
+            "  A set built once, never changed? --static chooses among the filters built from \
+             the whole key set."
+        );
+    }
     let _ = writeln!(out, "\n{}", measured.describe());
     if !suitable.is_empty() || !refused.is_empty() {
         let _ = writeln!(

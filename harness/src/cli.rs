@@ -154,6 +154,10 @@ impl KeysArgs {
 
 /// Options of `filterlab recommend`.
 #[derive(Debug, Args)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "each is a flag of the command line"
+)]
 pub struct RecommendArgs {
     /// Distinct items the filter must hold (e.g. 1000000000 or 1e9).
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = parse_items)]
@@ -170,6 +174,10 @@ pub struct RecommendArgs {
     /// Several threads insert concurrently.
     #[arg(long)]
     pub concurrent: bool,
+    /// A set built once, never changed: choose among the filters built
+    /// from the whole key set (no inserts after the build).
+    #[arg(long = "static", conflicts_with_all = ["deletes", "unknown_size", "concurrent"])]
+    pub static_set: bool,
     /// A memory budget (bytes; suffixes K, M, G, KiB, MiB, GiB accepted).
     #[arg(long, value_name = "BYTES", allow_hyphen_values = true, value_parser = parse_bytes)]
     pub memory: Option<u64>,
@@ -340,6 +348,7 @@ pub fn run(cli: Cli, command_line: &str) -> Result<String, Error> {
             deletes: args.deletes,
             unknown_size: args.unknown_size,
             concurrent: args.concurrent,
+            static_set: args.static_set,
             memory: args.memory,
             report: args.report,
         }),

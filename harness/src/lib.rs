@@ -8,7 +8,8 @@
 //! → [`experiments::measurements::Measurements`] → [`render`]. A new filter
 //! is one registry entry.
 
-#![forbid(unsafe_code)]
+// No `unsafe`: the counting global allocator is filterlab-counting-alloc.
+#![deny(unsafe_code)]
 
 pub mod bench;
 pub mod cli;

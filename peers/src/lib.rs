@@ -3,7 +3,6 @@
 
 #[cfg(feature = "bench")]
 pub mod bench;
-mod binary_fuse;
 mod bloom_crate;
 mod counting_fastbloom;
 mod cuckoo;
@@ -15,19 +14,20 @@ mod quotient;
 mod scalable_cuckoo;
 mod split_block;
 mod subject;
+mod xor_filters;
 
-pub use binary_fuse::BinaryFuse8;
 pub use bloom_crate::BloomFilterCrate;
 pub use counting_fastbloom::FastBloomRsCounting;
 pub use cuckoo::Cuckoo;
 pub use fast_bloom::FastBloom;
 pub use growable::Growable;
-pub use ours::{FilterlabSubject, SharedInsert};
+pub use ours::{FilterlabSubject, SharedInsert, StaticSubject};
 pub use peer::{Inserted, PeerFilter, PeerSubject};
 pub use quotient::{QFILTER_GROWTH_CEILING, QFilter};
 pub use scalable_cuckoo::ScalableCuckoo;
 pub use split_block::{SplitBlock, sbbf_bits_per_key};
 pub use subject::{Mode, Subject, Theory, Workload};
+pub use xor_filters::{BinaryFuse8, BinaryFuse16, Xor8, Xorf, XorfFilter};
 
 #[cfg(test)]
 mod tests {
@@ -119,13 +119,33 @@ mod tests {
         refused.clear();
         grows.insert_keys(&keys, Mode::OneKey, &mut refused);
         assert!(refused.is_empty());
-        let mut fuse = PeerSubject::boxed(BinaryFuse8::build(&keys).unwrap());
-        assert_eq!(fuse.count_contained(&keys, Mode::OneKey), 2000);
-        assert!(!fuse.clear());
-        let mut refused = Vec::new();
-        assert_eq!(fuse.insert_keys(&keys[..3], Mode::OneKey, &mut refused), 0);
-        assert_eq!(refused, [0, 1, 2]);
-        assert_eq!(fuse.theory(2000), Some(Theory::Exact(1.0 / 256.0)));
+        let statics = [
+            (
+                PeerSubject::boxed(BinaryFuse8::build(&keys).unwrap()),
+                8,
+                9.0,
+            ),
+            (
+                PeerSubject::boxed(BinaryFuse16::build(&keys).unwrap()),
+                16,
+                18.0,
+            ),
+            (PeerSubject::boxed(Xor8::build(&keys).unwrap()), 8, 9.84),
+        ];
+        for (mut fuse, bits, bits_per_key) in statics {
+            assert_eq!(fuse.count_contained(&keys, Mode::OneKey), 2000);
+            assert!(!fuse.clear());
+            let mut refused = Vec::new();
+            assert_eq!(fuse.insert_keys(&keys[..3], Mode::OneKey, &mut refused), 0);
+            assert_eq!(refused, [0, 1, 2]);
+            assert_eq!(fuse.theory(2000), Some(Theory::Exact(2f64.powi(-bits))));
+            // Sized by its crate's rule, more per key at this small n.
+            let measured = fuse.memory_usage() as f64 * 8.0 / 2000.0;
+            assert!(
+                (bits_per_key..bits_per_key * 1.4).contains(&measured),
+                "{measured}"
+            );
+        }
     }
 
     #[test]

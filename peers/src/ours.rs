@@ -1,7 +1,10 @@
 //! [`FilterlabSubject`]: any filterlab [`Filter`] as a [`Subject`], through
-//! the trait alone.
+//! the trait alone; [`StaticSubject`]: any filterlab filter built once from
+//! its keys ([`BuildFromKeys`]), the same way.
 
-use filterlab_core::{BATCH, Error, Filter, KeyHasher, RemovableFilter};
+use filterlab_core::{
+    BATCH, BuildFromKeys, BuildReport, Built, Error, Filter, KeyHasher, Membership, RemovableFilter,
+};
 
 use crate::subject::{Mode, Subject, Theory};
 
@@ -115,6 +118,36 @@ fn hash_chunk<'a>(hasher: &KeyHasher, chunk: &[u64], buffer: &'a mut [u64; BATCH
     hashes
 }
 
+/// How many of `keys` `filter` reports present: each key hashed with the
+/// filter's hasher, then looked up one at a time ([`Mode::OneKey`]) or
+/// [`BATCH`] at a time through `contains_hashes` ([`Mode::Batched`]).
+fn count_contained<M: Membership>(filter: &M, keys: &[u64], mode: Mode) -> u64 {
+    let hasher = *filter.hasher();
+    match mode {
+        Mode::OneKey => keys
+            .iter()
+            .filter(|key| filter.contains_hash(hasher.hash(*key)))
+            .count() as u64,
+        Mode::Batched => {
+            let mut buffer = [0u64; BATCH];
+            let mut found = [false; BATCH];
+            let mut count = 0;
+            for chunk in keys.chunks(BATCH) {
+                let hashes = hash_chunk(&hasher, chunk, &mut buffer);
+                let found = &mut found[..chunk.len()];
+                filter.contains_hashes(hashes, found);
+                count += found.iter().filter(|&&hit| hit).count() as u64;
+            }
+            count
+        }
+    }
+}
+
+/// The exact theory of a filter's `theoretical_fpp`.
+fn exact_theory<M: Membership>(filter: &M, items: u64) -> Option<Theory> {
+    filter.theoretical_fpp(items).map(Theory::Exact)
+}
+
 impl<F: Filter> FilterlabSubject<F> {
     /// Inserts one chunk of at most [`BATCH`] keys through `insert_hashes`.
     fn insert_batch(&mut self, chunk: &[u64], offset: usize, refused: &mut Vec<usize>) -> u64 {
@@ -164,25 +197,7 @@ impl<F: Filter> Subject for FilterlabSubject<F> {
     }
 
     fn count_contained(&self, keys: &[u64], mode: Mode) -> u64 {
-        let hasher = *self.filter.hasher();
-        match mode {
-            Mode::OneKey => keys
-                .iter()
-                .filter(|key| self.filter.contains_hash(hasher.hash(*key)))
-                .count() as u64,
-            Mode::Batched => {
-                let mut buffer = [0u64; BATCH];
-                let mut found = [false; BATCH];
-                let mut count = 0;
-                for chunk in keys.chunks(BATCH) {
-                    let hashes = hash_chunk(&hasher, chunk, &mut buffer);
-                    let found = &mut found[..chunk.len()];
-                    self.filter.contains_hashes(hashes, found);
-                    count += found.iter().filter(|&&hit| hit).count() as u64;
-                }
-                count
-            }
-        }
+        count_contained(&self.filter, keys, mode)
     }
 
     fn remove_keys(&mut self, keys: &[u64]) -> Option<u64> {
@@ -210,16 +225,93 @@ impl<F: Filter> Subject for FilterlabSubject<F> {
     }
 
     fn theory(&self, items: u64) -> Option<Theory> {
-        let fpp = self.filter.theoretical_fpp(items)?;
+        let theory = exact_theory(&self.filter, items)?;
         Some(if self.theory_exact {
-            Theory::Exact(fpp)
+            theory
         } else {
-            Theory::Approximate(fpp)
+            Theory::Approximate(theory.fpp())
         })
     }
 
     fn fill_fpp(&self) -> Option<f64> {
         Some(self.filter.expected_fpp())
+    }
+}
+
+/// A filterlab filter built once from its whole key set, by any
+/// [`BuildFromKeys`] builder, as a [`Subject`]: the one path every static
+/// filter takes. Lookups as [`FilterlabSubject`] makes them (one key at a
+/// time, or [`BATCH`] hashes at a time through `contains_hashes`); it
+/// refuses every insert and cannot be emptied; its theory is the filter's
+/// exact `theoretical_fpp`, the fill-conditional FPP its `expected_fpp`.
+pub struct StaticSubject<F> {
+    filter: F,
+    report: BuildReport,
+}
+
+impl<F: Membership + 'static> StaticSubject<F> {
+    /// The filter `builder` builds from `keys` (hashed with its hasher).
+    ///
+    /// # Errors
+    ///
+    /// As the builder's [`BuildFromKeys::build_from_hashes`].
+    pub fn build<B: BuildFromKeys<Filter = F>>(builder: &B, keys: &[u64]) -> Result<Self, Error> {
+        let Built { filter, report, .. } = builder.build_from_keys(keys)?;
+        Ok(Self { filter, report })
+    }
+
+    /// What the build reported (its retries, the duplicates it held once).
+    pub fn report(&self) -> BuildReport {
+        self.report
+    }
+
+    /// As a boxed subject.
+    pub fn boxed(self) -> Box<dyn Subject> {
+        Box::new(self)
+    }
+}
+
+impl<F: Membership> Subject for StaticSubject<F> {
+    fn has_batch_api(&self) -> bool {
+        true
+    }
+
+    /// Takes none: every position is refused.
+    fn insert_keys(&mut self, keys: &[u64], _mode: Mode, refused: &mut Vec<usize>) -> u64 {
+        refused.extend(0..keys.len());
+        0
+    }
+
+    fn count_contained(&self, keys: &[u64], mode: Mode) -> u64 {
+        count_contained(&self.filter, keys, mode)
+    }
+
+    fn remove_keys(&mut self, _keys: &[u64]) -> Option<u64> {
+        None
+    }
+
+    fn insert_keys_concurrently(&self, _: &[u64], _: usize, _: Mode) -> Option<u64> {
+        None
+    }
+
+    fn clear(&mut self) -> bool {
+        false
+    }
+
+    fn memory_usage(&self) -> usize {
+        self.filter.memory_usage()
+    }
+
+    fn theory(&self, items: u64) -> Option<Theory> {
+        exact_theory(&self.filter, items)
+    }
+
+    fn fill_fpp(&self) -> Option<f64> {
+        Some(self.filter.expected_fpp())
+    }
+
+    fn build_retries(&self) -> Option<u32> {
+        Some(self.report.retries)
     }
 }
 
@@ -337,6 +429,47 @@ mod tests {
             assert_eq!(new, 600);
             assert_eq!(refused, (600..1000).collect::<Vec<_>>(), "{mode:?}");
             assert_eq!(subject.count_contained(&keys[..600], mode), 600);
+        }
+    }
+
+    /// Any builder's filter through the one static path: every key of
+    /// the set found in both modes, nothing inserted, its exact theory and
+    /// the build's retries reported.
+    #[test]
+    fn static_filters_are_built_once_and_refuse_inserts() {
+        use filterlab_static::{BinaryFuseFilter, RibbonFilter};
+        let keys = keys(3000);
+        let subjects = [
+            StaticSubject::build(&RibbonFilter::with_fpp(0.01).seed(3), &keys)
+                .unwrap()
+                .boxed(),
+            StaticSubject::build(&BinaryFuseFilter::<u16, 4>::builder().seed(3), &keys)
+                .unwrap()
+                .boxed(),
+        ];
+        for mut subject in subjects {
+            assert!(subject.has_batch_api());
+            for mode in Mode::ALL {
+                assert_eq!(subject.count_contained(&keys, mode), 3000);
+            }
+            let theory = subject.theory(3000).unwrap();
+            assert!(theory.is_exact() && theory.fpp() <= 0.01, "{theory:?}");
+            assert_eq!(subject.build_retries().map(|r| r < 32), Some(true));
+            let mut refused = Vec::new();
+            assert_eq!(
+                subject.insert_keys(&keys[..4], Mode::Batched, &mut refused),
+                0
+            );
+            assert_eq!(refused, [0, 1, 2, 3]);
+            assert!(!subject.clear());
+            assert_eq!(subject.remove_keys(&keys), None);
+            assert_eq!(
+                subject.insert_keys_concurrently(&keys, 2, Mode::OneKey),
+                None
+            );
+            // No filter holds a set below the bound of log2(1/p) bits a key.
+            let bits = subject.memory_usage() as f64 * 8.0 / 3000.0;
+            assert!(bits > -theory.fpp().log2(), "{bits}");
         }
     }
 

@@ -110,4 +110,10 @@ pub trait Subject {
     /// The FPP conditional on this instance's actual state (for a Bloom
     /// filter (X/m)^k with X bits set), where the filter can tell.
     fn fill_fpp(&self) -> Option<f64>;
+
+    /// For a filter built once from its keys that reports it, the times
+    /// its construction started again with a new seed.
+    fn build_retries(&self) -> Option<u32> {
+        None
+    }
 }

@@ -32,6 +32,10 @@ use crate::text::{format_count, plural};
 
 /// A `recommend` request.
 #[derive(Clone, Debug, PartialEq)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "each is a flag of the command line"
+)]
 pub struct Request {
     /// Distinct items to hold.
     pub items: u64,
@@ -43,6 +47,9 @@ pub struct Request {
     pub unknown_size: bool,
     /// Several threads insert at once.
     pub concurrent: bool,
+    /// A set built once: no inserts after the build, so the filters built
+    /// from a key set compete (and only they).
+    pub static_set: bool,
     /// A memory budget in bytes.
     pub memory: Option<u64>,
     /// A report directory to quote measurements from; `None` looks in
@@ -74,6 +81,7 @@ pub fn recommend(request: &Request) -> Result<String, Error> {
         (request.deletes, Capability::Deletes),
         (request.unknown_size, Capability::Growth),
         (request.concurrent, Capability::ConcurrentInserts),
+        (request.static_set, Capability::StaticSet),
     ]
     .into_iter()
     .filter_map(|(wanted, capability)| wanted.then_some(capability))
@@ -102,7 +110,11 @@ pub fn recommend(request: &Request) -> Result<String, Error> {
     let mut hash_limited = false;
     for entry in registry::filterlab_entries() {
         let Some(sizer) = entry.sizer else { continue };
-        if !requirements.iter().all(|&wanted| entry.has(wanted)) {
+        // A filter built from its keys takes no inserts: only a set
+        // built once (--static) may have one.
+        if !requirements.iter().all(|&wanted| entry.has(wanted))
+            || (!request.static_set && !entry.takes_inserts())
+        {
             continue;
         }
         match (sizer.for_target)(request.items, request.fpp) {
@@ -121,6 +133,13 @@ pub fn recommend(request: &Request) -> Result<String, Error> {
         out.push_str(&nothing_suitable(request, &requirements, &measured));
     } else {
         out.push_str(&ranking(request, &suitable, &measured));
+    }
+    if requirements.is_empty() {
+        let _ = writeln!(
+            out,
+            "  A set built once, never changed? --static chooses among the filters built from \
+             the whole key set."
+        );
     }
     let _ = writeln!(out, "\n{}", measured.describe());
     if !suitable.is_empty() || !refused.is_empty() {
@@ -696,6 +715,7 @@ mod tests {
             deletes: false,
             unknown_size: false,
             concurrent: false,
+            static_set: false,
             memory: None,
             report: Some(PathBuf::from("/nonexistent-report-dir")),
         }
@@ -847,10 +867,15 @@ mod tests {
 
     /// A report directory holding only `rows` as its growth.csv.
     fn growth_report(name: &str, rows: &[GrowthRow]) -> PathBuf {
+        made_up_report(name, "growth.csv", rows)
+    }
+
+    /// A report directory holding only `rows` as its `file`.
+    fn made_up_report<R: serde::Serialize>(name: &str, file: &str, rows: &[R]) -> PathBuf {
         let dir =
             std::env::temp_dir().join(format!("filterlab-recommend-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let mut writer = csv::Writer::from_path(dir.join("growth.csv")).unwrap();
+        let mut writer = csv::Writer::from_path(dir.join(file)).unwrap();
         for row in rows {
             writer.serialize(row).unwrap();
         }
@@ -903,6 +928,56 @@ mod tests {
                 && ranking.contains(
                     "in the report, measured at the end of growth: above P at 1 of 2 points"
                 ),
+            "{text}"
+        );
+    }
+
+    /// `recommend --static` chooses among the filters built from a key set
+    /// only, as the guide's static row does: by the bits measured at the
+    /// target (the sizing without a report), a fixed-FPP filter above the
+    /// target refused; without --static none of them is offered.
+    #[test]
+    fn a_set_built_once_is_chosen_among_the_static_filters() {
+        use crate::experiments::accuracy::made_up;
+        let plain = recommend(&request(1_000_000, 0.01)).unwrap();
+        assert!(
+            !plain.contains("RibbonFilter") && !plain.contains("BinaryFuse"),
+            "{plain}"
+        );
+
+        let mut wanted = request(1_000_000, 0.01);
+        wanted.static_set = true;
+        let text = recommend(&wanted).unwrap();
+        let ranking = ranking_part(&text);
+        assert!(ranking.contains("1. RibbonFilter:"), "{text}");
+        assert!(!ranking.contains("BloomFilter"), "{text}");
+
+        // Made-up measurements where the 4-wise binary fuse filter has the
+        // fewest bits: it is first, as in the guide.
+        let (n, fuse) = (1_000_000, 2f64.powi(-8));
+        let rows = [
+            made_up("RibbonFilter", n, 0.01, 6.90, 0.0099),
+            made_up("BinaryFuseFilter", n, 0.01, 9.04, fuse),
+            made_up("BinaryFuseFilter-4wise", n, 0.01, 6.50, fuse),
+            made_up("BinaryFuseFilter-u16", n, 0.01, 18.08, 2f64.powi(-16)),
+        ];
+        wanted.report = Some(made_up_report("static", "accuracy.csv", &rows));
+        let text = recommend(&wanted).unwrap();
+        let ranking = ranking_part(&text);
+        assert!(ranking.contains("1. BinaryFuseFilter-4wise:"), "{text}");
+        assert!(
+            ranking.contains("fewest bits/item in the report, nothing beats it on both"),
+            "{text}"
+        );
+        assert!(ranking.contains("2. RibbonFilter:"), "{text}");
+
+        // Below 2^-8 the 8-bit binary fuse filters cannot be sized.
+        wanted.fpp = 1e-3;
+        wanted.report = Some(PathBuf::from("/nonexistent-report-dir"));
+        let text = recommend(&wanted).unwrap();
+        assert!(ranking_part(&text).contains("1. RibbonFilter:"), "{text}");
+        assert!(
+            text.contains("BinaryFuseFilter: cannot be sized for this workload"),
             "{text}"
         );
     }

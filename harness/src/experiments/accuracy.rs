@@ -226,7 +226,10 @@ pub fn row_confidence(family: f64, rows: usize) -> f64 {
     1.0 - family / rows.max(1) as f64
 }
 
-/// Runs the accuracy experiment over `entries`.
+/// Runs the accuracy experiment over `entries`. A filter whose FPP does
+/// not depend on the target ([`Entry::fixed_fpp`]) is the same filter at
+/// every p: it is measured once per n, at the first target, and that
+/// measurement is its row at every target, judged against each.
 ///
 /// # Errors
 ///
@@ -245,15 +248,20 @@ pub fn run(
         }
     }
     let confidence = row_confidence(config.family_error_rate, tasks.len());
+    let first = config.accuracy_fpps.first().copied();
+    let measured_here = |task: &Task<'_>| task.entry.fixed_fpp.is_none() || Some(task.fpp) == first;
+    let measured_tasks: Vec<&Task<'_>> = tasks.iter().filter(|t| measured_here(t)).collect();
     // Largest tasks (smallest p, largest n) first, so the workers finish together.
-    let mut order: Vec<usize> = (0..tasks.len()).collect();
+    let mut order: Vec<usize> = (0..measured_tasks.len()).collect();
     order.sort_by(|&a, &b| {
-        let cost = |t: &Task<'_>| config.expected_false_positives / t.fpp + t.items as f64;
-        cost(&tasks[b]).total_cmp(&cost(&tasks[a]))
+        let cost = |t: &Task<'_>| {
+            config.expected_false_positives / t.entry.fixed_fpp.unwrap_or(t.fpp) + t.items as f64
+        };
+        cost(measured_tasks[b]).total_cmp(&cost(measured_tasks[a]))
     });
-    let stage = progress.stage("accuracy", tasks.len() as u64);
+    let stage = progress.stage("accuracy", order.len() as u64);
     let rows = map_in_order(&order, config.threads, |index| {
-        let task = &tasks[index];
+        let task = measured_tasks[index];
         let row = measure(task.entry, task.items, task.fpp, config, confidence);
         if let Ok(row) = &row {
             stage.step(&format!("{}: {}", row.describe(), row.verdict));
@@ -261,7 +269,24 @@ pub fn run(
         row
     });
     stage.finish(&format!("{} rows", tasks.len()));
-    rows.into_iter().collect()
+    let measured: Vec<AccuracyRow> = rows.into_iter().collect::<Result<_, _>>()?;
+    Ok(tasks
+        .iter()
+        .filter_map(|task| {
+            let at = |fpp: f64| {
+                measured.iter().find(|r| {
+                    r.filter == task.entry.name && r.n == task.items && r.target_fpp == fpp
+                })
+            };
+            if measured_here(task) {
+                return at(task.fpp).cloned();
+            }
+            let mut row = at(first?)?.clone();
+            row.target_fpp = task.fpp;
+            row.verdict = row.judge();
+            Some(row)
+        })
+        .collect())
 }
 
 /// Measures one row: `instances` seeded filters of capacity `items` at `fpp`,
@@ -299,8 +324,13 @@ pub fn measure(
             theory = subject.theory(items);
             bits_per_item = subject.memory_usage() as f64 * 8.0 / items as f64;
             // Enough queries for the expected false positives at the lower of
-            // the target and the predicted FPP.
-            let expected = theory.map_or(fpp, |t| t.fpp().min(fpp)).max(1e-12);
+            // the target and the predicted FPP (at its own FPP for a filter
+            // whose row serves every target).
+            let expected = match entry.fixed_fpp {
+                Some(fixed) => fixed,
+                None => theory.map_or(fpp, |t| t.fpp().min(fpp)),
+            }
+            .max(1e-12);
             queries = ((config.expected_false_positives / expected).ceil() as u64)
                 .clamp(u64::from(instances) * 100, config.max_queries.max(1));
             // The user's keys: every held-out key, whatever that gives.
@@ -385,6 +415,38 @@ pub fn count_positives(subject: &dyn Subject, seed: u64, queries: u64) -> u64 {
         next = end;
     }
     positives
+}
+
+/// A made-up row for tests: `filter` at (`n`, `p`) with `bits` per item,
+/// its exact theory `fpp` measured as `fpp` on a million queries.
+#[cfg(test)]
+pub(crate) fn made_up(filter: &str, n: u64, p: f64, bits: f64, fpp: f64) -> AccuracyRow {
+    let queries = 1_000_000;
+    let false_positives = (fpp * queries as f64).round() as u64;
+    let (ci_low, ci_high) = wilson_interval(false_positives, queries, 0.999);
+    let mut row = AccuracyRow {
+        filter: filter.to_owned(),
+        origin: Origin::Filterlab,
+        n,
+        target_fpp: p,
+        bits_per_item: bits,
+        theoretical_fpp: Some(fpp),
+        theory: TheoryKind::Exact,
+        fill_fpp: None,
+        empirical_fpp: false_positives as f64 / queries as f64,
+        ci_low,
+        ci_high,
+        confidence: 0.999,
+        queries,
+        false_positives,
+        instances: 1,
+        false_negatives: 0,
+        refused: 0,
+        verdict: Verdict::UNJUDGED,
+        gated_on: GateOn::Theory,
+    };
+    row.verdict = row.judge();
+    row
 }
 
 #[cfg(test)]

@@ -178,7 +178,6 @@ fn ns_per_operation(items: u64) -> f64 {
 /// counts its untimed warm-up ([`timing::WARM_UP_KEYS`]).
 pub fn plan(entries: &[Entry], config: &RunConfig) -> Plan {
     let mut plan = Plan::default();
-    let filters = entries.len() as f64;
     let threads = config.threads.max(1) as f64;
     let lookups = config.speed_lookups as f64;
     let timed = |keys: f64| keys + keys.min(timing::WARM_UP_KEYS as f64);
@@ -187,26 +186,41 @@ pub fn plan(entries: &[Entry], config: &RunConfig) -> Plan {
         let seconds = match experiment {
             Experiment::Accuracy => {
                 let mut operations = 0.0;
-                for &n in &config.accuracy_items {
-                    for &p in &config.accuracy_fpps {
+                for entry in entries {
+                    for &n in &config.accuracy_items {
                         let instances = f64::from(config.instances(n));
-                        let queries = (config.expected_false_positives / p)
-                            .clamp(instances * 100.0, config.max_queries as f64);
-                        operations += queries + n as f64 * instances;
+                        // A fixed-FPP filter: one row per n, at its own FPP.
+                        let targets: Vec<f64> = match entry.fixed_fpp {
+                            Some(fixed) => vec![fixed],
+                            None => config.accuracy_fpps.clone(),
+                        };
+                        for p in targets {
+                            let queries = (config.expected_false_positives / p)
+                                .clamp(instances * 100.0, config.max_queries as f64);
+                            operations += queries + n as f64 * instances;
+                        }
                     }
                 }
-                operations * filters * 62e-9 / threads
+                operations * 62e-9 / threads
             }
             Experiment::Speed => {
                 let mut seconds = 0.0;
-                for &n in &config.speed_items {
-                    let inserts = (n as f64).max(lookups);
-                    let repetitions = f64::from(config.speed_repetitions_at(n));
-                    seconds += repetitions
-                        * (2.0 * inserts + 4.0 * timed(lookups) + lookups)
-                        * ns_per_operation(n);
+                for entry in entries {
+                    // A static filter is built once; a peer has no batch API.
+                    let (fills, passes) = match (entry.takes_inserts(), entry.is_filterlab()) {
+                        (true, _) => (2.0, 4.0),
+                        (false, true) => (1.0, 4.0),
+                        (false, false) => (1.0, 2.0),
+                    };
+                    for &n in &config.speed_items {
+                        let inserts = (n as f64).max(lookups);
+                        let repetitions = f64::from(config.speed_repetitions_at(n));
+                        seconds += repetitions
+                            * (fills * inserts + passes * timed(lookups) + lookups)
+                            * ns_per_operation(n);
+                    }
                 }
-                seconds * filters * 1e-9
+                seconds * 1e-9
             }
             Experiment::Sweep => {
                 let mut seconds = 0.0;
@@ -214,13 +228,26 @@ pub fn plan(entries: &[Entry], config: &RunConfig) -> Plan {
                     let rounds = f64::from(config.sweep_repetitions_at(n));
                     seconds += (n as f64 + rounds * timed(lookups)) * ns_per_operation(n);
                 }
-                seconds * filters * config.accuracy_fpps.len() as f64 * 1e-9
+                // A fixed-FPP filter is measured at one target per n.
+                let cells: f64 = entries
+                    .iter()
+                    .map(|e| {
+                        if e.fixed_fpp.is_some() {
+                            1.0
+                        } else {
+                            config.accuracy_fpps.len() as f64
+                        }
+                    })
+                    .sum();
+                seconds * cells * 1e-9
             }
             Experiment::Capacity => {
                 let points = f64::from(3 * config.capacity_steps_per_capacity + 1);
                 let operations =
                     3.0 * config.capacity_items as f64 + points * config.capacity_queries as f64;
-                operations * filters * 110e-9 / threads
+                // Static filters have no capacity to go past.
+                let dynamic = entries.iter().filter(|e| e.takes_inserts()).count() as f64;
+                operations * dynamic * 110e-9 / threads
             }
             Experiment::Churn => {
                 let steps = f64::from(config.churn_span) * config.churn_items as f64;
@@ -367,6 +394,33 @@ mod tests {
     use super::made_up::{speed_row, sweep_row};
     use super::*;
 
+    /// The default run's plan, fitted to the machine the report is timed
+    /// on, stays within its five minutes with every registered filter;
+    /// filters of one FPP whatever the target cost one target per n.
+    #[test]
+    fn the_default_run_is_planned_within_five_minutes() {
+        use crate::config::Preset;
+        let entries = crate::registry::registry();
+        let config = RunConfig::preset(Preset::Default, 1, 2);
+        let total = plan(&entries, &config).total();
+        assert!(total <= 300.0, "{total:.0} s");
+        let fixed: Vec<Entry> = entries
+            .into_iter()
+            .filter(|e| e.fixed_fpp.is_some())
+            .collect();
+        let mut unfixed = fixed.clone();
+        for entry in &mut unfixed {
+            entry.fixed_fpp = None;
+        }
+        let cost = |entries: &[Entry]| plan(entries, &config).total();
+        assert!(
+            cost(&fixed) * 1.5 < cost(&unfixed),
+            "{} {}",
+            cost(&fixed),
+            cost(&unfixed)
+        );
+    }
+
     /// The speed experiment's one-key negative lookups are checked against
     /// the sweep's on the cells both timed (the same n, the speed p), then
     /// take the sweep's figures: one figure per filter, operation, n and p.
@@ -379,6 +433,7 @@ mod tests {
                 speed_row("A", 10_000_000, Operation::LookupNegative, 90.0),
                 speed_row("A", 10_000, Operation::Insert, 20.0),
             ],
+            builds: Vec::new(),
             notes: Vec::new(),
         };
         let sweep = SweepResults {

@@ -80,6 +80,41 @@ pub struct SpeedRow {
     pub mode: Mode,
 }
 
+/// One row of `build.csv`: what building a static filter from its n keys
+/// took in memory (its time per key is speed.csv's `build` row).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BuildRow {
+    /// The filter's registry name.
+    pub filter: String,
+    /// filterlab or a peer.
+    pub origin: Origin,
+    /// Keys it was built from.
+    pub n: u64,
+    /// The most heap bytes the build held at once beyond what the process
+    /// held before it (its working memory and the filter it returned),
+    /// counted by the harness's allocator ([`filterlab_counting_alloc`]);
+    /// the largest over the repetitions. The keys handed to it are not counted.
+    pub peak_bytes: u64,
+    /// Bytes of the filter built.
+    pub filter_bytes: u64,
+    /// Constructions started again with a new seed, where the filter
+    /// reports it (the most over the repetitions).
+    pub retries: Option<u32>,
+}
+
+impl BuildRow {
+    /// Peak bytes per key.
+    pub fn peak_bytes_per_key(&self) -> f64 {
+        self.peak_bytes as f64 / self.n.max(1) as f64
+    }
+
+    /// The peak over the filter plus the keys' 64-bit hashes (8 bytes a
+    /// key), what a build cannot do with less.
+    pub fn peak_over_filter_and_hashes(&self) -> f64 {
+        self.peak_bytes as f64 / (self.filter_bytes + 8 * self.n).max(1) as f64
+    }
+}
+
 /// Threads for the concurrent-insert measurement: every core.
 pub fn insert_threads() -> usize {
     std::thread::available_parallelism().map_or(2, usize::from)
@@ -89,6 +124,8 @@ pub fn insert_threads() -> usize {
 pub struct SpeedResults {
     /// Medians per filter, operation and size.
     pub rows: Vec<SpeedRow>,
+    /// The static filters' builds: peak memory per size.
+    pub builds: Vec<BuildRow>,
     /// Filters skipped at a size, and why.
     pub notes: Vec<String>,
 }
@@ -107,6 +144,7 @@ pub fn run(entries: &[Entry], config: &RunConfig, progress: &Tracker) -> SpeedRe
         .sum();
     let stage = progress.stage("speed", steps);
     let mut samples = Samples::new();
+    let mut builds: Vec<BuildRow> = Vec::new();
     let mut notes = Vec::new();
     let mut failed: Vec<(usize, u64)> = Vec::new();
     for &items in &config.speed_items {
@@ -138,11 +176,14 @@ pub fn run(entries: &[Entry], config: &RunConfig, progress: &Tracker) -> SpeedRe
                 }
                 match timing.measure(entry) {
                     Ok(measured) => {
-                        for (op, mode, ns) in measured {
+                        for (op, mode, ns) in measured.timings {
                             samples
                                 .entry((index, op, mode, items))
                                 .or_default()
                                 .push(ns);
+                        }
+                        if let Some(build) = measured.build {
+                            keep_largest(&mut builds, build);
                         }
                     }
                     Err(err) => {
@@ -161,7 +202,23 @@ pub fn run(entries: &[Entry], config: &RunConfig, progress: &Tracker) -> SpeedRe
     ));
     SpeedResults {
         rows: summarize(entries, &samples, config.speed_fpp),
+        builds,
         notes,
+    }
+}
+
+/// Adds `build` to `builds`, or raises the row of the same filter and n to
+/// its peak and retries (the largest over the repetitions).
+fn keep_largest(builds: &mut Vec<BuildRow>, build: BuildRow) {
+    match builds
+        .iter_mut()
+        .find(|b| b.filter == build.filter && b.n == build.n)
+    {
+        Some(kept) => {
+            kept.peak_bytes = kept.peak_bytes.max(build.peak_bytes);
+            kept.retries = kept.retries.max(build.retries);
+        }
+        None => builds.push(build),
     }
 }
 
@@ -244,73 +301,116 @@ struct Timing<'a> {
     workload: Workload,
 }
 
+/// What one repetition of one filter measured: (operation, mode, ns per
+/// operation), and a static filter's build memory.
+struct Measured {
+    timings: Vec<(Operation, Mode, f64)>,
+    build: Option<BuildRow>,
+}
+
 impl Timing<'_> {
     /// One repetition for one filter: (operation, mode, ns per operation),
-    /// one key at a time, then batched when the filter has a batch API.
-    fn measure(&self, entry: &Entry) -> Result<Vec<(Operation, Mode, f64)>, Error> {
-        let mut results = Vec::new();
+    /// one key at a time, then batched when the filter has a batch API. A
+    /// static filter is built once (its build is one key at a time: it
+    /// takes the keys whole) and its lookups timed in both modes.
+    fn measure(&self, entry: &Entry) -> Result<Measured, Error> {
+        let mut measured = Measured {
+            timings: Vec::new(),
+            build: None,
+        };
+        let mut built_once: Option<Box<dyn Subject>> = None;
         for mode in Mode::ALL {
-            let (op, ns, mut subject) = self.fill(entry, mode)?;
-            results.push((op, mode, ns));
+            let mut subject = if let Some(subject) = built_once.take() {
+                subject
+            } else {
+                let (op, ns, subject) = self.fill(entry, mode, &mut measured.build)?;
+                measured.timings.push((op, mode, ns));
+                subject
+            };
             for (op, keys) in [
                 (Operation::LookupPositive, self.positives),
                 (Operation::LookupNegative, self.negatives),
             ] {
                 let (_, ns) = timing::lookups(subject.as_ref(), keys, mode, self.min_operations);
-                results.push((op, mode, ns));
+                measured.timings.push((op, mode, ns));
             }
             if let Some(ns) = self.concurrent_insert(entry, mode)? {
-                results.push((Operation::InsertConcurrent, mode, ns));
+                measured
+                    .timings
+                    .push((Operation::InsertConcurrent, mode, ns));
             }
             if mode == Mode::OneKey {
                 let operations = self.removals.len() as u64;
                 let (removed, ns) =
                     timing::per_operation(operations, || subject.remove_keys(self.removals));
                 if black_box(removed).is_some() {
-                    results.push((Operation::Remove, mode, ns));
+                    measured.timings.push((Operation::Remove, mode, ns));
                 }
             }
             if !subject.has_batch_api() {
                 break;
             }
+            if !entry.takes_inserts() {
+                built_once = Some(subject);
+            }
         }
-        Ok(results)
+        Ok(measured)
     }
 
     /// Fills a new filter with every key in `mode` (a static filter: builds
-    /// it), `min_operations` keys at least over as many rounds as that
-    /// takes; the operation, its ns per key, and the last filter.
-    fn fill(&self, entry: &Entry, mode: Mode) -> Result<(Operation, f64, Box<dyn Subject>), Error> {
+    /// it, and sets `build` to the most memory a build held), `min_operations`
+    /// keys at least over as many rounds as that takes; the operation, its
+    /// ns per key, and the last filter.
+    fn fill(
+        &self,
+        entry: &Entry,
+        mode: Mode,
+        build: &mut Option<BuildRow>,
+    ) -> Result<(Operation, f64, Box<dyn Subject>), Error> {
         let items = self.keys.len() as u64;
         let rounds = self.min_operations.div_ceil(items).max(1);
         let mut elapsed = 0.0;
         let mut refused = Vec::new();
         let mut last = None;
+        let mut peak = 0;
         for _ in 0..rounds {
             // Drop the previous filter before building the next one.
             drop(last.take());
             let (subject, seconds) = match entry.build {
-                Build::Empty(build) => {
-                    let mut fresh = build(&self.workload)?;
+                Build::Empty(make) => {
+                    let mut fresh = make(&self.workload)?;
                     refused.clear();
                     let ((), took) = timing::measure(|| {
                         black_box(fresh.insert_keys(self.keys, mode, &mut refused));
                     });
                     (fresh, took.seconds())
                 }
-                Build::FromKeys(build) => {
-                    let (fresh, took) = timing::measure(|| build(&self.workload, self.keys));
+                Build::FromKeys(make) => {
+                    let ((fresh, took), held) = filterlab_counting_alloc::peak_during(|| {
+                        timing::measure(|| make(&self.workload, self.keys))
+                    });
+                    peak = peak.max(held);
                     (fresh?, took.seconds())
                 }
             };
             elapsed += seconds;
             last = Some(subject);
         }
+        let subject = last.ok_or_else(|| Error::failed("no round ran"))?;
         let op = match entry.build {
             Build::Empty(_) => Operation::Insert,
-            Build::FromKeys(_) => Operation::Build,
+            Build::FromKeys(_) => {
+                *build = Some(BuildRow {
+                    filter: entry.name.to_owned(),
+                    origin: entry.origin,
+                    n: items,
+                    peak_bytes: peak,
+                    filter_bytes: subject.memory_usage() as u64,
+                    retries: subject.build_retries(),
+                });
+                Operation::Build
+            }
         };
-        let subject = last.ok_or_else(|| Error::failed("no round ran"))?;
         Ok((op, elapsed * 1e9 / (rounds * items) as f64, subject))
     }
 

@@ -105,7 +105,13 @@ pub fn run(
     for &items in &config.sweep_items {
         let seed = derive_seed(config.seed, &[items, 0x5eed_5eee]);
         let timed = TimedKeys::new(config, items, seed, lookups);
-        for &fpp in fpps {
+        // A filter whose FPP does not depend on p is measured at the first
+        // target only: the same filter is its row at every other one.
+        let mut fixed: Vec<SweepRow> = Vec::new();
+        for (position, &fpp) in fpps.iter().enumerate() {
+            let indices: Vec<usize> = (0..entries.len())
+                .filter(|&i| position == 0 || entries[i].fixed_fpp.is_none())
+                .collect();
             let cell = Cell {
                 entries,
                 workload: Workload { items, fpp, seed },
@@ -122,7 +128,21 @@ pub fn run(
             } else {
                 workers
             };
-            rows.extend(cell.measure(workers, batch));
+            let measured = cell.measure(&indices, workers, batch);
+            if position == 0 {
+                fixed = measured
+                    .iter()
+                    .filter(|r| is_fixed(entries, &r.filter))
+                    .cloned()
+                    .collect();
+                rows.extend(measured);
+                continue;
+            }
+            let mut cell_rows = measured;
+            cell_rows.extend(fixed.iter().map(|row| row.retarget(fpp, accuracy)));
+            let position = |row: &SweepRow| entries.iter().position(|e| e.name == row.filter);
+            cell_rows.sort_by_key(position);
+            rows.extend(cell_rows);
         }
     }
     stage.finish(&format!(
@@ -133,6 +153,45 @@ pub fn run(
     SweepResults {
         rows,
         notes: notes.into_inner().unwrap_or_else(PoisonError::into_inner),
+    }
+}
+
+/// Whether the filter called `filter` has one FPP whatever the target.
+fn is_fixed(entries: &[Entry], filter: &str) -> bool {
+    entries
+        .iter()
+        .any(|e| e.name == filter && e.fixed_fpp.is_some())
+}
+
+/// Whether a filter delivered `fpp` at `items`: nothing refused, the
+/// interval reaching `fpp`, its exact theory (if any) within 0.1% of it,
+/// and its accuracy row at the nearest n measured meeting it.
+fn meets(
+    (refused, ci_low): (u64, f64),
+    exact_theory: Option<f64>,
+    (filter, items, fpp): (&str, u64, f64),
+    accuracy: &[AccuracyRow],
+) -> bool {
+    let design_over = exact_theory.is_some_and(|t| t > fpp * DESIGN_TOLERANCE);
+    let accuracy_meets =
+        nearest_accuracy(accuracy, filter, items, fpp).is_none_or(AccuracyRow::meets_target);
+    refused == 0 && ci_low <= fpp && !design_over && accuracy_meets
+}
+
+impl SweepRow {
+    /// This row of a filter with one FPP whatever the target, as its row
+    /// at target `fpp`: the same measurement, judged against `fpp`.
+    fn retarget(&self, fpp: f64, accuracy: &[AccuracyRow]) -> Self {
+        Self {
+            target_fpp: fpp,
+            meets_target: meets(
+                (self.refused, self.ci_low),
+                self.theoretical_fpp,
+                (&self.filter, self.n, fpp),
+                accuracy,
+            ),
+            ..self.clone()
+        }
     }
 }
 
@@ -188,11 +247,10 @@ impl Cell<'_> {
         filter.ns.push(ns);
     }
 
-    /// The rows of every filter, in entry order, measured `batch` filters
-    /// at a time (every filter of a small cell at once; a large cell's
-    /// filters a few at a time, so that they fit in memory).
-    fn measure(&self, workers: usize, batch: usize) -> Vec<SweepRow> {
-        let indices: Vec<usize> = (0..self.entries.len()).collect();
+    /// The rows of the filters at `indices`, in entry order, measured
+    /// `batch` filters at a time (every filter of a small cell at once; a
+    /// large cell's filters a few at a time, so that they fit in memory).
+    fn measure(&self, indices: &[usize], workers: usize, batch: usize) -> Vec<SweepRow> {
         indices
             .chunks(batch.max(1))
             .flat_map(|chunk| self.measure_batch(chunk, workers))
@@ -264,11 +322,9 @@ impl Cell<'_> {
         let queries = self.keys.negatives.len() as u64;
         let (ci_low, ci_high) = wilson_interval(filter.false_positives, queries, confidence);
         let theory = filter.subject.theory(items);
-        let design_over = theory.is_some_and(|t| {
-            TheoryKind::of(Some(t)) == TheoryKind::Exact && t.fpp() > fpp * DESIGN_TOLERANCE
-        });
-        let accuracy_meets = nearest_accuracy(accuracy, entry.name, items, fpp)
-            .is_none_or(AccuracyRow::meets_target);
+        let exact = theory
+            .filter(|t| TheoryKind::of(Some(*t)) == TheoryKind::Exact)
+            .map(Theory::fpp);
         SweepRow {
             filter: entry.name.to_owned(),
             origin: entry.origin,
@@ -286,7 +342,12 @@ impl Cell<'_> {
             ci_high,
             theoretical_fpp: theory.map(Theory::fpp),
             refused: filter.refused,
-            meets_target: filter.refused == 0 && ci_low <= fpp && !design_over && accuracy_meets,
+            meets_target: meets(
+                (filter.refused, ci_low),
+                exact,
+                (entry.name, items, fpp),
+                accuracy,
+            ),
         }
     }
 }
@@ -373,7 +434,7 @@ mod tests {
         };
         let first = &results.rows[..2];
         for (workers, batch) in [(1, 1), (2, 1), (2, 2)] {
-            let rows = cell.measure(workers, batch);
+            let rows = cell.measure(&[0, 1], workers, batch);
             assert_eq!(rows.len(), 2);
             for (row, earlier) in rows.iter().zip(first) {
                 assert_eq!(row.filter, earlier.filter);

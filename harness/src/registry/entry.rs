@@ -91,6 +91,13 @@ pub enum Locality {
     /// A cuckoo filter's two candidate buckets of four fingerprints, each a
     /// random cache line (per sub-table when it grows).
     TwoBuckets,
+    /// A Ribbon filter's window: three adjacent 64-bit words of each of its
+    /// `probes` fingerprint columns, stored side by side (one random place,
+    /// one to three cache lines).
+    Window {
+        /// The window's bytes.
+        bytes: u32,
+    },
 }
 
 /// What one lookup costs.
@@ -118,19 +125,29 @@ impl LookupCost {
     pub fn memory_accesses(&self) -> u32 {
         match self.locality {
             Locality::RandomLines | Locality::TwoBuckets => self.probes,
-            Locality::OneBlock { .. } => 1,
+            Locality::OneBlock { .. } | Locality::Window { .. } => 1,
         }
     }
 }
 
 impl fmt::Display for LookupCost {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.locality == Locality::TwoBuckets {
-            return write!(
-                f,
-                "{} buckets of 4 fingerprints, each a random cache line",
-                self.probes
-            );
+        match self.locality {
+            Locality::TwoBuckets => {
+                return write!(
+                    f,
+                    "{} buckets of 4 fingerprints, each a random cache line",
+                    self.probes
+                );
+            }
+            Locality::Window { bytes } => {
+                return write!(
+                    f,
+                    "{} fingerprint columns of one window: {bytes} adjacent bytes",
+                    self.probes
+                );
+            }
+            _ => {}
         }
         write!(f, "k = {} probes", self.probes)?;
         if self.fewest_meeting_target {
@@ -139,7 +156,7 @@ impl fmt::Display for LookupCost {
         match self.locality {
             Locality::RandomLines => f.write_str(", each a random cache line"),
             Locality::OneBlock { bytes } => write!(f, " inside one {bytes}-byte block"),
-            Locality::TwoBuckets => Ok(()),
+            Locality::TwoBuckets | Locality::Window { .. } => Ok(()),
         }
     }
 }
@@ -286,6 +303,10 @@ pub struct Entry {
     pub space: Option<SpaceFormula>,
     /// Its sizing for `recommend` (filterlab filters).
     pub sizer: Option<Sizer>,
+    /// The FPP it has whatever target it is built for (a static filter of
+    /// one fingerprint width): the same filter for every p, so the
+    /// experiments over several targets measure it once per n.
+    pub fixed_fpp: Option<f64>,
 }
 
 impl Entry {
@@ -315,6 +336,7 @@ impl Entry {
             build,
             space: None,
             sizer: None,
+            fixed_fpp: None,
         }
     }
 
@@ -351,6 +373,13 @@ impl Entry {
     #[must_use]
     pub fn sizer(mut self, sizer: Sizer) -> Self {
         self.sizer = Some(sizer);
+        self
+    }
+
+    /// Its FPP is `fpp` whatever the target (see [`Entry::fixed_fpp`]).
+    #[must_use]
+    pub fn fixed_fpp(mut self, fpp: f64) -> Self {
+        self.fixed_fpp = Some(fpp);
         self
     }
 

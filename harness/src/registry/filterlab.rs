@@ -15,6 +15,7 @@ use crate::registry::entry::{
     Build, Capability, Entry, GROWTH_SPAN, Locality, LookupCost, Origin, Sizer, Sizing,
     SpaceFormula,
 };
+use crate::registry::statics::static_entries;
 
 /// The standard Bloom filter's sizing (plain and atomic alike).
 const BLOOM_SIZER: Sizer = Sizer {
@@ -105,6 +106,7 @@ pub fn filterlab_entries() -> Vec<Entry> {
     let mut entries = bloom_entries();
     entries.extend(counting_and_cuckoo_entries());
     entries.extend(scalable_entries());
+    entries.extend(static_entries());
     entries
 }
 

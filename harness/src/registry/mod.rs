@@ -12,6 +12,7 @@
 mod entry;
 mod filterlab;
 mod peers;
+mod statics;
 
 pub use entry::{
     Build, BuildEmpty, BuildFromKeys, Capability, Entry, GROWTH_SPAN, GateOn, Locality, LookupCost,
@@ -115,6 +116,11 @@ mod tests {
         assert_eq!(label("qfilter-resizeable"), "qfilter 0.3 resizeable");
         assert_eq!(label("xorf-BinaryFuse8"), "xorf 0.13 BinaryFuse8");
         assert_eq!(label("fastbloom-rs"), "fastbloom-rs 0.5");
+        assert_eq!(label("RibbonFilter"), "RibbonFilter");
+        assert_eq!(label("BinaryFuseFilter-4wise"), "BinaryFuseFilter (4wise)");
+        assert_eq!(label("BinaryFuseFilter-u16"), "BinaryFuseFilter (u16)");
+        assert_eq!(label("xorf-BinaryFuse16"), "xorf 0.13 BinaryFuse16");
+        assert_eq!(label("xorf-Xor8"), "xorf 0.13 Xor8");
         let mut labels: Vec<String> = registry().iter().map(Entry::display_name).collect();
         labels.sort_unstable();
         labels.dedup();
@@ -139,6 +145,45 @@ mod tests {
                 entry.name
             );
         }
+    }
+
+    /// Every static entry, filterlab's (one generic path through
+    /// `BuildFromKeys`) and the peers', builds from the keys and holds
+    /// each of them; the fixed-FPP ones are the same filter whatever the
+    /// target, at the FPP they state.
+    #[test]
+    fn static_entries_hold_their_keys_at_their_stated_fpp() {
+        let keys: Vec<u64> = (0..5000u64).map(|i| filterlab_core::mix64(i + 1)).collect();
+        let statics: Vec<Entry> = registry()
+            .into_iter()
+            .filter(|e| e.has(Capability::StaticSet))
+            .collect();
+        assert_eq!(statics.len(), 7);
+        for entry in &statics {
+            for fpp in [0.1, 0.001] {
+                let workload = filterlab_peers::Workload {
+                    items: 5000,
+                    fpp,
+                    seed: 4,
+                };
+                let (subject, refused) = entry.build_with(&workload, &keys).unwrap();
+                assert!(refused.is_empty(), "{}", entry.name);
+                for mode in filterlab_peers::Mode::ALL {
+                    assert_eq!(subject.count_contained(&keys, mode), 5000, "{}", entry.name);
+                }
+                let theory = subject.theory(5000).unwrap();
+                assert!(theory.is_exact(), "{}", entry.name);
+                match entry.fixed_fpp {
+                    Some(fixed) => assert_eq!(theory.fpp(), fixed, "{}", entry.name),
+                    None => assert!(theory.fpp() <= fpp, "{}", entry.name),
+                }
+            }
+        }
+        assert!(
+            registry()
+                .iter()
+                .all(|e| e.fixed_fpp.is_none() || e.has(Capability::StaticSet))
+        );
     }
 
     #[test]

@@ -3,11 +3,14 @@
 use std::f64::consts::LN_2;
 
 use filterlab_peers::{
-    BinaryFuse8, BloomFilterCrate, Cuckoo, FastBloom, FastBloomRsCounting, Growable, PeerSubject,
-    QFILTER_GROWTH_CEILING, QFilter, ScalableCuckoo, SplitBlock, sbbf_bits_per_key,
+    BinaryFuse8, BinaryFuse16, BloomFilterCrate, Cuckoo, FastBloom, FastBloomRsCounting, Growable,
+    PeerSubject, QFILTER_GROWTH_CEILING, QFilter, ScalableCuckoo, SplitBlock, Xor8,
+    sbbf_bits_per_key,
 };
 
-use crate::registry::entry::{Build, BuildEmpty, Capability, Entry, Origin, SpaceFormula};
+use crate::registry::entry::{
+    Build, BuildEmpty, BuildFromKeys, Capability, Entry, Origin, SpaceFormula,
+};
 use crate::registry::filterlab::{BLOOM_SPACE, BLOOM_THEORY};
 
 /// qfilter's theory, fixed or resizeable.
@@ -110,19 +113,57 @@ fn set_peers() -> Vec<Entry> {
             label: "⌈log2(1/p)⌉ / ln 2 (first partitioned layer)",
             bits_per_item: |_, p| (1.0 / p).log2().ceil() / LN_2,
         }),
-        peer(
+        xorf(
             "xorf-BinaryFuse8",
             "xorf 0.13 BinaryFuse8",
-            "binary fuse filter with 8-bit fingerprints, built once from the whole key set (static)",
-            "exact: 2^−8, the chance that a query's 8-bit fingerprint matches",
-            Build::FromKeys(|_, keys| Ok(PeerSubject::boxed(BinaryFuse8::build(keys)?))),
-        )
-        .can(&[Capability::StaticSet])
-        .space(SpaceFormula {
-            label: "8 bits × 1.125 (p fixed at 2^−8)",
-            bits_per_item: |_, _| 9.0,
-        }),
+            (8, |_, keys| Ok(PeerSubject::boxed(BinaryFuse8::build(keys)?))),
+            "binary fuse filter with 8-bit fingerprints, 3-wise, built once from the whole key set (static)",
+            SpaceFormula {
+                label: "8 bits × 1.125 (p fixed at 2^−8)",
+                bits_per_item: |_, _| 9.0,
+            },
+        ),
+        xorf(
+            "xorf-BinaryFuse16",
+            "xorf 0.13 BinaryFuse16",
+            (16, |_, keys| Ok(PeerSubject::boxed(BinaryFuse16::build(keys)?))),
+            "binary fuse filter with 16-bit fingerprints, 3-wise, built once from the whole key set (static)",
+            SpaceFormula {
+                label: "16 bits × 1.125 (p fixed at 2^−16)",
+                bits_per_item: |_, _| 18.0,
+            },
+        ),
+        xorf(
+            "xorf-Xor8",
+            "xorf 0.13 Xor8",
+            (8, |_, keys| Ok(PeerSubject::boxed(Xor8::build(keys)?))),
+            "xor filter (Graf and Lemire 2020, binary fuse's predecessor), 8-bit fingerprints in 1.23 n + 32 slots, built once from the whole key set (static)",
+            SpaceFormula {
+                label: "8 bits × (1.23 n + 32) / n (p fixed at 2^−8)",
+                bits_per_item: |n, _| 8.0 * (1.23 + 32.0 / n.max(1) as f64),
+            },
+        ),
     ]
+}
+
+/// An xorf filter's entry: static, with `bits`-bit fingerprints (exact at
+/// 2^−bits whatever the target), built by `build`.
+fn xorf(
+    name: &'static str,
+    package: &'static str,
+    (bits, build): (i32, BuildFromKeys),
+    description: &'static str,
+    space: SpaceFormula,
+) -> Entry {
+    let theory = if bits == 8 {
+        "exact: 2^−8, the chance that a query's 8-bit fingerprint matches"
+    } else {
+        "exact: 2^−16, the chance that a query's 16-bit fingerprint matches"
+    };
+    peer(name, package, description, theory, Build::FromKeys(build))
+        .can(&[Capability::StaticSet])
+        .fixed_fpp(2f64.powi(-bits))
+        .space(space)
 }
 
 /// The peers of the counting, cuckoo and scalable filters.

@@ -24,7 +24,7 @@ use crate::render::pick::{self, Contender, Interval, Pick, names};
 use crate::render::plot::{
     self, Axis, CellPart, Dash, Figure, Grid, GridCell, Labelled, Panel, Plot, Point, Series,
 };
-use crate::render::style::{Family, Styles};
+use crate::render::style::{Family, Marker, Styles};
 use crate::text::format_count;
 
 /// The confidence of the intervals drawn on the past-capacity FPP.
@@ -372,18 +372,17 @@ fn pareto_figures(ctx: &Ctx<'_>, measured: &Measurements, sweep: &SweepResults) 
             }
             steps.push(Point::at(row.negative_ns, row.bits_per_item));
         }
-        let labelled = rows
+        let labelled: Vec<Labelled> = rows
             .iter()
             .map(|r| Labelled {
                 name: if let Some((_, tied)) = tie_labels.iter().find(|(f, _)| *f == r.filter) {
                     tied.clone()
-                } else if takes_inserts(ctx.entries, &r.filter) {
-                    ctx.label(&r.filter)
                 } else {
-                    format!("{} (static)", ctx.label(&r.filter))
+                    ctx.label(&r.filter)
                 },
                 filter: r.filter.clone(),
                 look: ctx.styles.look(&r.filter),
+                ringed: !takes_inserts(ctx.entries, &r.filter),
                 x: r.negative_ns,
                 y: r.bits_per_item,
             })
@@ -400,10 +399,16 @@ fn pareto_figures(ctx: &Ctx<'_>, measured: &Measurements, sweep: &SweepResults) 
             ),
             x: Axis::new("ns per negative lookup, one key at a time", true),
             y: Axis::new("bits per item", true),
-            series: vec![Series::reference(
-                "Pareto frontier (filters that take inserts)",
-                steps,
-            )],
+            series: {
+                let mut series = vec![Series::reference(
+                    "Pareto frontier (filters that take inserts)",
+                    steps,
+                )];
+                if labelled.iter().any(|l| l.ringed) {
+                    series.push(Series::key(STATIC_KEY, Marker::Ring));
+                }
+                series
+            },
             labelled,
         };
         figures.push(figure(
@@ -416,8 +421,13 @@ fn pareto_figures(ctx: &Ctx<'_>, measured: &Measurements, sweep: &SweepResults) 
     figures
 }
 
-/// The skyline map: per (n, p), the filter with the fewest bits meeting p
-/// and the one with the fastest one-key negative lookup meeting p.
+/// The legend entry of the ring around a static filter's point.
+const STATIC_KEY: &str = "ringed: built once from its keys (static)";
+
+/// The skyline map: per (n, p), the filter taking inserts with the fewest
+/// bits meeting p, the one with the fastest one-key negative lookup meeting
+/// p, and the static layer: the filter built once with the fewest bits
+/// meeting p.
 fn skyline_figure(
     ctx: &Ctx<'_>,
     measured: &Measurements,
@@ -434,6 +444,7 @@ fn skyline_figure(
     for (column, &n) in sizes.iter().enumerate() {
         for (row, &p) in fpps.iter().enumerate() {
             let (fewest, fastest) = skyline_cell(ctx.entries, sweep, n, p);
+            let built_once = static_skyline_cell(ctx.entries, sweep, n, p);
             let part = |what: &str, chosen: Option<&Pick<&SweepRow>>| {
                 let Some(chosen) = chosen else {
                     return CellPart {
@@ -443,10 +454,10 @@ fn skyline_figure(
                     };
                 };
                 let best = chosen.best.item;
-                let figure = if what == FEWEST {
-                    format!("{:.1} bits/item", best.bits_per_item)
-                } else {
+                let figure = if what == FASTEST {
                     format!("{:.0} ns", best.negative_ns)
+                } else {
+                    format!("{:.1} bits/item", best.bits_per_item)
                 };
                 let tie = if chosen.is_tie() {
                     " · tie within noise"
@@ -468,13 +479,14 @@ fn skyline_figure(
                 parts: vec![
                     part(FEWEST, fewest.as_ref()),
                     part(FASTEST, fastest.as_ref()),
+                    part(FEWEST_STATIC, built_once.as_ref()),
                 ],
             });
         }
     }
     let grid = Grid {
-        title: "Filters that take inserts. Top: fewest bits per item meeting p · bottom: fastest \
-                one-key negative lookup meeting p"
+        title: "Top: fewest bits per item meeting p · middle: fastest one-key negative lookup \
+                meeting p (filters that take inserts) · bottom: fewest bits meeting p, built once"
             .to_owned(),
         column_title: "n →".to_owned(),
         columns: sizes
@@ -501,9 +513,45 @@ fn takes_inserts(entries: &[Entry], filter: &str) -> bool {
         .is_none_or(Entry::takes_inserts)
 }
 
-/// The skyline's two headings.
+/// The skyline's three headings.
 const FEWEST: &str = "fewest bits";
 const FASTEST: &str = "fastest lookup";
+const FEWEST_STATIC: &str = "built once, fewest bits";
+
+/// The sweep rows at (n, p) meeting p, of filters that take inserts or
+/// (`inserts` false) of filters built once.
+fn meeting<'a>(
+    entries: &[Entry],
+    sweep: &'a SweepResults,
+    (n, p): (u64, f64),
+    inserts: bool,
+) -> Vec<&'a SweepRow> {
+    sweep
+        .rows
+        .iter()
+        .filter(|r| {
+            r.n == n
+                && r.target_fpp == p
+                && r.meets_target
+                && takes_inserts(entries, &r.filter) == inserts
+        })
+        .collect()
+}
+
+/// Among the filters built once meeting p at (n, p), the pick by bits per
+/// item, with the filters tied with it within noise ([`pick`]).
+pub fn static_skyline_cell<'a>(
+    entries: &[Entry],
+    sweep: &'a SweepResults,
+    n: u64,
+    p: f64,
+) -> Option<Pick<&'a SweepRow>> {
+    let contenders: Vec<Contender<&SweepRow>> = meeting(entries, sweep, (n, p), false)
+        .into_iter()
+        .map(|r| contender(r, true))
+        .collect();
+    pick::pick(&contenders)
+}
 
 /// Among the filters that take inserts meeting p at (n, p), the pick by
 /// bits per item and the pick by one-key negative lookup, each with the
@@ -514,13 +562,7 @@ pub fn skyline_cell<'a>(
     n: u64,
     p: f64,
 ) -> (Option<Pick<&'a SweepRow>>, Option<Pick<&'a SweepRow>>) {
-    let meeting: Vec<&SweepRow> = sweep
-        .rows
-        .iter()
-        .filter(|r| {
-            r.n == n && r.target_fpp == p && r.meets_target && takes_inserts(entries, &r.filter)
-        })
-        .collect();
+    let meeting = meeting(entries, sweep, (n, p), true);
     let by = |by_bits: bool| {
         let contenders: Vec<Contender<&SweepRow>> = meeting
             .iter()

@@ -16,7 +16,8 @@ fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> Result<(), Error> {
     Ok(())
 }
 
-/// Writes accuracy.csv, space.csv, speed.csv, capacity.csv, churn.csv,
+/// Writes accuracy.csv, space.csv, speed.csv, build.csv (static filters'
+/// build memory), capacity.csv, churn.csv,
 /// churn_removals.csv, growth.csv, sweep.csv and redis.csv into `dir`, each when its experiment ran.
 ///
 /// # Errors
@@ -31,6 +32,9 @@ pub fn write_all(measured: &Measurements, dir: &Path) -> Result<(), Error> {
     }
     if let Some(speed) = &measured.speed {
         write_csv(&dir.join("speed.csv"), &speed.rows)?;
+        if !speed.builds.is_empty() {
+            write_csv(&dir.join("build.csv"), &speed.builds)?;
+        }
     }
     if let Some(capacity) = &measured.capacity {
         write_csv(&dir.join("capacity.csv"), &capacity.rows)?;

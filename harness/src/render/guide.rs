@@ -8,12 +8,13 @@
 
 use std::fmt::Write as _;
 
+use filterlab_core::sizing::human_bytes;
 use filterlab_peers::Mode;
 
 use crate::experiments::accuracy::AccuracyRow;
 use crate::experiments::growth::GrowthRow;
 use crate::experiments::measurements::Measurements;
-use crate::experiments::speed::Operation;
+use crate::experiments::speed::{BuildRow, Operation};
 use crate::registry::{Capability, Entry};
 use crate::render::evidence::{Evidence, label, nearest};
 use crate::render::pick::{Contender, Interval, Pick, names, pick};
@@ -156,6 +157,14 @@ impl<'a> Facts<'a> {
         self.entries()
             .iter()
             .filter(|e| e.takes_inserts() && (!filterlab_only || e.is_filterlab()))
+            .collect()
+    }
+
+    /// The filters built once from their keys.
+    fn statics(&self) -> Vec<&'a Entry> {
+        self.entries()
+            .iter()
+            .filter(|e| e.has(Capability::StaticSet))
             .collect()
     }
 
@@ -351,29 +360,71 @@ fn sweep_fastest(facts: &Facts<'_>, p: f64) -> Option<(String, f64, u64)> {
     Some((named, fastest.best.item.negative_ns, n))
 }
 
+/// The static set's row: at each p the guide covers, the static filter
+/// with the fewest bits meeting p at the largest n (none beaten on both
+/// bits and lookup, ties named: [`Facts::fewest_bits`], the rule of every
+/// row), the p sharing a pick named together.
 fn static_cell(facts: &Facts<'_>) -> (String, String) {
-    let statics: Vec<&Entry> = facts
-        .entries()
-        .iter()
-        .filter(|e| e.has(Capability::StaticSet))
-        .collect();
-    let best = statics
-        .iter()
-        .filter_map(|e| facts.accuracy(e.name, facts.reference))
-        .min_by(|a, b| a.bits_per_item.total_cmp(&b.bits_per_item));
-    let Some(row) = best else {
+    let statics = facts.statics();
+    if statics.is_empty() {
         return nothing("no static filter");
-    };
-    let bloom = -row.empirical_fpp.ln() / std::f64::consts::LN_2.powi(2);
-    (
-        facts.bold(&row.filter),
-        format!(
-            "{:.2} bits/item, FPP {} at n = {} whatever p; a Bloom filter needs {bloom:.2} for that FPP. For a lower p, see the rows above.",
-            row.bits_per_item,
-            sci(row.empirical_fpp),
-            format_count(row.n)
-        ),
-    )
+    }
+    // (the pick's names, the p it wins at), in order of first win.
+    let mut picks: Vec<(String, Vec<f64>)> = Vec::new();
+    let mut figures: Vec<String> = Vec::new();
+    for &p in &facts.measured.config.accuracy_fpps {
+        let group = facts.fewest_bits(&statics, p);
+        let Some(first) = group.first() else {
+            figures.push(format!("{p:e} none meets it"));
+            continue;
+        };
+        figures.push(format!(
+            "{p:e} {:.2} ({})",
+            first.bits_per_item,
+            sci(first.empirical_fpp)
+        ));
+        let named: Vec<String> = group.iter().map(|r| facts.bold(&r.filter)).collect();
+        let name = if named.len() > 1 {
+            format!("{} (within noise)", named.join(" = "))
+        } else {
+            named.join("")
+        };
+        match picks.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, at)) => at.push(p),
+            None => picks.push((name, vec![p])),
+        }
+    }
+    if picks.is_empty() {
+        return nothing("no static filter met p");
+    }
+    let every = picks.len() == 1 && figures.len() == picks[0].1.len();
+    let pick = picks
+        .iter()
+        .map(|(name, at)| {
+            let at: Vec<String> = at.iter().map(|p| format!("{p:e}")).collect();
+            if every {
+                format!("{name} at every p ({})", at.join(", "))
+            } else {
+                format!("{name} at p = {}", at.join(", "))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    let mut why = format!(
+        "Fewest bits/item (measured FPP) at n = {}, by p: {}",
+        format_count(facts.largest),
+        figures.join(", ")
+    );
+    let p = facts.reference;
+    if let Some(dynamic) = facts.fewest_bits(&facts.dynamic(false), p).first() {
+        let _ = write!(
+            why,
+            "; a filter taking inserts needs {:.2} at p = {p:e}",
+            dynamic.bits_per_item
+        );
+    }
+    why.push('.');
+    (pick, why)
 }
 
 /// Every filter with `capability` that takes inserts, in the state the
@@ -737,11 +788,7 @@ fn static_section(facts: &Facts<'_>) -> String {
          bits for that FPP` is what a standard Bloom filter needs for the FPP measured.",
         format_count(facts.largest)
     ));
-    let mut chosen: Vec<&Entry> = facts
-        .entries()
-        .iter()
-        .filter(|e| e.has(Capability::StaticSet))
-        .collect();
+    let mut chosen = facts.statics();
     let dynamic = facts.dynamic(false);
     if let Some(row) = facts.fewest_bits(&dynamic, p).first() {
         chosen.extend(facts.entries().iter().find(|e| e.name == row.filter));
@@ -785,7 +832,56 @@ fn static_section(facts: &Facts<'_>) -> String {
             }),
         ],
     );
+    build_table(facts, &mut section);
     section.finish(&[])
+}
+
+/// The static filters' builds (build.csv beside speed.csv's `build`
+/// rows): time per key, and the most heap a build held at once against
+/// the filter and against the filter plus the keys' 64-bit hashes, what a
+/// build cannot do with less.
+fn build_table(facts: &Facts<'_>, section: &mut Section) {
+    let Some(speed) = &facts.measured.speed else {
+        return;
+    };
+    if speed.builds.is_empty() {
+        return;
+    }
+    let mut builds: Vec<&BuildRow> = speed.builds.iter().collect();
+    let order = |filter: &str| facts.entries().iter().position(|e| e.name == filter);
+    builds.sort_by_key(|b| (order(&b.filter), b.n));
+    section.paragraph(
+        "Building: ns per key (one build from the whole key set), and the peak heap a build \
+         held (counted by the harness's allocator, the filter it returns included, the keys \
+         handed to it not), against the filter and against the filter plus 8 bytes a key (the \
+         keys' 64-bit hashes).",
+    );
+    section.columns(
+        &builds,
+        &[
+            ("filter", &|b| facts.label(&b.filter)),
+            ("n", &|b| format_count(b.n)),
+            ("build ns/key", &|b| {
+                facts
+                    .evidence
+                    .speed_row(&b.filter, Operation::Build, Mode::OneKey, Some(b.n))
+                    .map_or_else(String::new, |r| format!("{:.1}", r.ns_per_op))
+            }),
+            ("peak build memory", &|b| human_bytes(b.peak_bytes)),
+            ("peak bytes/key", &|b| {
+                format!("{:.2}", b.peak_bytes_per_key())
+            }),
+            ("peak / filter", &|b| {
+                format!("{:.2}", b.peak_bytes as f64 / b.filter_bytes.max(1) as f64)
+            }),
+            ("peak / (filter + keys)", &|b| {
+                format!("{:.2}", b.peak_over_filter_and_hashes())
+            }),
+            ("retries", &|b| {
+                b.retries.map_or_else(String::new, |r| r.to_string())
+            }),
+        ],
+    );
 }
 
 /// "12 (n = 10^7)" for a timing at its n, "" without one.
@@ -1151,5 +1247,101 @@ mod tests {
         assert_eq!(failures, ["guide: no section `## Deletes`"]);
         let failures = check_guide("# r\n\nno guide\n");
         assert_eq!(failures.len(), 1 + Need::ALL.len(), "{failures:?}");
+    }
+
+    /// The guide's "set built once" row of a run of the registry's filters
+    /// at three targets, from `rows` (made-up accuracy rows, no timings).
+    fn static_row(rows: Vec<AccuracyRow>) -> String {
+        use crate::config::{Preset, RunConfig};
+        let mut config = RunConfig::preset(Preset::Tiny, 1, 1);
+        config.accuracy_fpps = vec![1e-1, 1e-2, 1e-3];
+        let measured = Measurements {
+            entries: crate::registry::registry(),
+            config,
+            accuracy: rows,
+            space: Vec::new(),
+            speed: None,
+            capacity: None,
+            churn: None,
+            growth: None,
+            sweep: None,
+            redis: None,
+            seconds: Vec::new(),
+            agreement: None,
+        };
+        let guide = decision_guide(&measured);
+        guide
+            .lines()
+            .find(|line| line.contains(Need::StaticSet.question()))
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    /// The static row names, at each p, the static filter with the fewest
+    /// bits meeting p, by the rules of every row: a fixed-FPP filter above
+    /// p does not qualify there however few its bits, filters within noise
+    /// of each other are named together, the largest n decides.
+    #[test]
+    fn the_static_row_names_the_fewest_bits_at_each_p() {
+        use crate::experiments::accuracy::made_up;
+        let n = 1_000_000;
+        let fuse = 2f64.powi(-8);
+        let rows = vec![
+            // p = 1e-1: Ribbon and xorf's filter tie within 0.5%.
+            made_up("RibbonFilter", n, 0.1, 3.40, 0.099),
+            made_up("xorf-BinaryFuse8", n, 0.1, 3.41, 0.099),
+            made_up("BinaryFuseFilter", n, 0.1, 9.04, fuse),
+            // p = 1e-2: a made-up BinaryFuseFilter with the fewest bits.
+            made_up("RibbonFilter", n, 0.01, 6.90, 0.0099),
+            made_up("BinaryFuseFilter", n, 0.01, 6.50, fuse),
+            // At a smaller n it had more: the largest n decides.
+            made_up("BinaryFuseFilter", 1000, 0.01, 12.0, fuse),
+            // p = 1e-3: the 8-bit fingerprints are above p.
+            made_up("RibbonFilter", n, 0.001, 10.40, 0.00099),
+            made_up("BinaryFuseFilter", n, 0.001, 9.04, fuse),
+            made_up("BinaryFuseFilter-u16", n, 0.001, 18.08, 2f64.powi(-16)),
+            // A filter taking inserts, quoted beside.
+            made_up("BloomFilter", n, 0.01, 9.59, 0.01),
+        ];
+        let row = static_row(rows);
+        let ribbon = label(&crate::registry::registry(), "RibbonFilter");
+        let peer = label(&crate::registry::registry(), "xorf-BinaryFuse8");
+        assert!(
+            row.contains(&format!(
+                "**{ribbon}** = **{peer}** (within noise) at p = 1e-1; **BinaryFuseFilter** at \
+                 p = 1e-2; **{ribbon}** at p = 1e-3"
+            )),
+            "{row}"
+        );
+        assert!(
+            row.contains("1e-1 3.40 (9.90e-2), 1e-2 6.50 (3.91e-3), 1e-3 10.40 (9.90e-4)"),
+            "{row}"
+        );
+        assert!(
+            row.contains("a filter taking inserts needs 9.59 at p = 1e-2"),
+            "{row}"
+        );
+
+        // Ribbon alone at every p: named once.
+        let rows = vec![
+            made_up("RibbonFilter", n, 0.1, 3.40, 0.099),
+            made_up("RibbonFilter", n, 0.01, 6.90, 0.0099),
+            made_up("BinaryFuseFilter", n, 0.01, 9.04, fuse),
+            made_up("RibbonFilter", n, 0.001, 10.40, 0.00099),
+        ];
+        let row = static_row(rows);
+        assert!(
+            row.contains(&format!("**{ribbon}** at every p (1e-1, 1e-2, 1e-3)")),
+            "{row}"
+        );
+        // No static filter meets p: the row says so.
+        let row = static_row(vec![
+            made_up("BloomFilter", n, 0.001, 14.38, 0.001),
+            made_up("BinaryFuseFilter", n, 0.001, 9.04, fuse),
+        ]);
+        assert!(
+            row.contains("| — |") && row.contains("no static filter met p"),
+            "{row}"
+        );
     }
 }

@@ -9,7 +9,9 @@ use crate::experiments::measurements::Measurements;
 use crate::experiments::sweep::SweepRow;
 use crate::machine::Machine;
 use crate::registry::registry;
-use crate::render::charts::{FigureFile, pareto_file, pareto_items, skyline_cell};
+use crate::render::charts::{
+    FigureFile, pareto_file, pareto_items, skyline_cell, static_skyline_cell,
+};
 use crate::render::evidence::{label, nearest};
 use crate::render::guide::{GUIDE_HEADING, decision_guide, need_sections};
 use crate::render::pick::Pick;
@@ -120,8 +122,9 @@ fn summary_charts(
         let _ = writeln!(
             out,
             "**Pareto charts**: bits per item against one-key negative lookup ns at n = {}, one \
-             point per filter meeting p, the frontier drawn (no filter is both smaller and faster \
-             than one on it). Other targets:{}\n",
+             point per filter meeting p, the frontier of the filters that take inserts drawn (no \
+             filter is both smaller and faster than one on it), the static filters (built once \
+             from their keys) ringed. Other targets:{}\n",
             format_count(n),
             fpps.iter()
                 .filter(|&&p| drawn(&pareto_file(p)).is_some())
@@ -145,7 +148,9 @@ fn summary_charts(
          on both bits and lookup by another; filters whose intervals overlap the winner's (bits \
          within 0.5%, lookups within the fastest and slowest of their rounds) are named beside it, \
          within noise; a tie of lookups shows what `filterlab bench` counted for each (the same \
-         on every run, so it may break the tie). Meeting p: nothing refused, the sweep's own \
+         on every run, so it may break the tie). Its static layer: among the filters built once \
+         from their keys, the fewest bits per item meeting p, by the same rules. Meeting p: \
+         nothing refused, the sweep's own \
          interval reaching p, its exact theory within 0.1% of p, and its accuracy row at the \
          nearest n measured meeting p.\n"
     );
@@ -161,15 +166,20 @@ fn summary_charts(
             for &n in &sizes {
                 let (fewest, fastest) = skyline_cell(&measured.entries, sweep, n, p);
                 let name = |row: &&SweepRow| label(&measured.entries, &row.filter);
-                cells.push(match (fewest, fastest) {
+                let bits = |r: &&SweepRow| format!("{} ({:.1})", name(r), r.bits_per_item);
+                let mut cell = match (fewest, fastest) {
                     (Some(a), Some(b)) => format!(
                         "fewest bits: {} · fastest: {}{}",
-                        tied(&a, |r| format!("{} ({:.1})", name(r), r.bits_per_item)),
+                        tied(&a, bits),
                         tied(&b, |r| format!("{} ({:.1} ns)", name(r), r.negative_ns)),
                         counted(&b, counts, n, name)
                     ),
-                    _ => "none meets p".to_owned(),
-                });
+                    _ => "none taking inserts meets p".to_owned(),
+                };
+                if let Some(built_once) = static_skyline_cell(&measured.entries, sweep, n, p) {
+                    let _ = write!(cell, " · built once: {}", tied(&built_once, bits));
+                }
+                cells.push(cell);
             }
             cells
         })

@@ -42,7 +42,7 @@ const MARGIN: i32 = 16;
 const GRID_HEADER_W: i32 = 96;
 const GRID_HEADER_H: i32 = 26;
 const GRID_CELL_W: i32 = 300;
-const GRID_CELL_H: i32 = 84;
+const GRID_CELL_H: i32 = 108;
 
 /// Estimated width in pixels of `text` at plotters font size `size`
 /// (DejaVu Sans, the widest common sans font, averages about 0.55 em per
@@ -60,6 +60,8 @@ pub enum Dash {
     Dashed,
     /// A dotted line (a second reference line beside a dashed one).
     Dotted,
+    /// No line: a legend entry for a marker alone.
+    NoLine,
 }
 
 /// One measured point, with its interval where it has one.
@@ -126,6 +128,18 @@ impl Series {
         }
     }
 
+    /// A legend entry for what `marker` marks (no line, no points).
+    pub fn key(name: impl Into<String>, marker: Marker) -> Self {
+        Self {
+            name: name.into(),
+            filter: None,
+            colour: REFERENCE,
+            marker: Some(marker),
+            dash: Dash::NoLine,
+            points: Vec::new(),
+        }
+    }
+
     /// The same line drawn in `dash` (a second reference beside a first).
     #[must_use]
     pub fn dashed(mut self, dash: Dash) -> Self {
@@ -148,6 +162,8 @@ pub struct Labelled {
     pub filter: String,
     /// Its look.
     pub look: Look,
+    /// Built once from its keys: a [`Marker::Ring`] around its marker.
+    pub ringed: bool,
     /// x, in data units.
     pub x: f64,
     /// y, in data units.
@@ -731,6 +747,8 @@ fn marker<'a>(
                 line,
             ))
         }
+        // Around a marker of `size`, clear of it.
+        Marker::Ring => root.draw(&Circle::new(at, size + 4, colour.stroke_width(2))),
     }
 }
 
@@ -739,6 +757,7 @@ fn marker<'a>(
 fn dashed(points: &[(i32, i32)], dash: Dash) -> Vec<Vec<(i32, i32)>> {
     let (on, off) = match dash {
         Dash::Solid => return vec![points.to_vec()],
+        Dash::NoLine => return Vec::new(),
         _ if points.len() < 2 => return vec![points.to_vec()],
         Dash::Dashed => (8.0_f64, 5.0_f64),
         Dash::Dotted => (2.0_f64, 4.0_f64),
@@ -930,6 +949,9 @@ fn draw_labelled<'a>(
     for (point, at) in plot.labelled.iter().zip(&at) {
         if let Some(at) = *at {
             marker(root, point.look.marker, at, 5, rgb(point.look.colour))?;
+            if point.ringed {
+                marker(root, Marker::Ring, at, 5, rgb(REFERENCE))?;
+            }
         }
     }
     // The lines drawn (the Pareto frontier), every 3 pixels along them:
@@ -1274,6 +1296,7 @@ mod tests {
                 name: "a label".into(),
                 filter: "a".into(),
                 look,
+                ringed: true,
                 x: 2e-3,
                 y: 2.2,
             }],

@@ -48,6 +48,9 @@ pub enum Marker {
     Cross,
     /// +
     Plus,
+    /// ○ drawn around another marker: a static filter's point on the
+    /// Pareto charts (not a filter's own marker).
+    Ring,
 }
 
 impl Marker {
@@ -114,7 +117,7 @@ pub struct Look {
 }
 
 /// The table: registry name, family, colour, marker.
-const TABLE: [(&str, Family, Colour, Marker); 21] = [
+const TABLE: [(&str, Family, Colour, Marker); 27] = [
     ("BloomFilter", Family::Bloom, BLUE, Marker::Circle),
     ("BloomFilter-pow2", Family::Bloom, SKY, Marker::Square),
     ("AtomicBloomFilter", Family::Bloom, PURPLE, Marker::Diamond),
@@ -195,7 +198,28 @@ const TABLE: [(&str, Family, Colour, Marker); 21] = [
         VERMILLION,
         Marker::Cross,
     ),
+    ("RibbonFilter", Family::Static, BLUE, Marker::Diamond),
+    (
+        "BinaryFuseFilter",
+        Family::Static,
+        GREEN,
+        Marker::TriangleUp,
+    ),
+    (
+        "BinaryFuseFilter-4wise",
+        Family::Static,
+        SKY,
+        Marker::TriangleDown,
+    ),
+    (
+        "BinaryFuseFilter-u16",
+        Family::Static,
+        BLACK,
+        Marker::Circle,
+    ),
     ("xorf-BinaryFuse8", Family::Static, PURPLE, Marker::Plus),
+    ("xorf-BinaryFuse16", Family::Static, BROWN, Marker::Cross),
+    ("xorf-Xor8", Family::Static, ORANGE, Marker::Square),
 ];
 
 /// Every measured filter's family and look.

@@ -181,6 +181,51 @@ fn committed_counts_file() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../reports/bench-baseline.csv")
 }
 
+/// The static filters: ringed on the Pareto chart (exactly they, with a
+/// legend entry saying so), and a layer of the skyline map in every cell.
+fn check_static_marks(figures: &[FigureFile]) {
+    let entries = registry::registry();
+    let built_once = |filter: &str| {
+        entries
+            .iter()
+            .any(|e| e.name == filter && !e.takes_inserts())
+    };
+    let pareto = figures
+        .iter()
+        .find(|f| f.file == "pareto_p1e-2.svg")
+        .unwrap();
+    let Panel::Plot(plot) = &pareto.figure.panels[0] else {
+        panic!("the Pareto chart is a plot")
+    };
+    assert!(plot.labelled.iter().any(|p| p.ringed), "no static point");
+    for point in &plot.labelled {
+        assert_eq!(point.ringed, built_once(&point.filter), "{}", point.filter);
+    }
+    assert!(
+        plot.series
+            .iter()
+            .any(|s| s.marker == Some(Marker::Ring) && s.name.contains("static")),
+        "no legend entry for the ring"
+    );
+    let skyline = figures.iter().find(|f| f.file == "skyline.svg").unwrap();
+    let Panel::Grid(grid) = &skyline.figure.panels[0] else {
+        panic!("the skyline map is a grid")
+    };
+    for cell in &grid.cells {
+        let layer = cell.parts.last().unwrap();
+        assert!(layer.heading.starts_with("built once"), "{layer:?}");
+        assert!(
+            layer.filters.iter().all(|(f, _)| built_once(f)),
+            "{layer:?}"
+        );
+    }
+    assert!(
+        grid.cells
+            .iter()
+            .any(|c| !c.parts.last().unwrap().filters.is_empty())
+    );
+}
+
 #[test]
 fn a_fresh_report_keeps_the_figure_and_guide_rules_and_renders() {
     let measured = tiny_run();
@@ -216,6 +261,8 @@ fn a_fresh_report_keeps_the_figure_and_guide_rules_and_renders() {
         assert_eq!(drawn.len(), 1, "{filter} drawn in {drawn:?}");
     }
     assert!(looks.len() >= registry::registry().len() - 1, "{looks:?}");
+
+    check_static_marks(&figures);
 
     // The report itself: the guide keeps its rules, every SVG renders.
     let out = scratch("charts");

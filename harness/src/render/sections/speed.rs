@@ -205,6 +205,7 @@ mod tests {
                 speed_row("fine", 10_000, negative, 10.5),
                 speed_row("fine", 1_000_000, negative, 10.0),
             ],
+            builds: Vec::new(),
             notes: Vec::new(),
         };
         let mut bits = vec![

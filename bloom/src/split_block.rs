@@ -14,10 +14,11 @@ use crate::blocks::{BlockStorage, SPLIT_WORDS, SplitBlock};
 use crate::common::{Array, builder_entry_points};
 use crate::kernel::{Kernel, SplitBatch, SplitKernel, SplitSelect};
 use crate::layout::{
-    Blocks, Layout, Lookups, Shape, array_of, block_builder, block_filter, block_index, block_seed,
-    insert_batch, whole_blocks,
+    BlockSource, Blocks, Layout, Lookups, Shape, array_of, block_builder, block_filter,
+    block_index, block_seed, insert_batch, whole_blocks,
 };
 use crate::sizing::BloomSizing;
+use crate::words::Word;
 
 /// Bits per split block: eight 32-bit words, half a cache line.
 pub const SPLIT_BLOCK_BITS: u32 = SPLIT_BLOCK_WORDS * SPLIT_BLOCK_WORD_BITS;
@@ -206,15 +207,30 @@ impl Layout for Split {
         })
     }
 
-    fn contains_batch(kernel: &SplitSelect, lookups: Lookups<'_, SplitBlock>) {
+    fn contains_batch<S: BlockSource<Words = [u64; SPLIT_WORDS]> + ?Sized>(
+        kernel: &SplitSelect,
+        (): &(),
+        lookups: Lookups<'_, S>,
+    ) {
         kernel.run_batch(lookups);
+    }
+
+    #[inline]
+    fn contains_in<S: BlockSource<Words = [u64; SPLIT_WORDS]> + ?Sized>(
+        kernel: &SplitSelect,
+        (): &(),
+        blocks: &S,
+        hash: u64,
+    ) -> bool {
+        let index = block_index(hash, blocks.num_blocks() as u64);
+        blocks.read(index, |block| kernel.contains(block, block_seed(hash)))
     }
 
     /// The mean over blocks of Π_w (bits set in word w)/32 (word w is bits
     /// 32·(w mod 2).. of the block's 64-bit word w / 2).
-    fn fpp_given_fill(words: &[u64], _shape: &Shape<()>) -> f64 {
+    fn fpp_given_fill<W: Word>(words: &[W], _shape: &Shape<()>) -> f64 {
         split_block_fpp_given_word_fills(words.chunks_exact(SPLIT_WORDS).map(|block| {
-            core::array::from_fn(|w| ((block[w / 2] >> (32 * (w % 2))) as u32).count_ones())
+            core::array::from_fn(|w| ((block[w / 2].get() >> (32 * (w % 2))) as u32).count_ones())
         }))
     }
 

@@ -168,13 +168,13 @@ fn check_open_as_read<F: Viewable>(bytes: &[u8], what: &str) -> Option<ErrorKind
         read.is_ok(),
         "{what}: {viewed:?} vs {read:?}"
     );
-    if let Ok(view) = F::view(bytes, Checksum::Defer) {
-        if read.is_err() {
-            // Only what a pass over the payload finds is left for later.
-            let later = F::verify_checksum(&view).map_err(|e| e.kind());
-            let counter = read == Err(ErrorKind::InvalidHeader);
-            assert!(later.is_err() || counter, "{what}: deferred view opened");
-        }
+    if let Ok(view) = F::view(bytes, Checksum::Defer)
+        && read.is_err()
+    {
+        // Only what a pass over the payload finds is left for later.
+        let later = F::verify_checksum(&view).map_err(|e| e.kind());
+        let counter = read == Err(ErrorKind::InvalidHeader);
+        assert!(later.is_err() || counter, "{what}: deferred view opened");
     }
     viewed.err()
 }
@@ -200,10 +200,13 @@ fn check_damage_refused<F: Viewable>(filter: &F) {
     );
 }
 
+/// A named edit of a header.
+type Edit<'a> = (&'a str, fn(&mut Header));
+
 /// Headers whose checksums are sound but whose parameters are not, each
 /// with `filter`'s payload: `edit(params)` changes them, and the view
 /// refuses each as the reader does.
-fn check_crafted_params_refused<F: Viewable>(filter: &F, edits: &[(&str, fn(&mut Header))]) {
+fn check_crafted_params_refused<F: Viewable>(filter: &F, edits: &[Edit<'_>]) {
     for (what, edit) in edits {
         let mut header = filter.header();
         edit(&mut header);
@@ -269,7 +272,7 @@ fn damaged_blocked_files_are_refused() {
                 ("zero blocks", |h| h.params[0] = 0),
                 ("more blocks than the payload", |h| h.params[0] = 5),
                 ("blocks overflowing the bits", |h| {
-                    h.params[0] = u64::MAX / 8
+                    h.params[0] = u64::MAX / 8;
                 }),
                 ("256-bit blocks", |h| h.params[1] = 256),
                 ("zero hashes", |h| h.params[2] = 0),

@@ -14,7 +14,7 @@ use filterlab_core::{Error, KeyHasher};
 
 use crate::blocks::{BLOCK_WORDS, Block};
 use crate::common::{Array, builder_entry_points};
-use crate::kernel::probes::{KeyBlocks, Params};
+use crate::kernel::probes::{KeyBlocks, KeyView, Params};
 use crate::kernel::{BlockProbes, Kernel, Select};
 use crate::layout::{
     BlockSource, Blocks, Inserts, Layout, Lookups, OneKey, Shape, array_of, block_builder,
@@ -382,6 +382,28 @@ impl Layout for Wide {
         hash: u64,
     ) -> bool {
         kernel.run_batch(params, OneKey { blocks, hash })
+    }
+
+    type ViewKeys<'a> = KeyView<'a>;
+
+    fn view_keys<'a>(blocks: &'a [[u64; BLOCK_WORDS]], params: &Params) -> KeyView<'a> {
+        KeyView {
+            blocks,
+            params: *params,
+        }
+    }
+
+    // `'a: 'a` makes `'a` early-bound, as the trait's (a projection's) is.
+    #[allow(clippy::extra_unused_lifetimes)]
+    fn view_blocks<'a: 'a>(keys: &KeyView<'a>) -> &'a [[u64; BLOCK_WORDS]] {
+        keys.blocks
+    }
+
+    /// One indirect call of the function the kernel chose, as the owned
+    /// filter's one-key lookup.
+    #[inline]
+    fn contains_view_key(_: &Select, keys: &KeyView<'_>, hash: u64) -> bool {
+        Select::view_contains_key(keys, hash)
     }
 
     /// Independent probes: the mean over blocks of (X_b/512)^k for the X_b

@@ -318,6 +318,16 @@ pub(crate) trait Layout: Identity {
         blocks: &S,
         hash: u64,
     ) -> bool;
+    /// What a view's one-key lookup in aligned blocks reads: the blocks,
+    /// with the kernel's parameters where its one-key function reads them.
+    type ViewKeys<'a>: Clone;
+    /// The view keys of `blocks`, a view's aligned payload.
+    fn view_keys<'a>(blocks: &'a [Words<Self>], params: &Self::Params) -> Self::ViewKeys<'a>;
+    /// The blocks of `keys`.
+    fn view_blocks<'a>(keys: &Self::ViewKeys<'a>) -> &'a [Words<Self>];
+    /// Whether the bits of the key with this hash are all set in its block
+    /// of a view's aligned blocks: the owned filter's one-key lookup.
+    fn contains_view_key(kernel: &Self::Kernel, keys: &Self::ViewKeys<'_>, hash: u64) -> bool;
     /// The FPP given the bits set in the blocks' `words` now (the words
     /// as [`Word`]s: an owned filter's or a view's bytes): exact for the
     /// instance.

@@ -226,6 +226,22 @@ impl Layout for Split {
         blocks.read(index, |block| kernel.contains(block, block_seed(hash)))
     }
 
+    type ViewKeys<'a> = &'a [[u64; SPLIT_WORDS]];
+
+    fn view_keys<'a>(blocks: &'a [[u64; SPLIT_WORDS]], (): &()) -> &'a [[u64; SPLIT_WORDS]] {
+        blocks
+    }
+
+    // `'a: 'a` makes `'a` early-bound, as the trait's (a projection's) is.
+    fn view_blocks<'a: 'a>(keys: &&'a [[u64; SPLIT_WORDS]]) -> &'a [[u64; SPLIT_WORDS]] {
+        keys
+    }
+
+    #[inline]
+    fn contains_view_key(kernel: &SplitSelect, keys: &&[[u64; SPLIT_WORDS]], hash: u64) -> bool {
+        Self::contains_in(kernel, &(), *keys, hash)
+    }
+
     /// The mean over blocks of Π_w (bits set in word w)/32 (word w is bits
     /// 32·(w mod 2).. of the block's 64-bit word w / 2).
     fn fpp_given_fill<W: Word>(words: &[W], _shape: &Shape<()>) -> f64 {

@@ -17,8 +17,8 @@ use crate::common::{Array, builder_entry_points};
 use crate::kernel::probes::{KeyBlocks, KeyView, Params};
 use crate::kernel::{BlockProbes, Kernel, Select};
 use crate::layout::{
-    BlockSource, Blocks, Inserts, Layout, Lookups, OneKey, Shape, array_of, block_builder,
-    block_filter, whole_blocks,
+    BlockSource, Blocks, Inserts, Layout, Lookups, Shape, aligned_blocks, array_of, block_builder,
+    block_filter, le_blocks, view_batch, whole_blocks,
 };
 use crate::sizing::BloomSizing;
 use crate::words::{Word, count_ones};
@@ -372,38 +372,38 @@ impl Layout for Wide {
         kernel.run_batch(params, lookups);
     }
 
-    /// A call of the kernel's block test (compiled for AVX2 where the CPU
-    /// has it) with the key's block.
-    #[inline]
-    fn contains_in<S: BlockSource<Words = [u64; BLOCK_WORDS]> + ?Sized>(
-        kernel: &Select,
-        params: &Params,
-        blocks: &S,
-        hash: u64,
-    ) -> bool {
-        kernel.run_batch(params, OneKey { blocks, hash })
-    }
-
     type ViewKeys<'a> = KeyView<'a>;
 
-    fn view_keys<'a>(blocks: &'a [[u64; BLOCK_WORDS]], params: &Params) -> KeyView<'a> {
-        KeyView {
-            blocks,
-            params: *params,
+    fn view_keys<'a>(payload: &'a [u8], params: &Params) -> KeyView<'a> {
+        match aligned_blocks(payload) {
+            Some(blocks) => KeyView::aligned(blocks, *params),
+            None => KeyView::bytes(le_blocks(payload), *params),
         }
     }
 
-    // `'a: 'a` makes `'a` early-bound, as the trait's (a projection's) is.
-    #[allow(clippy::extra_unused_lifetimes)]
-    fn view_blocks<'a: 'a>(keys: &KeyView<'a>) -> &'a [[u64; BLOCK_WORDS]] {
-        keys.blocks
+    fn in_place(keys: &KeyView<'_>) -> bool {
+        keys.bytes.is_empty()
     }
 
-    /// One indirect call of the function the kernel chose, as the owned
-    /// filter's one-key lookup.
+    /// One indirect call of the function chosen for the view's blocks, as
+    /// the owned filter's one-key lookup.
     #[inline]
     fn contains_view_key(_: &Select, keys: &KeyView<'_>, hash: u64) -> bool {
         Select::view_contains_key(keys, hash)
+    }
+
+    fn contains_view_batch(
+        kernel: &Select,
+        params: &Params,
+        keys: &KeyView<'_>,
+        hashes: &[u64],
+        found: &mut [bool],
+    ) {
+        if Self::in_place(keys) {
+            view_batch::<Self, _>((kernel, params), keys.blocks, hashes, found);
+        } else {
+            view_batch::<Self, _>((kernel, params), keys.bytes, hashes, found);
+        }
     }
 
     /// Independent probes: the mean over blocks of (X_b/512)^k for the X_b

@@ -160,6 +160,56 @@ impl<const N: usize> BlockSource for [[[u8; 8]; N]] {
     }
 }
 
+/// The blocks of `payload` (a whole number of them) read in place: where
+/// they are aligned to 8 bytes and the CPU is little-endian.
+pub(crate) fn aligned_blocks<const N: usize>(payload: &[u8]) -> Option<&[[u64; N]]>
+where
+    [u64; N]: bytemuck::Pod,
+{
+    let blocks = bytemuck::try_cast_slice::<u8, [u64; N]>(payload).ok();
+    blocks.filter(|_| cfg!(target_endian = "little"))
+}
+
+/// The blocks of `payload` as little-endian bytes, at any alignment.
+pub(crate) fn le_blocks<const N: usize>(payload: &[u8]) -> &[[[u8; 8]; N]] {
+    payload.as_chunks::<8>().0.as_chunks::<N>().0
+}
+
+/// A view's blocks: aligned words read in place, or little-endian bytes
+/// decoded block by block.
+#[derive(Clone, Copy)]
+pub(crate) enum ViewBlocks<'a, const N: usize> {
+    Aligned(&'a [[u64; N]]),
+    Bytes(&'a [[[u8; 8]; N]]),
+}
+
+impl<'a, const N: usize> ViewBlocks<'a, N>
+where
+    [u64; N]: bytemuck::Pod,
+{
+    /// The blocks of `payload`: in place where they can be.
+    pub(crate) fn of(payload: &'a [u8]) -> Self {
+        aligned_blocks(payload).map_or_else(|| Self::Bytes(le_blocks(payload)), Self::Aligned)
+    }
+}
+
+/// Looks the keys of `hashes` up in `blocks` (a view's), as layout `L`'s
+/// batches do, into `found`.
+pub(crate) fn view_batch<L: Layout, S: BlockSource<Words = Words<L>> + ?Sized>(
+    (kernel, params): (&L::Kernel, &L::Params),
+    blocks: &S,
+    hashes: &[u64],
+    found: &mut [bool],
+) {
+    let lookups = Lookups {
+        blocks,
+        num_blocks: blocks.num_blocks() as u64,
+        hashes,
+        found,
+    };
+    L::contains_batch(kernel, params, lookups);
+}
+
 /// Sets `found[i]` to `contains(block, seed)` for the key of `hashes[i]`,
 /// for as many keys as both slices hold.
 #[allow(clippy::inline_always)]
@@ -310,24 +360,26 @@ pub(crate) trait Layout: Identity {
         params: &Self::Params,
         lookups: Lookups<'_, S>,
     );
+    /// What a view's lookups read: its payload's blocks (aligned words in
+    /// place, or little-endian bytes), with whatever the one-key lookup
+    /// reads beside them.
+    type ViewKeys<'a>: Clone;
+    /// The view keys of `payload`, a whole number of blocks, for a kernel
+    /// with `params`.
+    fn view_keys<'a>(payload: &'a [u8], params: &Self::Params) -> Self::ViewKeys<'a>;
+    /// Whether `keys` reads its blocks in place (not decoded from bytes).
+    fn in_place(keys: &Self::ViewKeys<'_>) -> bool;
     /// Whether the bits of the key with this hash are all set in its block
-    /// of `blocks`: a view's one-key lookup, with the kernel's block test.
-    fn contains_in<S: BlockSource<Words = Words<Self>> + ?Sized>(
+    /// of a view: the owned filter's one-key lookup.
+    fn contains_view_key(kernel: &Self::Kernel, keys: &Self::ViewKeys<'_>, hash: u64) -> bool;
+    /// A view's batched lookup, as [`contains_batch`](Self::contains_batch).
+    fn contains_view_batch(
         kernel: &Self::Kernel,
         params: &Self::Params,
-        blocks: &S,
-        hash: u64,
-    ) -> bool;
-    /// What a view's one-key lookup in aligned blocks reads: the blocks,
-    /// with the kernel's parameters where its one-key function reads them.
-    type ViewKeys<'a>: Clone;
-    /// The view keys of `blocks`, a view's aligned payload.
-    fn view_keys<'a>(blocks: &'a [Words<Self>], params: &Self::Params) -> Self::ViewKeys<'a>;
-    /// The blocks of `keys`.
-    fn view_blocks<'a>(keys: &Self::ViewKeys<'a>) -> &'a [Words<Self>];
-    /// Whether the bits of the key with this hash are all set in its block
-    /// of a view's aligned blocks: the owned filter's one-key lookup.
-    fn contains_view_key(kernel: &Self::Kernel, keys: &Self::ViewKeys<'_>, hash: u64) -> bool;
+        keys: &Self::ViewKeys<'_>,
+        hashes: &[u64],
+        found: &mut [bool],
+    );
     /// The FPP given the bits set in the blocks' `words` now (the words
     /// as [`Word`]s: an owned filter's or a view's bytes): exact for the
     /// instance.
@@ -404,25 +456,6 @@ impl<S: BlockSource<Words = [u64; BLOCK_WORDS]> + ?Sized> BlockBatch for Lookups
     #[inline(always)]
     fn run(self, kernel: impl BlockKernel) {
         self.with(|block: &[u64; BLOCK_WORDS], seed| kernel.contains(block, seed));
-    }
-}
-
-/// A one-key lookup in 512-bit blocks (a view's), run with the selected
-/// kernel's block test.
-pub(crate) struct OneKey<'a, S: ?Sized> {
-    pub(crate) blocks: &'a S,
-    pub(crate) hash: u64,
-}
-
-impl<S: BlockSource<Words = [u64; BLOCK_WORDS]> + ?Sized> BlockBatch for OneKey<'_, S> {
-    type Output = bool;
-
-    #[allow(clippy::inline_always)]
-    #[inline(always)]
-    fn run(self, kernel: impl BlockKernel) -> bool {
-        let Self { blocks, hash } = self;
-        let index = block_index(hash, blocks.num_blocks() as u64);
-        blocks.read(index, |block| kernel.contains(block, block_seed(hash)))
     }
 }
 

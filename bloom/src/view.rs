@@ -4,13 +4,13 @@
 //!
 //! A standard filter's words are read as little-endian `[u8; 8]`s (one
 //! unaligned load each on little-endian CPUs), through the same generic
-//! probe loop as the owned `u64`s ([`Word`](crate::words::Word)). A blocked
-//! filter's kernels test `[u64; WORDS]` blocks: where the payload is
-//! aligned to 8 bytes on a little-endian CPU (always, in a memory map: the
-//! payload starts a multiple of 8 bytes into the file) the blocks are read
-//! in place; elsewhere each block a query reads is decoded on the stack
-//! ([`BlockSource`]). Either way the lookup is the owned filter's
-//! ([`Layout::contains_batch`], [`Layout::contains_in`]).
+//! probe loop as the owned `u64`s (`words::Word`). A blocked filter's
+//! kernels test `[u64; WORDS]` blocks: where the payload is aligned to 8
+//! bytes on a little-endian CPU (always, in a memory map: the payload
+//! starts a multiple of 8 bytes into the file) the blocks are read in place
+//! by the owned filter's kernels, one-key lookups through the same one-key
+//! functions; elsewhere each block a query reads is decoded on the stack
+//! (`layout::BlockSource`, `Layout::ViewKeys`).
 
 use std::fmt;
 
@@ -23,7 +23,7 @@ use filterlab_core::{Error, FilterKind, KeyHasher, Membership};
 use crate::blocked::Wide;
 use crate::blocks::{BLOCK_WORDS, SPLIT_WORDS};
 use crate::common::check_counter;
-use crate::layout::{BlockSource, Blocks, Layout, Lookups, Shape, Words};
+use crate::layout::{Blocks, Layout, Shape};
 use crate::split_block::Split;
 use crate::words::{BloomConfig, all_bits_set, check_tail, contains_batch, count_ones};
 use crate::{BlockedBloomFilter, BloomFilter, SplitBlockBloomFilter};
@@ -162,48 +162,12 @@ impl Viewable for BloomFilter {
     }
 }
 
-/// A blocked payload of layout `L`: aligned words read in place (with
-/// what the one-key lookup reads beside them), or little-endian bytes
-/// decoded block by block.
-enum Payload<'a, L: Layout, const N: usize> {
-    Aligned(L::ViewKeys<'a>),
-    Bytes(&'a [[[u8; 8]; N]]),
-}
-
-impl<L: Layout, const N: usize> Clone for Payload<'_, L, N> {
-    fn clone(&self) -> Self {
-        match self {
-            Self::Aligned(keys) => Self::Aligned(keys.clone()),
-            Self::Bytes(bytes) => Self::Bytes(bytes),
-        }
-    }
-}
-
-impl<'a, L, const N: usize> Payload<'a, L, N>
-where
-    L: Layout,
-    L::Block: crate::blocks::WordBlock<Words = [u64; N]>,
-    [u64; N]: bytemuck::Pod,
-{
-    /// The blocks of `payload` (a whole number of them): in place where
-    /// they are aligned and the CPU is little-endian.
-    fn of(payload: &'a [u8], params: &L::Params) -> Self {
-        let aligned = bytemuck::try_cast_slice::<u8, [u64; N]>(payload)
-            .ok()
-            .filter(|_| cfg!(target_endian = "little"));
-        aligned.map_or_else(
-            || Self::Bytes(le_words(payload).as_chunks::<N>().0),
-            |blocks| Self::Aligned(L::view_keys(blocks, params)),
-        )
-    }
-}
-
 /// A blocked filter of layout `L` (blocks of `N` words) answering from a
 /// file's borrowed bytes: the one implementation behind
 /// `BlockedBloomView` and `SplitBlockBloomView`.
 #[derive(Clone)]
 struct BlockView<'a, L: Layout, const N: usize> {
-    blocks: Payload<'a, L, N>,
+    keys: L::ViewKeys<'a>,
     shape: Shape<L::Probes>,
     kernel: L::Kernel,
     params: L::Params,
@@ -225,7 +189,7 @@ where
         let kernel = L::select(None, &shape)?;
         let params = L::params(&kernel);
         Ok(Self {
-            blocks: Payload::of(file.payload(), &params),
+            keys: L::view_keys(file.payload(), &params),
             shape,
             params,
             kernel,
@@ -236,40 +200,11 @@ where
 
     #[inline]
     fn contains_hash(&self, hash: u64) -> bool {
-        match self.blocks {
-            Payload::Aligned(ref keys) => L::contains_view_key(&self.kernel, keys, hash),
-            Payload::Bytes(blocks) => self.contains_in_bytes(blocks, hash),
-        }
-    }
-
-    /// The lookup in little-endian bytes, kept out of line: inlined into a
-    /// caller's loop it would crowd out the registers of the aligned one
-    /// (measured: 45 instructions a lookup against 39 owned).
-    #[inline(never)]
-    fn contains_in_bytes(&self, blocks: &[[[u8; 8]; N]], hash: u64) -> bool {
-        L::contains_in(&self.kernel, &self.params, blocks, hash)
+        L::contains_view_key(&self.kernel, &self.keys, hash)
     }
 
     fn contains_hashes(&self, hashes: &[u64], found: &mut [bool]) {
-        fn run<L: Layout, S: BlockSource<Words = Words<L>> + ?Sized>(
-            view_kernel: (&L::Kernel, &L::Params),
-            blocks: &S,
-            hashes: &[u64],
-            found: &mut [bool],
-        ) {
-            let lookups = Lookups {
-                blocks,
-                num_blocks: blocks.num_blocks() as u64,
-                hashes,
-                found,
-            };
-            L::contains_batch(view_kernel.0, view_kernel.1, lookups);
-        }
-        let kernel = (&self.kernel, &self.params);
-        match self.blocks {
-            Payload::Aligned(ref keys) => run::<L, _>(kernel, L::view_blocks(keys), hashes, found),
-            Payload::Bytes(blocks) => run::<L, _>(kernel, blocks, hashes, found),
-        }
+        L::contains_view_batch(&self.kernel, &self.params, &self.keys, hashes, found);
     }
 
     fn expected_fpp(&self) -> f64 {
@@ -277,9 +212,10 @@ where
     }
 
     fn debug(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let payload = match self.blocks {
-            Payload::Aligned(_) => "aligned words",
-            Payload::Bytes(_) => "little-endian bytes",
+        let payload = if L::in_place(&self.keys) {
+            "aligned words"
+        } else {
+            "little-endian bytes"
         };
         f.debug_struct(L::NAME)
             .field("num_blocks", &self.shape.num_blocks)

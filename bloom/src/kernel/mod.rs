@@ -295,6 +295,19 @@ fn scalar_striped_view_contains_key(view: &KeyView<'_>, hash: u64) -> bool {
     scalar_striped_contains_key(view, hash)
 }
 
+/// [`scalar_contains_key`] in a view's little-endian bytes: the key's
+/// block decoded on the stack.
+fn scalar_bytes_contains_key(view: &KeyView<'_>, hash: u64) -> bool {
+    let block = view.bytes[block_index(hash, view.bytes.len() as u64)].map(u64::from_le_bytes);
+    scalar::contains(&block, block_seed(hash), view.params.lanes.multipliers())
+}
+
+/// [`scalar_striped_contains_key`] in a view's little-endian bytes.
+fn scalar_striped_bytes_contains_key(view: &KeyView<'_>, hash: u64) -> bool {
+    let block = view.bytes[block_index(hash, view.bytes.len() as u64)].map(u64::from_le_bytes);
+    scalar::striped_contains(&block, block_seed(hash), &view.params.stripes)
+}
+
 /// The portable one-key insert of independent probes.
 fn scalar_insert_key(storage: &mut KeyBlocks, hash: u64) -> bool {
     let params = *storage.params();
@@ -367,12 +380,17 @@ impl Select {
             (Some(avx2), BlockProbes::Independent) => avx2.independent_keys(),
             (Some(avx2), BlockProbes::Striped) => avx2.striped_keys(self.num_hashes),
         };
+        let bytes_contains_key: ViewContainsKey = match self.probes {
+            BlockProbes::Independent => scalar_bytes_contains_key,
+            BlockProbes::Striped => scalar_striped_bytes_contains_key,
+        };
         Params {
             lanes: probes::Lanes::new(self.num_hashes),
             stripes: probes::Stripes::new(self.num_hashes),
             contains_key,
             insert_key,
             view_contains_key,
+            bytes_contains_key,
         }
     }
 
@@ -396,7 +414,7 @@ impl Select {
         unsafe { (blocks.params().contains_key)(blocks, hash) }
     }
 
-    /// [`contains_key`](Self::contains_key) in a view's aligned blocks.
+    /// [`contains_key`](Self::contains_key) in a view's blocks.
     #[inline]
     pub(crate) fn view_contains_key(view: &KeyView<'_>, hash: u64) -> bool {
         // SAFETY: as in `contains_key`.
@@ -645,7 +663,8 @@ mod tests {
     /// sparse and dense blocks, seeds and every k the layout takes: the
     /// answer of a lookup, the bits and answer of an insert (and of the
     /// same insert again), through the one-key functions (the block found
-    /// from the hash in an array of three) and as a batch.
+    /// from the hash in an array of three; and a view's, of aligned words
+    /// and of bytes) and as a batch.
     fn kernels_match_reference(probes: BlockProbes, max_hashes: u32) {
         let mut next = random_stream(0x1234_5678_9abc_def0 ^ u64::from(max_hashes));
         for case in 0..RANDOM_CASES {
@@ -668,6 +687,21 @@ mod tests {
                 let mut blocks = storage_of(&[block; 3], kernel);
                 let index = block_index(hash, 3);
                 assert_eq!(Select::contains_key(&blocks, hash), present, "{context}");
+                // A view's one-key lookups: in place, and from bytes.
+                let words = [block; 3];
+                let aligned = KeyView::aligned(&words, kernel.params());
+                assert_eq!(
+                    Select::view_contains_key(&aligned, hash),
+                    present,
+                    "{context}"
+                );
+                let bytes = words.map(|block| block.map(u64::to_le_bytes));
+                let decoded = KeyView::bytes(&bytes, kernel.params());
+                assert_eq!(
+                    Select::view_contains_key(&decoded, hash),
+                    present,
+                    "{context}"
+                );
                 assert_eq!(Select::insert_key(&mut blocks, hash), !present, "{context}");
                 assert_eq!(blocks.block(index), &inserted, "{context}");
                 assert!(Select::contains_key(&blocks, hash), "{context}");

@@ -153,6 +153,9 @@ pub(crate) struct Params {
     pub(super) insert_key: InsertKey,
     /// The same lookup as `contains_key` for a view's aligned blocks.
     pub(super) view_contains_key: ViewContainsKey,
+    /// The same lookup for a view's little-endian bytes, with the portable
+    /// kernel.
+    pub(super) bytes_contains_key: ViewContainsKey,
 }
 
 /// A `BlockedBloomFilter`'s blocks with its probes' parameters beside them:
@@ -169,12 +172,41 @@ pub(crate) type ContainsKey = unsafe fn(&KeyBlocks, u64) -> bool;
 /// of the array; whether any was clear. Unsafe as [`ContainsKey`].
 pub(crate) type InsertKey = unsafe fn(&mut KeyBlocks, u64) -> bool;
 
-/// A view's aligned blocks with its probes' parameters beside them: what a
-/// view's one-key function reads, through one pointer, as [`KeyBlocks`].
+/// A view's blocks with its probes' parameters beside them: what a view's
+/// one-key function reads, through one pointer, as [`KeyBlocks`]. The
+/// blocks are aligned words read in place, or (when the payload is not
+/// aligned, or the CPU big-endian) little-endian bytes; the one-key
+/// function is chosen for them, so a lookup does not branch on which.
 #[derive(Clone, Copy)]
 pub(crate) struct KeyView<'a> {
+    /// The aligned blocks; empty when read from `bytes`.
     pub(crate) blocks: &'a [[u64; 8]],
+    /// The little-endian blocks; empty when read from `blocks`.
+    pub(crate) bytes: &'a [[[u8; 8]; 8]],
     pub(crate) params: Params,
+}
+
+impl<'a> KeyView<'a> {
+    /// A view of aligned blocks: one-key lookups with the kernel's function.
+    pub(crate) fn aligned(blocks: &'a [[u64; 8]], params: Params) -> Self {
+        Self {
+            blocks,
+            bytes: &[],
+            params,
+        }
+    }
+
+    /// A view of little-endian blocks: each one-key lookup decodes the
+    /// key's block and tests it with the portable kernel (every kernel
+    /// gives the same answer).
+    pub(crate) fn bytes(bytes: &'a [[[u8; 8]; 8]], mut params: Params) -> Self {
+        params.view_contains_key = params.bytes_contains_key;
+        Self {
+            blocks: &[],
+            bytes,
+            params,
+        }
+    }
 }
 
 /// A view's one-key lookup, as [`ContainsKey`].

@@ -14,13 +14,14 @@ use filterlab_core::{Error, KeyHasher};
 
 use crate::blocks::{BLOCK_WORDS, Block};
 use crate::common::{Array, builder_entry_points};
-use crate::kernel::probes::{KeyBlocks, Params};
+use crate::kernel::probes::{KeyBlocks, KeyView, Params};
 use crate::kernel::{BlockProbes, Kernel, Select};
 use crate::layout::{
-    Blocks, Inserts, Layout, Lookups, Shape, array_of, block_builder, block_filter, whole_blocks,
+    BlockSource, Blocks, Inserts, Layout, Lookups, Shape, aligned_blocks, array_of, block_builder,
+    block_filter, le_blocks, view_batch, whole_blocks,
 };
 use crate::sizing::BloomSizing;
-use crate::words::count_ones;
+use crate::words::{Word, count_ones};
 
 /// Bits per block: one 64-byte cache line.
 pub const BLOCK_BITS: u32 = 512;
@@ -363,15 +364,52 @@ impl Layout for Wide {
         kernel.run_batch(&params, Inserts { blocks, hashes })
     }
 
-    fn contains_batch(kernel: &Select, lookups: Lookups<'_, Block, Params>) {
-        let params = *lookups.blocks.params();
-        kernel.run_batch(&params, lookups);
+    fn contains_batch<S: BlockSource<Words = [u64; BLOCK_WORDS]> + ?Sized>(
+        kernel: &Select,
+        params: &Params,
+        lookups: Lookups<'_, S>,
+    ) {
+        kernel.run_batch(params, lookups);
+    }
+
+    type ViewKeys<'a> = KeyView<'a>;
+
+    fn view_keys<'a>(payload: &'a [u8], params: &Params) -> KeyView<'a> {
+        match aligned_blocks(payload) {
+            Some(blocks) => KeyView::aligned(blocks, *params),
+            None => KeyView::bytes(le_blocks(payload), *params),
+        }
+    }
+
+    fn in_place(keys: &KeyView<'_>) -> bool {
+        keys.bytes.is_empty()
+    }
+
+    /// One indirect call of the function chosen for the view's blocks, as
+    /// the owned filter's one-key lookup.
+    #[inline]
+    fn contains_view_key(_: &Select, keys: &KeyView<'_>, hash: u64) -> bool {
+        Select::view_contains_key(keys, hash)
+    }
+
+    fn contains_view_batch(
+        kernel: &Select,
+        params: &Params,
+        keys: &KeyView<'_>,
+        hashes: &[u64],
+        found: &mut [bool],
+    ) {
+        if Self::in_place(keys) {
+            view_batch::<Self, _>((kernel, params), keys.blocks, hashes, found);
+        } else {
+            view_batch::<Self, _>((kernel, params), keys.bytes, hashes, found);
+        }
     }
 
     /// Independent probes: the mean over blocks of (X_b/512)^k for the X_b
     /// bits set in each block now; striped ones: the mean over blocks and
     /// rotations of Π_w (X_w/64)^{c_w} over the words' bits set.
-    fn fpp_given_fill(words: &[u64], shape: &Shape<BlockProbes>) -> f64 {
+    fn fpp_given_fill<W: Word>(words: &[W], shape: &Shape<BlockProbes>) -> f64 {
         let blocks = words.chunks_exact(BLOCK_WORDS);
         match shape.probes {
             BlockProbes::Independent => bloom_fpp_given_block_fills(
@@ -382,7 +420,7 @@ impl Layout for Wide {
             BlockProbes::Striped => striped_fpp_given_word_fills(
                 blocks.map(|block| {
                     core::array::from_fn::<_, { STRIPED_WORDS as usize }, _>(|w| {
-                        block[w].count_ones()
+                        block[w].get().count_ones()
                     })
                 }),
                 shape.num_hashes,

@@ -15,12 +15,12 @@ use filterlab_core::memory::{addressable, check_memory};
 use filterlab_core::sizing::{SizedFor, hashes_from_header};
 use filterlab_core::{Error, ErrorKind, FilterKind, KeyHasher, prefetch};
 
-use crate::blocks::{BLOCK_WORDS, Block, BlockStorage, SPLIT_WORDS, SplitBlock, WordBlock};
+use crate::blocks::{BLOCK_WORDS, Block, BlockStorage, SPLIT_WORDS, WordBlock};
 use crate::common::{Array, WordArray, check_counter, debug_summary, sized_for};
 pub(crate) use crate::kernel::probes::{block_index, block_seed};
 use crate::kernel::{BlockBatch, BlockKernel, Kernel, SplitBatch, SplitKernel};
 use crate::sizing::BloomSizing;
-use crate::words::count_ones;
+use crate::words::{Word, count_ones};
 
 /// Keys ahead of the one being probed whose block a batched operation
 /// prefetches (a power of two: the ring of pending block indexes).
@@ -82,25 +82,154 @@ pub(crate) fn insert_batch<B: WordBlock, P>(
     new
 }
 
+/// Where lookups read a filter's blocks from: its own aligned storage, or
+/// the payload a view borrows, as aligned words or as little-endian bytes
+/// at any alignment. The lookup code is written once over it.
+pub(crate) trait BlockSource {
+    /// A block's words, `[u64; WORDS]`.
+    type Words;
+    /// Blocks in the array.
+    fn num_blocks(&self) -> usize;
+    /// `test` of block `index`'s words.
+    fn read<R>(&self, index: usize, test: impl FnOnce(&Self::Words) -> R) -> R;
+    /// Hints the cache to fetch block `index`.
+    fn prefetch(&self, index: usize);
+}
+
+impl<B: WordBlock, P> BlockSource for BlockStorage<B, P> {
+    type Words = B::Words;
+
+    #[inline]
+    fn num_blocks(&self) -> usize {
+        self.blocks().len()
+    }
+
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn read<R>(&self, index: usize, test: impl FnOnce(&B::Words) -> R) -> R {
+        test(self.block(index))
+    }
+
+    #[inline]
+    fn prefetch(&self, index: usize) {
+        prefetch(self.block(index));
+    }
+}
+
+/// A borrowed payload whose words are aligned and in the CPU's byte order:
+/// its blocks are read in place.
+impl<const N: usize> BlockSource for [[u64; N]] {
+    type Words = [u64; N];
+
+    #[inline]
+    fn num_blocks(&self) -> usize {
+        self.len()
+    }
+
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn read<R>(&self, index: usize, test: impl FnOnce(&[u64; N]) -> R) -> R {
+        test(&self[index])
+    }
+
+    #[inline]
+    fn prefetch(&self, index: usize) {
+        prefetch(&self[index]);
+    }
+}
+
+/// A borrowed payload at any alignment or on a big-endian CPU: each block
+/// read is decoded from its little-endian words on the stack.
+impl<const N: usize> BlockSource for [[[u8; 8]; N]] {
+    type Words = [u64; N];
+
+    #[inline]
+    fn num_blocks(&self) -> usize {
+        self.len()
+    }
+
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn read<R>(&self, index: usize, test: impl FnOnce(&[u64; N]) -> R) -> R {
+        test(&self[index].map(u64::from_le_bytes))
+    }
+
+    #[inline]
+    fn prefetch(&self, index: usize) {
+        prefetch(&self[index]);
+    }
+}
+
+/// The blocks of `payload` (a whole number of them) read in place: where
+/// they are aligned to 8 bytes and the CPU is little-endian.
+pub(crate) fn aligned_blocks<const N: usize>(payload: &[u8]) -> Option<&[[u64; N]]>
+where
+    [u64; N]: bytemuck::Pod,
+{
+    let blocks = bytemuck::try_cast_slice::<u8, [u64; N]>(payload).ok();
+    blocks.filter(|_| cfg!(target_endian = "little"))
+}
+
+/// The blocks of `payload` as little-endian bytes, at any alignment.
+pub(crate) fn le_blocks<const N: usize>(payload: &[u8]) -> &[[[u8; 8]; N]] {
+    payload.as_chunks::<8>().0.as_chunks::<N>().0
+}
+
+/// A view's blocks: aligned words read in place, or little-endian bytes
+/// decoded block by block.
+#[derive(Clone, Copy)]
+pub(crate) enum ViewBlocks<'a, const N: usize> {
+    Aligned(&'a [[u64; N]]),
+    Bytes(&'a [[[u8; 8]; N]]),
+}
+
+impl<'a, const N: usize> ViewBlocks<'a, N>
+where
+    [u64; N]: bytemuck::Pod,
+{
+    /// The blocks of `payload`: in place where they can be.
+    pub(crate) fn of(payload: &'a [u8]) -> Self {
+        aligned_blocks(payload).map_or_else(|| Self::Bytes(le_blocks(payload)), Self::Aligned)
+    }
+}
+
+/// Looks the keys of `hashes` up in `blocks` (a view's), as layout `L`'s
+/// batches do, into `found`.
+pub(crate) fn view_batch<L: Layout, S: BlockSource<Words = Words<L>> + ?Sized>(
+    (kernel, params): (&L::Kernel, &L::Params),
+    blocks: &S,
+    hashes: &[u64],
+    found: &mut [bool],
+) {
+    let lookups = Lookups {
+        blocks,
+        num_blocks: blocks.num_blocks() as u64,
+        hashes,
+        found,
+    };
+    L::contains_batch(kernel, params, lookups);
+}
+
 /// Sets `found[i]` to `contains(block, seed)` for the key of `hashes[i]`,
 /// for as many keys as both slices hold.
 #[allow(clippy::inline_always)]
 #[inline(always)]
-pub(crate) fn contains_batch<B: WordBlock, P>(
-    blocks: &BlockStorage<B, P>,
+pub(crate) fn contains_batch<S: BlockSource + ?Sized>(
+    blocks: &S,
     num_blocks: u64,
     hashes: &[u64],
     found: &mut [bool],
-    contains: impl Fn(&B::Words, u32) -> bool,
+    contains: impl Fn(&S::Words, u32) -> bool,
 ) {
     let count = hashes.len().min(found.len());
     let hashes = &hashes[..count];
     pipelined(num_blocks, hashes, |key, ahead| {
         if let Some(ahead) = ahead {
-            prefetch(blocks.block(ahead));
+            blocks.prefetch(ahead);
         }
         if let Some((i, index)) = key {
-            found[i] = contains(blocks.block(index), block_seed(hashes[i]));
+            let seed = block_seed(hashes[i]);
+            found[i] = blocks.read(index, |block| contains(block, seed));
         }
     });
 }
@@ -223,12 +352,38 @@ pub(crate) trait Layout: Identity {
     /// Inserts the keys of `hashes` into `blocks`, prefetching the blocks
     /// ahead ([`insert_batch`]); how many were new.
     fn insert_batch(kernel: &Self::Kernel, blocks: &mut Storage<Self>, hashes: &[u64]) -> usize;
-    /// Looks the keys of `hashes` up, prefetching the blocks ahead
-    /// ([`contains_batch`]), into `found` (as long as `hashes`).
-    fn contains_batch(kernel: &Self::Kernel, lookups: Lookups<'_, Self::Block, Self::Params>);
-    /// The FPP given the bits set in the blocks' `words` now: exact for
-    /// the instance.
-    fn fpp_given_fill(words: &[u64], shape: &Shape<Self::Probes>) -> f64;
+    /// Looks the keys of `hashes` up in `lookups.blocks` (an owned
+    /// filter's or a view's, of keys with the probes `params`), prefetching
+    /// the blocks ahead ([`contains_batch`]), into `found`.
+    fn contains_batch<S: BlockSource<Words = Words<Self>> + ?Sized>(
+        kernel: &Self::Kernel,
+        params: &Self::Params,
+        lookups: Lookups<'_, S>,
+    );
+    /// What a view's lookups read: its payload's blocks (aligned words in
+    /// place, or little-endian bytes), with whatever the one-key lookup
+    /// reads beside them.
+    type ViewKeys<'a>: Clone;
+    /// The view keys of `payload`, a whole number of blocks, for a kernel
+    /// with `params`.
+    fn view_keys<'a>(payload: &'a [u8], params: &Self::Params) -> Self::ViewKeys<'a>;
+    /// Whether `keys` reads its blocks in place (not decoded from bytes).
+    fn in_place(keys: &Self::ViewKeys<'_>) -> bool;
+    /// Whether the bits of the key with this hash are all set in its block
+    /// of a view: the owned filter's one-key lookup.
+    fn contains_view_key(kernel: &Self::Kernel, keys: &Self::ViewKeys<'_>, hash: u64) -> bool;
+    /// A view's batched lookup, as [`contains_batch`](Self::contains_batch).
+    fn contains_view_batch(
+        kernel: &Self::Kernel,
+        params: &Self::Params,
+        keys: &Self::ViewKeys<'_>,
+        hashes: &[u64],
+        found: &mut [bool],
+    );
+    /// The FPP given the bits set in the blocks' `words` now (the words
+    /// as [`Word`]s: an owned filter's or a view's bytes): exact for the
+    /// instance.
+    fn fpp_given_fill<W: Word>(words: &[W], shape: &Shape<Self::Probes>) -> f64;
     /// The exact FPP after `items` distinct inserts.
     fn theoretical_fpp(shape: &Shape<Self::Probes>, items: u64) -> Option<f64>;
     /// The distinct items a block with `set` bits most likely holds.
@@ -247,6 +402,9 @@ pub(crate) trait Layout: Identity {
     /// knows.
     fn probes_from_params(extra: &[u64]) -> Result<Self::Probes, Error>;
 }
+
+/// A block's words in layout `L`: `[u64; WORDS]`.
+pub(crate) type Words<L> = <<L as Layout>::Block as WordBlock>::Words;
 
 /// The storage of a filter of layout `L`: its blocks with its kernel's
 /// parameters.
@@ -267,18 +425,18 @@ pub(crate) const fn array_of<L: Identity>(classic: fn(u64, u32, u64) -> f64) -> 
 /// (as many as hashes). The kernels run it ([`BlockBatch`] and
 /// [`SplitBatch`]) with their block test, inside an AVX2-compiled function
 /// where they have one.
-pub(crate) struct Lookups<'a, B: WordBlock, P = ()> {
-    pub(crate) blocks: &'a BlockStorage<B, P>,
+pub(crate) struct Lookups<'a, S: ?Sized> {
+    pub(crate) blocks: &'a S,
     pub(crate) num_blocks: u64,
     pub(crate) hashes: &'a [u64],
     pub(crate) found: &'a mut [bool],
 }
 
-impl<B: WordBlock, P> Lookups<'_, B, P> {
+impl<S: BlockSource + ?Sized> Lookups<'_, S> {
     /// Runs the lookups with the block test `contains` ([`contains_batch`]).
     #[allow(clippy::inline_always)]
     #[inline(always)]
-    fn with(self, contains: impl Fn(&B::Words, u32) -> bool) {
+    fn with(self, contains: impl Fn(&S::Words, u32) -> bool) {
         contains_batch(
             self.blocks,
             self.num_blocks,
@@ -289,7 +447,7 @@ impl<B: WordBlock, P> Lookups<'_, B, P> {
     }
 }
 
-impl<P> BlockBatch for Lookups<'_, Block, P> {
+impl<S: BlockSource<Words = [u64; BLOCK_WORDS]> + ?Sized> BlockBatch for Lookups<'_, S> {
     type Output = ();
 
     // Always inlined into the kernel's dispatch, which may be compiled for
@@ -320,7 +478,7 @@ impl<P> BlockBatch for Inserts<'_, P> {
     }
 }
 
-impl SplitBatch for Lookups<'_, SplitBlock> {
+impl<S: BlockSource<Words = [u64; SPLIT_WORDS]> + ?Sized> SplitBatch for Lookups<'_, S> {
     type Output = ();
 
     #[allow(clippy::inline_always)]
@@ -423,7 +581,7 @@ impl<L: Layout> Blocks<L> {
             hashes,
             found,
         };
-        L::contains_batch(&self.kernel, lookups);
+        L::contains_batch(&self.kernel, self.storage.params(), lookups);
     }
 
     pub(crate) fn clear(&mut self) {
@@ -490,7 +648,7 @@ impl<L: Layout> Blocks<L> {
     }
 
     /// The shape a header describes, and where its sized-for record starts.
-    fn shape_from_header(header: &Header) -> Result<(Shape<L::Probes>, usize), Error> {
+    pub(crate) fn shape_from_header(header: &Header) -> Result<(Shape<L::Probes>, usize), Error> {
         let (num_hashes, sized_for_at) = match L::FIXED_HASHES {
             Some(k) => (k, 2),
             None => (hashes_from_header(header, 2)?, 3),

@@ -19,11 +19,13 @@ mod layout;
 mod sizing;
 mod split_block;
 mod standard;
+mod view;
 mod words;
 
 pub use atomic::AtomicBloomFilter;
 pub use blocked::{BLOCK_BITS, BlockedBloomBuilder, BlockedBloomConfig, BlockedBloomFilter};
 pub use filterlab_core::sizing::{HashChoice, MAX_HASHES, human_bytes};
+pub use filterlab_core::view::{Checksum, Viewable};
 pub use filterlab_core::{
     Error, ErrorKind, Filter, FilterKind, HashAlgorithm, Key, KeyHasher, Membership, Merge,
     Persist, ViaHash,
@@ -34,4 +36,5 @@ pub use split_block::{
     SPLIT_BLOCK_BITS, SplitBlockBloomBuilder, SplitBlockBloomConfig, SplitBlockBloomFilter,
 };
 pub use standard::{BloomBuilder, BloomFilter};
+pub use view::{BlockedBloomView, BloomView, SplitBlockBloomView};
 pub use words::BloomConfig;

@@ -14,10 +14,11 @@ use crate::blocks::{BlockStorage, SPLIT_WORDS, SplitBlock};
 use crate::common::{Array, builder_entry_points};
 use crate::kernel::{Kernel, SplitBatch, SplitKernel, SplitSelect};
 use crate::layout::{
-    Blocks, Layout, Lookups, Shape, array_of, block_builder, block_filter, block_index, block_seed,
-    insert_batch, whole_blocks,
+    BlockSource, Blocks, Layout, Lookups, Shape, ViewBlocks, array_of, block_builder, block_filter,
+    block_index, block_seed, insert_batch, view_batch, whole_blocks,
 };
 use crate::sizing::BloomSizing;
+use crate::words::Word;
 
 /// Bits per split block: eight 32-bit words, half a cache line.
 pub const SPLIT_BLOCK_BITS: u32 = SPLIT_BLOCK_WORDS * SPLIT_BLOCK_WORD_BITS;
@@ -206,15 +207,58 @@ impl Layout for Split {
         })
     }
 
-    fn contains_batch(kernel: &SplitSelect, lookups: Lookups<'_, SplitBlock>) {
+    fn contains_batch<S: BlockSource<Words = [u64; SPLIT_WORDS]> + ?Sized>(
+        kernel: &SplitSelect,
+        (): &(),
+        lookups: Lookups<'_, S>,
+    ) {
         kernel.run_batch(lookups);
+    }
+
+    type ViewKeys<'a> = ViewBlocks<'a, SPLIT_WORDS>;
+
+    fn view_keys<'a>(payload: &'a [u8], (): &()) -> ViewBlocks<'a, SPLIT_WORDS> {
+        ViewBlocks::of(payload)
+    }
+
+    fn in_place(keys: &ViewBlocks<'_, SPLIT_WORDS>) -> bool {
+        matches!(keys, ViewBlocks::Aligned(_))
+    }
+
+    #[inline]
+    fn contains_view_key(
+        kernel: &SplitSelect,
+        keys: &ViewBlocks<'_, SPLIT_WORDS>,
+        hash: u64,
+    ) -> bool {
+        match *keys {
+            ViewBlocks::Aligned(blocks) => contains_in(*kernel, blocks, hash),
+            ViewBlocks::Bytes(bytes) => contains_in_bytes(*kernel, bytes, hash),
+        }
+    }
+
+    fn contains_view_batch(
+        kernel: &SplitSelect,
+        (): &(),
+        keys: &ViewBlocks<'_, SPLIT_WORDS>,
+        hashes: &[u64],
+        found: &mut [bool],
+    ) {
+        match *keys {
+            ViewBlocks::Aligned(blocks) => {
+                view_batch::<Self, _>((kernel, &()), blocks, hashes, found);
+            }
+            ViewBlocks::Bytes(bytes) => {
+                view_batch::<Self, _>((kernel, &()), bytes, hashes, found);
+            }
+        }
     }
 
     /// The mean over blocks of Π_w (bits set in word w)/32 (word w is bits
     /// 32·(w mod 2).. of the block's 64-bit word w / 2).
-    fn fpp_given_fill(words: &[u64], _shape: &Shape<()>) -> f64 {
+    fn fpp_given_fill<W: Word>(words: &[W], _shape: &Shape<()>) -> f64 {
         split_block_fpp_given_word_fills(words.chunks_exact(SPLIT_WORDS).map(|block| {
-            core::array::from_fn(|w| ((block[w / 2] >> (32 * (w % 2))) as u32).count_ones())
+            core::array::from_fn(|w| ((block[w / 2].get() >> (32 * (w % 2))) as u32).count_ones())
         }))
     }
 
@@ -240,6 +284,26 @@ impl Layout for Split {
         let _ = extra;
         Ok(())
     }
+}
+
+/// Whether the bits of the key with this hash are all set in its block of
+/// `blocks` (a view's).
+#[inline]
+fn contains_in<S: BlockSource<Words = [u64; SPLIT_WORDS]> + ?Sized>(
+    kernel: SplitSelect,
+    blocks: &S,
+    hash: u64,
+) -> bool {
+    let index = block_index(hash, blocks.num_blocks() as u64);
+    blocks.read(index, |block| kernel.contains(block, block_seed(hash)))
+}
+
+/// A view's one-key lookup in little-endian bytes, kept out of line:
+/// inlined into a caller's loop it would crowd out the registers of the
+/// aligned one.
+#[inline(never)]
+fn contains_in_bytes(kernel: SplitSelect, bytes: &[[[u8; 8]; SPLIT_WORDS]], hash: u64) -> bool {
+    contains_in(kernel, bytes, hash)
 }
 
 /// A batched insert, run with the selected kernel.

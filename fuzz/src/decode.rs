@@ -3,10 +3,14 @@
 //! ways must agree, and every filter that decodes re-encodes to the bytes
 //! read and is then used as a caller would ([`exercise`]).
 //!
+//! The array filters' targets also open the file as views
+//! ([`views_as_read`]).
+//!
 //! Input layout: one control byte ([`Control`]), then the file.
 
-use filterlab_core::ErrorKind;
 use filterlab_core::format::{FrameReader, FrameWriter};
+use filterlab_core::view::{Checksum, Viewable};
+use filterlab_core::{ErrorKind, Membership, mix64};
 use filterlab_counting_bloom::{Blocked, CountingBloom, Standard};
 use filterlab_scalable::{BlockedBloomFilter, BloomFilter, ScalableBloomFilter};
 use xxhash_rust::xxh3::xxh3_64;
@@ -58,16 +62,57 @@ pub fn bloom_target(input: &[u8]) {
         target::<filterlab_bloom::AtomicBloomFilter>(input),
     ];
     assert_eq!(plain, atomic, "BloomFilter and AtomicBloomFilter disagree");
+    as_read_and_resealed(input, views_as_read::<filterlab_bloom::BloomFilter>);
 }
 
-/// The `decode_blocked` target: format kind 2 as `BlockedBloomFilter`.
+/// The `decode_blocked` target: format kind 2 as `BlockedBloomFilter`, and
+/// as its views.
 pub fn blocked_target(input: &[u8]) {
     target::<filterlab_bloom::BlockedBloomFilter>(input);
+    as_read_and_resealed(input, views_as_read::<filterlab_bloom::BlockedBloomFilter>);
 }
 
-/// The `decode_split_block` target: format kind 7 as `SplitBlockBloomFilter`.
+/// The `decode_split_block` target: format kind 7 as `SplitBlockBloomFilter`,
+/// and as its views.
 pub fn split_block_target(input: &[u8]) {
     target::<filterlab_bloom::SplitBlockBloomFilter>(input);
+    as_read_and_resealed(input, views_as_read::<filterlab_bloom::SplitBlockBloomFilter>);
+}
+
+/// Opens `bytes` as views of `F`, in place and one byte off (where blocks
+/// are decoded from bytes): a verified view opens exactly when the reader
+/// reads the file and then answers as the filter read; a deferred one
+/// opens at least then, answers every lookup (never a panic), and fails
+/// its checksum where the file is damaged. Says whether the file read.
+fn views_as_read<F: Viewable>(_: Control, bytes: &[u8]) -> bool {
+    let read = F::from_bytes(bytes);
+    let probes: Vec<u64> = (0..64).map(|i| mix64(xxh3_64(bytes) ^ i)).collect();
+    let mut shifted = vec![0; bytes.len() + 1];
+    shifted[1..].copy_from_slice(bytes);
+    for held in [bytes, &shifted[1..]] {
+        let verified = F::view(held, Checksum::Verify);
+        assert_eq!(verified.is_ok(), read.is_ok(), "{:?}", verified.as_ref().err());
+        if let (Ok(view), Ok(filter)) = (&verified, &read) {
+            let expected: Vec<bool> = probes.iter().map(|&h| filter.contains_hash(h)).collect();
+            let singles: Vec<bool> = probes.iter().map(|&h| view.contains_hash(h)).collect();
+            let mut batched = vec![false; probes.len()];
+            view.contains_hashes(&probes, &mut batched);
+            assert_eq!(singles, expected, "the view answers otherwise");
+            assert_eq!(batched, expected, "the view's batch answers otherwise");
+        }
+        match F::view(held, Checksum::Defer) {
+            Ok(view) => {
+                let mut found = vec![false; probes.len()];
+                view.contains_hashes(&probes, &mut found);
+                let checked = F::verify_checksum(&view);
+                // A file whose only flaw is its item counter passes its
+                // checksum: only the verified open counts the bits.
+                assert!(checked.is_ok() || read.is_err(), "{checked:?}");
+            }
+            Err(err) => assert!(read.is_err(), "a deferred view refuses a valid file: {err}"),
+        }
+    }
+    read.is_ok()
 }
 
 /// The `decode_cuckoo` target: format kind 5 as `CuckooFilter`.

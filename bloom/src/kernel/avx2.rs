@@ -13,7 +13,7 @@
 //! it found AVX-512F); and, in those functions, unaligned vector loads from
 //! arrays the caller lends.
 
-use super::probes::{ContainsKey, InsertKey, Lanes, Stripes};
+use super::probes::{ContainsKey, InsertKey, KeyBlocks, Lanes, Stripes, ViewContainsKey};
 
 /// Proof that the running CPU supports AVX2, and whether it supports
 /// AVX-512F (the second field is `Some` only then): only [`Avx2::detect`]
@@ -153,14 +153,18 @@ impl Avx2 {
     /// AVX2 with the block's index computed inside, so that a caller pays
     /// one call per key (the insert builds its mask in an AVX-512 register
     /// where the CPU has AVX-512F).
-    pub(crate) fn independent_keys(self) -> (ContainsKey, InsertKey) {
+    pub(crate) fn independent_keys(self) -> (ContainsKey, InsertKey, ViewContainsKey) {
         #[cfg(target_arch = "x86_64")]
         {
             let insert: InsertKey = match self {
                 Self(Detected, Some(Detected)) => x86_64::insert_key_avx512,
                 Self(Detected, None) => x86_64::insert_key,
             };
-            (x86_64::contains_key, insert)
+            (
+                x86_64::contains_key::<KeyBlocks>,
+                insert,
+                x86_64::view_contains_key,
+            )
         }
         #[cfg(not(target_arch = "x86_64"))]
         match self.0 {}
@@ -170,7 +174,7 @@ impl Avx2 {
     /// 16), as [`independent_keys`](Self::independent_keys): one pair of
     /// functions per k, each with its rounds and active words compiled in,
     /// so that a call reads nothing of the filter but its blocks.
-    pub(crate) fn striped_keys(self, num_hashes: u32) -> (ContainsKey, InsertKey) {
+    pub(crate) fn striped_keys(self, num_hashes: u32) -> (ContainsKey, InsertKey, ViewContainsKey) {
         #[cfg(target_arch = "x86_64")]
         {
             let Self(Detected, _) = self;
@@ -306,7 +310,10 @@ mod x86_64 {
     use filterlab_core::BLOCK_MULTIPLIERS;
 
     use super::{ContainsKey, InsertKey, Lanes, Stripes};
-    use crate::kernel::probes::{ActiveRows, KeyBlocks, STRIPE_ACTIVE, block_index, block_seed};
+    use crate::kernel::probes::{
+        ActiveRows, KeyBlocks, KeySource, KeyView, STRIPE_ACTIVE, ViewContainsKey, block_index,
+        block_seed,
+    };
 
     /// Calls `work` in a function compiled for AVX2.
     ///
@@ -684,23 +691,14 @@ mod x86_64 {
         }
     }
 
-    /// The block of the key with this hash: `blocks[block_index(hash, b)]`
-    /// for the array's b blocks, without a bounds check.
-    #[inline]
-    fn key_block(storage: &KeyBlocks, hash: u64) -> &[u64; 8] {
-        let blocks = storage.blocks();
-        let index = block_index(hash, blocks.len() as u64);
-        // SAFETY: `block_index` reduces onto 0..blocks.len() (a
-        // multiply-shift: ⌊h · b / 2^64⌋ < b), so `index` is in bounds.
-        unsafe { &blocks.get_unchecked(index).0 }
-    }
-
-    /// [`key_block`], mutably.
+    /// [`KeySource::key_block`], mutably.
     #[inline]
     fn key_block_mut(storage: &mut KeyBlocks, hash: u64) -> &mut [u64; 8] {
         let blocks = storage.blocks_mut();
         let index = block_index(hash, blocks.len() as u64);
-        // SAFETY: as in `key_block`; the borrow of `blocks` is exclusive.
+        // SAFETY: `block_index` reduces onto 0..blocks.len() (a
+        // multiply-shift: ⌊h · b / 2^64⌋ < b), so `index` is in bounds; the
+        // borrow of `blocks` is exclusive.
         unsafe { &mut blocks.get_unchecked_mut(index).0 }
     }
 
@@ -711,9 +709,9 @@ mod x86_64 {
     ///
     /// The CPU must support AVX2.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn contains_key(blocks: &KeyBlocks, hash: u64) -> bool {
-        let lanes = &blocks.params().lanes;
-        let block = key_block(blocks, hash);
+    pub(super) unsafe fn contains_key<S: KeySource>(blocks: &S, hash: u64) -> bool {
+        let lanes = &blocks.key_params().lanes;
+        let block = blocks.key_block(hash);
         // SAFETY: the CPU supports AVX2 (this function's contract).
         unsafe {
             contains(
@@ -724,6 +722,18 @@ mod x86_64 {
                 &BLOCK_MULTIPLIERS,
             )
         }
+    }
+
+    /// [`contains_key`] in a view's blocks (a function of its own, so that
+    /// its pointer takes a view of any lifetime).
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn view_contains_key(view: &KeyView<'_>, hash: u64) -> bool {
+        // SAFETY: the CPU supports AVX2 (this function's contract).
+        unsafe { contains_key(view, hash) }
     }
 
     /// One key's independent-probe insert, as [`contains_key`].
@@ -960,17 +970,32 @@ mod x86_64 {
     ///
     /// The CPU must support AVX2.
     #[target_feature(enable = "avx2")]
-    unsafe fn striped_contains_key<const ROUNDS: usize, const LAST: usize>(
-        blocks: &KeyBlocks,
+    unsafe fn striped_contains_key<S: KeySource, const ROUNDS: usize, const LAST: usize>(
+        blocks: &S,
         hash: u64,
     ) -> bool {
         let stripes = Stripes {
             rounds: ROUNDS as u32,
             active: &STRIPE_ACTIVE.0[LAST - 1],
         };
-        let block = key_block(blocks, hash);
+        let block = blocks.key_block(hash);
         // SAFETY: the CPU supports AVX2 (this function's contract).
         unsafe { striped_contains::<ROUNDS>(block, block_seed(hash), &stripes) }
+    }
+
+    /// [`striped_contains_key`] in a view's blocks, as
+    /// [`view_contains_key`].
+    ///
+    /// # Safety
+    ///
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    unsafe fn striped_view_contains_key<const ROUNDS: usize, const LAST: usize>(
+        view: &KeyView<'_>,
+        hash: u64,
+    ) -> bool {
+        // SAFETY: the CPU supports AVX2 (this function's contract).
+        unsafe { striped_contains_key::<KeyView<'_>, ROUNDS, LAST>(view, hash) }
     }
 
     /// One key's striped insert, as [`striped_contains_key`].
@@ -993,12 +1018,13 @@ mod x86_64 {
     }
 
     /// The striped one-key functions for k = 1 to 16 (entry k − 1).
-    pub(super) static STRIPED_KEYS: [(ContainsKey, InsertKey); 16] = {
+    pub(super) static STRIPED_KEYS: [(ContainsKey, InsertKey, ViewContainsKey); 16] = {
         macro_rules! keys {
             ($(($rounds:literal, $last:literal)),*) => {
                 [$((
-                    striped_contains_key::<$rounds, $last> as ContainsKey,
+                    striped_contains_key::<KeyBlocks, $rounds, $last> as ContainsKey,
                     striped_insert_key::<$rounds, $last> as InsertKey,
+                    striped_view_contains_key::<$rounds, $last> as ViewContainsKey,
                 )),*]
             };
         }

@@ -43,7 +43,10 @@ use filterlab_core::mix64;
 use crate::blocks::{BLOCK_WORDS, SPLIT_WORDS};
 
 use self::avx2::Avx2;
-use self::probes::{ContainsKey, InsertKey, KeyBlocks, Params, block_index, block_seed};
+use self::probes::{
+    ContainsKey, InsertKey, KeyBlocks, KeySource, KeyView, Params, ViewContainsKey, block_index,
+    block_seed,
+};
 
 /// The probe multipliers, core's: probe j is bit
 /// `(seed · MULTIPLIERS[j] mod 2^32) >> 23` of the block.
@@ -275,11 +278,34 @@ impl<const ROUNDS: usize> BlockKernel for Avx2Striped<'_, ROUNDS> {
 }
 
 /// The portable one-key lookup of independent probes.
-fn scalar_contains_key(storage: &KeyBlocks, hash: u64) -> bool {
-    let params = *storage.params();
-    let blocks = storage.blocks();
-    let block = &blocks[block_index(hash, blocks.len() as u64)].0;
+fn scalar_contains_key<S: KeySource>(storage: &S, hash: u64) -> bool {
+    let params = storage.key_params();
+    let block = storage.key_block(hash);
     scalar::contains(block, block_seed(hash), params.lanes.multipliers())
+}
+
+/// [`scalar_contains_key`] in a view's blocks (a function of its own, so
+/// that its pointer takes a view of any lifetime).
+fn scalar_view_contains_key(view: &KeyView<'_>, hash: u64) -> bool {
+    scalar_contains_key(view, hash)
+}
+
+/// [`scalar_striped_contains_key`] in a view's blocks.
+fn scalar_striped_view_contains_key(view: &KeyView<'_>, hash: u64) -> bool {
+    scalar_striped_contains_key(view, hash)
+}
+
+/// [`scalar_contains_key`] in a view's little-endian bytes: the key's
+/// block decoded on the stack.
+fn scalar_bytes_contains_key(view: &KeyView<'_>, hash: u64) -> bool {
+    let block = view.bytes[block_index(hash, view.bytes.len() as u64)].map(u64::from_le_bytes);
+    scalar::contains(&block, block_seed(hash), view.params.lanes.multipliers())
+}
+
+/// [`scalar_striped_contains_key`] in a view's little-endian bytes.
+fn scalar_striped_bytes_contains_key(view: &KeyView<'_>, hash: u64) -> bool {
+    let block = view.bytes[block_index(hash, view.bytes.len() as u64)].map(u64::from_le_bytes);
+    scalar::striped_contains(&block, block_seed(hash), &view.params.stripes)
 }
 
 /// The portable one-key insert of independent probes.
@@ -291,10 +317,9 @@ fn scalar_insert_key(storage: &mut KeyBlocks, hash: u64) -> bool {
 }
 
 /// The portable one-key lookup of striped probes.
-fn scalar_striped_contains_key(storage: &KeyBlocks, hash: u64) -> bool {
-    let params = *storage.params();
-    let blocks = storage.blocks();
-    let block = &blocks[block_index(hash, blocks.len() as u64)].0;
+fn scalar_striped_contains_key<S: KeySource>(storage: &S, hash: u64) -> bool {
+    let params = storage.key_params();
+    let block = storage.key_block(hash);
     scalar::striped_contains(block, block_seed(hash), &params.stripes)
 }
 
@@ -337,19 +362,35 @@ impl Select {
     /// The parameters of this kernel's keys, to keep beside the blocks:
     /// with its one-key functions.
     pub(crate) fn params(self) -> Params {
-        let (contains_key, insert_key): (ContainsKey, InsertKey) = match (self.avx2, self.probes) {
-            (None, BlockProbes::Independent) => (scalar_contains_key, scalar_insert_key),
-            (None, BlockProbes::Striped) => {
-                (scalar_striped_contains_key, scalar_striped_insert_key)
-            }
+        let (contains_key, insert_key, view_contains_key): (
+            ContainsKey,
+            InsertKey,
+            ViewContainsKey,
+        ) = match (self.avx2, self.probes) {
+            (None, BlockProbes::Independent) => (
+                scalar_contains_key::<KeyBlocks>,
+                scalar_insert_key,
+                scalar_view_contains_key,
+            ),
+            (None, BlockProbes::Striped) => (
+                scalar_striped_contains_key::<KeyBlocks>,
+                scalar_striped_insert_key,
+                scalar_striped_view_contains_key,
+            ),
             (Some(avx2), BlockProbes::Independent) => avx2.independent_keys(),
             (Some(avx2), BlockProbes::Striped) => avx2.striped_keys(self.num_hashes),
+        };
+        let bytes_contains_key: ViewContainsKey = match self.probes {
+            BlockProbes::Independent => scalar_bytes_contains_key,
+            BlockProbes::Striped => scalar_striped_bytes_contains_key,
         };
         Params {
             lanes: probes::Lanes::new(self.num_hashes),
             stripes: probes::Stripes::new(self.num_hashes),
             contains_key,
             insert_key,
+            view_contains_key,
+            bytes_contains_key,
         }
     }
 
@@ -371,6 +412,13 @@ impl Select {
         // AVX-512F for the insert that enables it, see
         // `Avx2::independent_keys`).
         unsafe { (blocks.params().contains_key)(blocks, hash) }
+    }
+
+    /// [`contains_key`](Self::contains_key) in a view's blocks.
+    #[inline]
+    pub(crate) fn view_contains_key(view: &KeyView<'_>, hash: u64) -> bool {
+        // SAFETY: as in `contains_key`.
+        unsafe { (view.params.view_contains_key)(view, hash) }
     }
 
     /// Sets the bits of the key with this hash in its block of `blocks`;
@@ -615,7 +663,8 @@ mod tests {
     /// sparse and dense blocks, seeds and every k the layout takes: the
     /// answer of a lookup, the bits and answer of an insert (and of the
     /// same insert again), through the one-key functions (the block found
-    /// from the hash in an array of three) and as a batch.
+    /// from the hash in an array of three; and a view's, of aligned words
+    /// and of bytes) and as a batch.
     fn kernels_match_reference(probes: BlockProbes, max_hashes: u32) {
         let mut next = random_stream(0x1234_5678_9abc_def0 ^ u64::from(max_hashes));
         for case in 0..RANDOM_CASES {
@@ -638,6 +687,21 @@ mod tests {
                 let mut blocks = storage_of(&[block; 3], kernel);
                 let index = block_index(hash, 3);
                 assert_eq!(Select::contains_key(&blocks, hash), present, "{context}");
+                // A view's one-key lookups: in place, and from bytes.
+                let words = [block; 3];
+                let aligned = KeyView::aligned(&words, kernel.params());
+                assert_eq!(
+                    Select::view_contains_key(&aligned, hash),
+                    present,
+                    "{context}"
+                );
+                let bytes = words.map(|block| block.map(u64::to_le_bytes));
+                let decoded = KeyView::bytes(&bytes, kernel.params());
+                assert_eq!(
+                    Select::view_contains_key(&decoded, hash),
+                    present,
+                    "{context}"
+                );
                 assert_eq!(Select::insert_key(&mut blocks, hash), !present, "{context}");
                 assert_eq!(blocks.block(index), &inserted, "{context}");
                 assert!(Select::contains_key(&blocks, hash), "{context}");

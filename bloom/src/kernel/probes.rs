@@ -151,6 +151,11 @@ pub(crate) struct Params {
     /// a target feature the CPU was found to have.
     pub(super) contains_key: ContainsKey,
     pub(super) insert_key: InsertKey,
+    /// The same lookup as `contains_key` for a view's aligned blocks.
+    pub(super) view_contains_key: ViewContainsKey,
+    /// The same lookup for a view's little-endian bytes, with the portable
+    /// kernel.
+    pub(super) bytes_contains_key: ViewContainsKey,
 }
 
 /// A `BlockedBloomFilter`'s blocks with its probes' parameters beside them:
@@ -166,3 +171,83 @@ pub(crate) type ContainsKey = unsafe fn(&KeyBlocks, u64) -> bool;
 /// A one-key insert: sets the bits of the key with this hash in its block
 /// of the array; whether any was clear. Unsafe as [`ContainsKey`].
 pub(crate) type InsertKey = unsafe fn(&mut KeyBlocks, u64) -> bool;
+
+/// A view's blocks with its probes' parameters beside them: what a view's
+/// one-key function reads, through one pointer, as [`KeyBlocks`]. The
+/// blocks are aligned words read in place, or (when the payload is not
+/// aligned, or the CPU big-endian) little-endian bytes; the one-key
+/// function is chosen for them, so a lookup does not branch on which.
+#[derive(Clone, Copy)]
+pub(crate) struct KeyView<'a> {
+    /// The aligned blocks; empty when read from `bytes`.
+    pub(crate) blocks: &'a [[u64; 8]],
+    /// The little-endian blocks; empty when read from `blocks`.
+    pub(crate) bytes: &'a [[[u8; 8]; 8]],
+    pub(crate) params: Params,
+}
+
+impl<'a> KeyView<'a> {
+    /// A view of aligned blocks: one-key lookups with the kernel's function.
+    pub(crate) fn aligned(blocks: &'a [[u64; 8]], params: Params) -> Self {
+        Self {
+            blocks,
+            bytes: &[],
+            params,
+        }
+    }
+
+    /// A view of little-endian blocks: each one-key lookup decodes the
+    /// key's block and tests it with the portable kernel (every kernel
+    /// gives the same answer).
+    pub(crate) fn bytes(bytes: &'a [[[u8; 8]; 8]], mut params: Params) -> Self {
+        params.view_contains_key = params.bytes_contains_key;
+        Self {
+            blocks: &[],
+            bytes,
+            params,
+        }
+    }
+}
+
+/// A view's one-key lookup, as [`ContainsKey`].
+pub(crate) type ViewContainsKey = unsafe fn(&KeyView<'_>, u64) -> bool;
+
+/// What a one-key lookup reads through its one pointer: an owned filter's
+/// [`KeyBlocks`] or a view's [`KeyView`].
+pub(crate) trait KeySource {
+    /// The probes' parameters.
+    fn key_params(&self) -> &Params;
+    /// The block of the key with this hash: `blocks[block_index(hash, b)]`
+    /// for the array's b blocks, without a bounds check.
+    fn key_block(&self, hash: u64) -> &[u64; 8];
+}
+
+impl KeySource for KeyBlocks {
+    #[inline]
+    fn key_params(&self) -> &Params {
+        self.params()
+    }
+
+    #[inline]
+    fn key_block(&self, hash: u64) -> &[u64; 8] {
+        let blocks = self.blocks();
+        let index = block_index(hash, blocks.len() as u64);
+        // SAFETY: `block_index` reduces onto 0..blocks.len() (a
+        // multiply-shift: ⌊h · b / 2^64⌋ < b), so `index` is in bounds.
+        unsafe { &blocks.get_unchecked(index).0 }
+    }
+}
+
+impl KeySource for KeyView<'_> {
+    #[inline]
+    fn key_params(&self) -> &Params {
+        &self.params
+    }
+
+    #[inline]
+    fn key_block(&self, hash: u64) -> &[u64; 8] {
+        let index = block_index(hash, self.blocks.len() as u64);
+        // SAFETY: as for `KeyBlocks`.
+        unsafe { self.blocks.get_unchecked(index) }
+    }
+}

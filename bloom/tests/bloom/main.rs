@@ -184,6 +184,7 @@ mod keys;
 mod sizing_claims;
 mod split_block;
 mod standard;
+mod view;
 
 use std::fmt::Debug;
 

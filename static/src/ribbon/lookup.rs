@@ -18,8 +18,12 @@ pub(super) struct Query {
     pub(super) wide: u64,
     /// Groups of 64 slots of the wide partitions.
     pub(super) wide_groups: u64,
-    /// Where the words start in the payload (after the partition offsets).
-    pub(super) words_at: usize,
+    /// The payload's word (8 bytes) where the wide partitions' words
+    /// start, after the partition offsets, and where the narrow ones' start
+    /// (that plus `wide_groups`): a band's first word is one of them plus
+    /// its group times its columns.
+    wide_start: usize,
+    narrow_start: usize,
     /// The lookups compiled for this CPU and the widest partitions.
     lookups: Lookups<Query>,
 }
@@ -42,21 +46,21 @@ impl Query {
             columns: u64::from(widths.columns),
             wide: widths.wide,
             wide_groups,
-            words_at,
+            wide_start: words_at / 8,
+            narrow_start: words_at / 8 + wide_groups as usize,
             lookups: Lookups::new(level, widths.max_columns() as usize),
         }
     }
 }
 
-/// Where a key's band lies: the first of its three words in each column,
-/// the distance between the groups' words, how far the band is into its
-/// first group, and the columns its partition keeps.
+/// Where a key's band lies: the first of its three words in each column
+/// (counted in the payload's 8-byte words), how far the band is into its first group, and the columns its partition
+/// keeps (also the distance between the groups' words).
 #[derive(Clone, Copy, Default)]
 pub(super) struct Band {
     word: usize,
-    stride: usize,
     shift: u32,
-    columns: u64,
+    columns: usize,
 }
 
 impl Band {
@@ -150,12 +154,15 @@ impl Query {
         let slot = first + start_of(hash, self.log_partitions, slots);
         let wide = partition < self.wide;
         let columns = self.columns + u64::from(wide);
-        let narrow_offset = if wide { 0 } else { self.wide_groups };
+        let start = if wide {
+            self.wide_start
+        } else {
+            self.narrow_start
+        };
         Band {
-            word: ((slot / 64) * columns + narrow_offset) as usize,
-            stride: columns as usize,
+            word: ((slot / 64) * columns) as usize + start,
             shift: (slot % 64) as u32,
-            columns,
+            columns: columns as usize,
         }
     }
 
@@ -183,20 +190,22 @@ impl Query {
         // a multiple of 8). A stride is at most `L`, which tells the
         // compiler that the three groups lie inside the span.
         let (words, _) = bytes.as_chunks::<8>();
-        let first_word = self.words_at / 8 + band.word;
-        let stride = band.stride.min(L);
-        let Some(span) = words.get(first_word..first_word + 2 * stride + L) else {
-            return self.test_tail::<P, L>(parities, bytes, hash);
+        let stride = band.columns.min(L);
+        let tail = || self.test_tail::<P, L>(parities, bytes, hash);
+        let Some(span) = words.get(band.word..band.word + 2 * stride + L) else {
+            return tail();
         };
-        let group = |index: usize| -> &[[u8; 8]; L] {
-            span[index * stride..]
-                .first_chunk::<L>()
-                .unwrap_or_else(|| unreachable!("inside the span"))
+        let second = span.split_at(stride).1;
+        let third = second.split_at(stride).1;
+        let (Some(first), Some(second), Some(third)) = (
+            span.first_chunk::<L>(),
+            second.first_chunk::<L>(),
+            third.first_chunk::<L>(),
+        ) else {
+            return tail();
         };
-        band.matches(
-            row,
-            parities.parities::<L>(coefficients, [group(0), group(1), group(2)]),
-        )
+        let groups = [first, second, third];
+        band.matches(row, parities.parities::<L>(coefficients, groups))
     }
 
     /// [`test_band`](Self::test_band) of a band whose `L` words a group
@@ -212,10 +221,9 @@ impl Query {
         let band = self.band(bytes, hash);
         let row = Row::of(hash);
         let (words, _) = bytes.as_chunks::<8>();
-        let first_word = self.words_at / 8 + band.word;
         let group = |index: usize| {
             let mut padded = [[0u8; 8]; L];
-            let start = first_word.saturating_add(index * band.stride);
+            let start = band.word.saturating_add(index * band.columns);
             let available = words.get(start..).unwrap_or_default();
             let kept = available.len().min(L);
             padded[..kept].copy_from_slice(&available[..kept]);
@@ -253,10 +261,11 @@ impl Lookup for Query {
         }
         let prefetched = |hash: u64| {
             let band = self.band(bytes, hash);
-            let at = self.words_at + 8 * band.word;
-            for group in 0..3 {
-                if let Some(byte) = bytes.get(at + 8 * group * band.stride) {
-                    prefetch(byte);
+            // The first byte of each group's words, with one range check.
+            let (at, stride) = (8 * band.word, 8 * band.columns);
+            if let Some(span) = bytes.get(at..).and_then(|rest| rest.get(..=2 * stride)) {
+                for group in 0..3 {
+                    prefetch(&span[group * stride]);
                 }
             }
             band
@@ -301,7 +310,7 @@ mod tests {
             assert!(expected || i >= keys.len(), "key {i} not found");
             assert_eq!(query.test_tail::<Scalar, 8>(Scalar, bytes, hash), expected);
             let band = query.band(bytes, hash);
-            let kept = query.words_at / 8 + band.word + 2 * band.stride + band.columns as usize;
+            let kept = band.word + 3 * band.columns;
             let cut = &bytes[..8 * kept];
             assert_eq!(query.test_tail::<Scalar, 8>(Scalar, cut, hash), expected);
         }

@@ -1,13 +1,13 @@
 //! The Ribbon filter's work compiled for the CPU it runs on: the
 //! workspace's default target (x86-64 baseline) has neither a population
 //! count instruction nor 256-bit vectors, and a lookup is r parities of
-//! 128-bit windows. Compiled with AVX2, the portable code of a lookup
-//! (four columns a vector: AND, XOR, then the parities) is vectorized by
-//! the compiler; compiled with POPCNT alone, each parity is one
-//! instruction; without either, a dozen.
+//! 128-bit windows. With AVX2 the lookups compute four columns a vector
+//! (AND, XOR) and fold eight parities together ([`Vectors`]); with POPCNT
+//! alone each parity is one instruction; without either, a dozen.
 //!
 //! The only `unsafe` of the crate: calling functions compiled for a
-//! feature that runtime detection found. The [`Level`] is detected once,
+//! feature that runtime detection found, and the AVX2 loads of the words a
+//! lookup already holds as arrays. The [`Level`] is detected once,
 //! when a filter is built or read, and a filter keeps its two lookup entry
 //! points ([`Lookups`]) for that level and its width as function pointers:
 //! a lookup is one indirect call, with no branch on the level or the width

@@ -4,6 +4,8 @@
 
 use filterlab_core::{KeyHasher, prefetch};
 
+#[cfg(test)]
+use super::kernel::Scalar;
 use super::kernel::{Level, Lookup, Lookups, Parities};
 use super::shape::{Row, Widths, partition_of, start_of};
 use crate::storage::Payload;
@@ -286,33 +288,18 @@ impl Lookup for Query {
 }
 
 #[cfg(test)]
-mod tests {
-    use filterlab_core::mix64;
-
-    use super::super::RibbonFilter;
-    use crate::ribbon::kernel::{Lookup, Scalar};
-
-    /// The out-of-line lookup of the payload's end answers as the inline
-    /// one, on the whole payload and on the payload cut right after the
-    /// last word the key's band keeps (the words past it read as zero):
-    /// every key of the set is still found.
-    #[test]
-    fn the_tail_lookup_answers_as_the_inline_one() {
-        let keys: Vec<u64> = (0..5000).map(mix64).collect();
-        let filter = RibbonFilter::with_fpp(0.01).seed(3).build(&keys).unwrap();
-        let ribbon = &filter.inner;
-        assert_eq!(ribbon.widths.max_columns(), 7);
-        let (query, bytes) = (&ribbon.query, &ribbon.payload[..]);
-        let absent = (0..2000).map(|i| mix64(i ^ 0xabc));
-        for (i, key) in keys.iter().copied().chain(absent).enumerate() {
-            let hash = ribbon.hasher.hash(&key);
-            let expected = query.test::<Scalar, 8>(Scalar, bytes, hash);
-            assert!(expected || i >= keys.len(), "key {i} not found");
-            assert_eq!(query.test_tail::<Scalar, 8>(Scalar, bytes, hash), expected);
-            let band = query.band(bytes, hash);
-            let kept = band.word + 3 * band.columns;
-            let cut = &bytes[..8 * kept];
-            assert_eq!(query.test_tail::<Scalar, 8>(Scalar, cut, hash), expected);
-        }
+impl Query {
+    /// For the tests: the answers of the inline lookup of `hash`, of the
+    /// out-of-line one of the payload's end on the whole payload, and of
+    /// that on the payload cut right after the last word the key's band
+    /// keeps (the words past it then read as zero).
+    pub(super) fn tail_answers<const L: usize>(&self, bytes: &[u8], hash: u64) -> [bool; 3] {
+        let band = self.band(bytes, hash);
+        let cut = &bytes[..8 * (band.word + 3 * band.columns)];
+        [
+            self.test::<Scalar, L>(Scalar, bytes, hash),
+            self.test_tail::<Scalar, L>(Scalar, bytes, hash),
+            self.test_tail::<Scalar, L>(Scalar, cut, hash),
+        ]
     }
 }

@@ -428,4 +428,22 @@ mod tests {
             assert_eq!(batched, expected, "{level:?}");
         }
     }
+
+    /// The out-of-line lookup of the payload's end answers as the inline
+    /// one, on the whole payload and on the payload cut right after the
+    /// last word the key's band keeps: every key of the set is still found.
+    #[test]
+    fn the_tail_lookup_answers_as_the_inline_one() {
+        let keys: Vec<u64> = (0..5000).map(mix64).collect();
+        let filter = RibbonFilter::with_fpp(0.01).seed(3).build(&keys).unwrap();
+        let ribbon = &filter.inner;
+        assert_eq!(ribbon.widths.max_columns(), 7);
+        let absent = (0..2000).map(|i| mix64(i ^ 0xabc));
+        for (i, key) in keys.iter().copied().chain(absent).enumerate() {
+            let hash = ribbon.hasher.hash(&key);
+            let [inline, tail, cut] = ribbon.query.tail_answers::<8>(&ribbon.payload, hash);
+            assert!(inline || i >= keys.len(), "key {i} not found");
+            assert_eq!((tail, cut), (inline, inline), "key {i}");
+        }
+    }
 }

@@ -278,11 +278,10 @@ impl Lookup for Query {
         }
         for (i, (answer, &hash)) in found.iter_mut().zip(hashes).enumerate() {
             let slot = &mut ring[i % PREFETCH_AHEAD];
-            let band = *slot;
+            *answer = self.test_band::<P, L>(parities, bytes, hash, *slot);
             if let Some(&ahead) = hashes.get(i + PREFETCH_AHEAD) {
                 *slot = prefetched(ahead);
             }
-            *answer = self.test_band::<P, L>(parities, bytes, hash, band);
         }
     }
 }

@@ -1,7 +1,7 @@
 #![doc = include_str!("../README.md")]
 // `unsafe` only in `ribbon::kernel`: calling the Ribbon lookup compiled
-// with POPCNT where runtime detection found it. One block per call, with
-// its SAFETY comment, run under Miri by `.ci/run`.
+// with POPCNT or AVX2 where runtime detection found them, and its AVX2
+// loads. Each block with its SAFETY comment, run under Miri by `.ci/run`.
 #![deny(unsafe_code)]
 
 mod builder;

@@ -118,15 +118,9 @@ impl Banding {
         }
     }
 
-    /// Back-substitutes the banded partition, whose slot 0 is slot `first`
-    /// of the filter, into `words`: from the last slot down, each column's
-    /// value at a slot is its fingerprint bit XOR the parity of its
-    /// coefficients with the values of the next 127 slots (kept in one
-    /// 128-bit window per column); each finished group of 64 slots is ORed
-    /// into its word (the groups at either end are shared with the
-    /// neighbouring partitions).
     /// The back-substitution of the banded partition into `words` (see
-    /// [`solve_into`](Self::solve_into)), to run with or without POPCNT.
+    /// [`solve_into`](Self::solve_into)), to run compiled for a
+    /// [`Level`](super::kernel::Level).
     pub(crate) fn solve<'a, 'b>(
         &'a self,
         first: u64,
@@ -141,8 +135,15 @@ impl Banding {
         }
     }
 
-    // Always inlined: into the POPCNT kernel, where its parities are then
-    // one instruction each.
+    /// Back-substitutes the banded partition, whose slot 0 is slot `first`
+    /// of the filter, into `words`: from the last slot down, each column's
+    /// value at a slot is its fingerprint bit XOR the parity of its
+    /// coefficients with the values of the next 127 slots (kept in one
+    /// 128-bit window per column); each finished group of 64 slots is ORed
+    /// into its word (the groups at either end are shared with the
+    /// neighbouring partitions).
+    // Always inlined: into the function compiled for the level, where with
+    // POPCNT its parities are one instruction each.
     #[allow(clippy::inline_always)]
     #[inline(always)]
     fn solve_into(&self, first: u64, columns: u32, words: &mut Words<'_>) {
@@ -168,7 +169,7 @@ impl Banding {
     }
 }
 
-/// A back-substitution to run, with or without POPCNT
+/// A back-substitution to run compiled for a level
 /// ([`Banding::solve`]).
 pub(crate) struct Solve<'a, 'b> {
     banding: &'a Banding,

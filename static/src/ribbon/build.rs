@@ -5,7 +5,7 @@
 use filterlab_core::{BuildReport, Error, ErrorKind};
 
 use super::band::{Banding, Unsolvable};
-use super::kernel::{Counting, Popcnt};
+use super::kernel::Level;
 use super::lookup::{Query, Ribbon};
 use super::shape::{BAND, Widths, grown_slots, initial_slots, partition_of};
 use super::words::{Words, word_count};
@@ -25,7 +25,18 @@ const START_BITS: u32 = 12;
 pub(super) fn build(
     base: &StaticBase,
     widths: Widths,
+    hashes: Vec<u64>,
+) -> Result<(Ribbon<Vec<u8>>, BuildReport), Error> {
+    build_with(base, widths, hashes, Level::detect())
+}
+
+/// [`build`] with the back-substitution and the lookups compiled for
+/// `level` (one this CPU runs).
+pub(super) fn build_with(
+    base: &StaticBase,
+    widths: Widths,
     mut hashes: Vec<u64>,
+    level: Level,
 ) -> Result<(Ribbon<Vec<u8>>, BuildReport), Error> {
     let total = hashes.len() as u64;
     let log_partitions = widths.log_partitions;
@@ -43,7 +54,6 @@ pub(super) fn build(
         wide_groups: if widths.wide > 0 { u64::MAX } else { 0 },
     };
     let mut banding = Banding::default();
-    let popcnt = Popcnt::detect();
     let (mut first, mut retries, mut distinct_total) = (0u64, 0u32, 0u64);
     let mut offsets = Vec::with_capacity(partitions as usize + 1);
     let mut rest = &mut hashes[..];
@@ -80,10 +90,7 @@ pub(super) fn build(
         retries = retries.saturating_add(failures);
         offsets.push(first);
         words.reserve_through((first + slots - 1) / 64)?;
-        match popcnt {
-            Some(popcnt) => popcnt.run(banding.solve(first, columns, &mut words)),
-            None => banding.solve(first, columns, &mut words).run(),
-        }
+        level.run(banding.solve(first, columns, &mut words));
         first += slots;
         if last_wide {
             words.wide_groups = first / 64;
@@ -104,7 +111,7 @@ pub(super) fn build(
         payload[4 * index..4 * index + 4].copy_from_slice(&(offset as u32).to_le_bytes());
     }
     let duplicates = total - distinct_total;
-    let query = Query::new(widths, wide_groups, offsets_len);
+    let query = Query::with_level(widths, wide_groups, offsets_len, level);
     let ribbon = Ribbon {
         hasher: base.hasher,
         widths,

@@ -4,9 +4,11 @@
 
 use filterlab_core::{KeyHasher, prefetch};
 
-use super::kernel::{Counting, Popcnt};
+#[cfg(test)]
+use super::kernel::Scalar;
+use super::kernel::{Level, Lookup, Lookups, Parities};
 use super::shape::{Row, Widths, partition_of, start_of};
-use crate::storage::{Payload, le_bytes};
+use crate::storage::Payload;
 
 /// What a lookup needs beside the payload, computed once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -14,71 +16,87 @@ pub(super) struct Query {
     pub(super) log_partitions: u32,
     /// Columns of the narrow partitions.
     pub(super) columns: u64,
-    /// Columns a lookup computes: one more than `columns` when any
-    /// partition is wide (a narrow partition's lookup ignores it).
-    pub(super) max_columns: u64,
     /// Partitions with `columns + 1` columns: the first ones.
     pub(super) wide: u64,
     /// Groups of 64 slots of the wide partitions.
     pub(super) wide_groups: u64,
-    /// Where the words start in the payload (after the partition offsets).
-    pub(super) words_at: usize,
-    /// Whether lookups run compiled with POPCNT.
-    pub(super) popcnt: Option<Popcnt>,
+    /// The payload's word (8 bytes) where the wide partitions' words
+    /// start, after the partition offsets, and where the narrow ones' start
+    /// (that plus `wide_groups`): a band's first word is one of them plus
+    /// its group times its columns.
+    wide_start: usize,
+    narrow_start: usize,
+    /// The lookups compiled for this CPU and the widest partitions.
+    lookups: Lookups<Query>,
 }
 
 impl Query {
     pub(super) fn new(widths: Widths, wide_groups: u64, words_at: usize) -> Self {
+        Self::with_level(widths, wide_groups, words_at, Level::detect())
+    }
+
+    /// As [`new`](Self::new), with the lookups of `level` (which this CPU
+    /// must run: `Level::detect` found it, or a lower one).
+    pub(super) fn with_level(
+        widths: Widths,
+        wide_groups: u64,
+        words_at: usize,
+        level: Level,
+    ) -> Self {
         Self {
             log_partitions: widths.log_partitions,
             columns: u64::from(widths.columns),
-            max_columns: u64::from(widths.max_columns()),
             wide: widths.wide,
             wide_groups,
-            words_at,
-            popcnt: Popcnt::detect(),
+            wide_start: words_at / 8,
+            narrow_start: words_at / 8 + wide_groups as usize,
+            lookups: Lookups::new(level, widths.max_columns() as usize),
         }
     }
 }
 
-/// Where a key's band lies: the first of its three words in each column,
-/// the distance between the groups' words, how far the band is into its
-/// first group, and the columns its partition keeps.
+/// Where a key's band lies: the first of its three words in each column
+/// (counted in the payload's 8-byte words), how far the band is into its first group, and the columns its partition
+/// keeps (also the distance between the groups' words).
 #[derive(Clone, Copy, Default)]
 pub(super) struct Band {
     word: usize,
-    stride: usize,
     shift: u32,
-    columns: u64,
+    columns: usize,
 }
 
-/// Runs `$body` with the const `$R` equal to `$columns` (1 to 32): the
-/// lookup loop is then unrolled for the filter's width, chosen once per
-/// call (a branch every lookup of a filter takes the same way).
-macro_rules! with_columns {
-    ($columns:expr, |$R:ident| $body:expr) => {
-        seq_columns!($columns, $R, $body, 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32)
-    };
-}
+impl Band {
+    /// The coefficients of `row` moved to the band's place in its three
+    /// groups: the 128 bits shifted left by the start's offset in its group.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn coefficients(&self, row: Row) -> [u64; 3] {
+        let shift = self.shift;
+        [
+            row.low << shift,
+            (row.high << shift) | ((row.low >> 1) >> (63 - shift)),
+            (row.high >> 1) >> (63 - shift),
+        ]
+    }
 
-/// The arms of [`with_columns!`].
-macro_rules! seq_columns {
-    ($columns:expr, $R:ident, $body:expr, $($n:literal)*) => {
-        match $columns {
-            $($n => { const $R: usize = $n; $body })*
-            _ => unreachable!("a Ribbon lookup computes 1 to 32 columns"),
-        }
-    };
+    /// Whether the column `parities` computed for `row` are its
+    /// fingerprint, in the columns the band's partition keeps.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn matches(&self, row: Row, parities: u64) -> bool {
+        (parities ^ row.fingerprint) & ((1 << self.columns) - 1) == 0
+    }
 }
 
 /// The first slot of `partition` and the first after it (one range check
 /// for both; the readers validated every offset).
 #[inline]
 fn offsets(bytes: &[u8], partition: usize) -> (u64, u64) {
-    let pair: [u8; 8] = le_bytes(bytes.get(4 * partition..).unwrap_or_default(), 0);
-    let (first, end) = pair.split_at(4);
-    let word = |half: &[u8]| u64::from(u32::from_le_bytes(half.try_into().unwrap_or_default()));
-    (word(first), word(end))
+    let pair = bytes
+        .get(4 * partition..)
+        .and_then(<[u8]>::first_chunk::<8>)
+        .map_or(0, |pair| u64::from_le_bytes(*pair));
+    (pair & u64::from(u32::MAX), pair >> 32)
 }
 
 /// The filter over its payload, owned or borrowed: one query code for both.
@@ -104,126 +122,16 @@ const PREFETCH_AHEAD: usize = 8;
 
 impl<S: Payload> Ribbon<S> {
     #[inline]
-    pub(super) fn band(&self, bytes: &[u8], hash: u64) -> Band {
-        let query = &self.query;
-        let partition = partition_of(hash, query.log_partitions);
-        let (first, end) = offsets(bytes, partition as usize);
-        let slots = end.wrapping_sub(first);
-        let slot = first + start_of(hash, query.log_partitions, slots);
-        let wide = partition < query.wide;
-        let columns = query.columns + u64::from(wide);
-        let narrow_offset = if wide { 0 } else { query.wide_groups };
-        Band {
-            word: ((slot / 64) * columns + narrow_offset) as usize,
-            stride: columns as usize,
-            shift: (slot % 64) as u32,
-            columns,
-        }
-    }
-
-    #[inline]
     pub(super) fn contains_hash(&self, hash: u64) -> bool {
-        let bytes = self.payload.bytes();
-        match self.query.popcnt {
-            Some(popcnt) => with_columns!(self.query.max_columns, |R| {
-                popcnt.run(Test::<'_, S, R> {
-                    ribbon: self,
-                    bytes,
-                    hash,
-                })
-            }),
-            None => with_columns!(self.query.max_columns, |R| self.test::<R>(bytes, hash)),
-        }
+        let query = &self.query;
+        query.lookups.test(query, self.payload.bytes(), hash)
     }
 
     pub(super) fn contains_hashes(&self, hashes: &[u64], found: &mut [bool]) {
-        match self.query.popcnt {
-            Some(popcnt) => with_columns!(self.query.max_columns, |R| {
-                popcnt.run(TestBatch::<'_, '_, S, R> {
-                    ribbon: self,
-                    hashes,
-                    found,
-                });
-            }),
-            None => with_columns!(self.query.max_columns, |R| {
-                self.test_batch::<R>(hashes, found);
-            }),
-        }
-    }
-
-    /// Whether the key of `hash` may be present, for a filter whose
-    /// lookups compute `R` columns: the three words of each column that
-    /// the band spans, ANDed with the coefficients moved to the band's
-    /// place, XORed together; the parity of each is that column's bit.
-    // Always inlined: into the POPCNT kernel, where it is then compiled
-    // with the instruction, and into each arm of `with_columns!`.
-    #[allow(clippy::inline_always)]
-    #[inline(always)]
-    pub(super) fn test<const R: usize>(&self, bytes: &[u8], hash: u64) -> bool {
-        self.test_band::<R>(bytes, hash, self.band(bytes, hash))
-    }
-
-    /// [`test`](Self::test) with the key's band already found.
-    #[allow(clippy::inline_always)]
-    #[inline(always)]
-    fn test_band<const R: usize>(&self, bytes: &[u8], hash: u64, band: Band) -> bool {
-        let row = Row::of(hash);
-        let shift = band.shift;
-        let c0 = row.low << shift;
-        let c1 = (row.high << shift) | ((row.low >> 1) >> (63 - shift));
-        let c2 = (row.high >> 1) >> (63 - shift);
-        // One range check for every word read (the reader validated it).
-        let stride = band.stride.min(R);
-        let at = self.query.words_at + 8 * band.word;
-        let Some(span) = bytes.get(at..at + 8 * (2 * stride + R)) else {
-            return true;
-        };
-        let (words, _) = span.as_chunks::<8>();
-        let mut result = 0;
-        for column in 0..R {
-            let word = |index: usize| u64::from_le_bytes(words[index]);
-            let selected = (c0 & word(column))
-                ^ (c1 & word(stride + column))
-                ^ (c2 & word(2 * stride + column));
-            result |= u64::from(selected.count_ones() & 1) << column;
-        }
-        let mask = (1 << band.columns) - 1;
-        (result ^ row.fingerprint) & mask == 0
-    }
-
-    /// [`test`](Self::test) of a batch: the band of the key
-    /// [`PREFETCH_AHEAD`] places ahead is found and prefetched, and kept
-    /// in a ring until that key's turn.
-    pub(super) fn test_batch<const R: usize>(&self, hashes: &[u64], found: &mut [bool]) {
-        let bytes = self.payload.bytes();
-        if bytes.len() < PREFETCH_MIN_BYTES {
-            for (answer, &hash) in found.iter_mut().zip(hashes) {
-                *answer = self.test::<R>(bytes, hash);
-            }
-            return;
-        }
-        let prefetched = |hash: u64| {
-            let band = self.band(bytes, hash);
-            let at = self.query.words_at + 8 * band.word;
-            for group in 0..3 {
-                if let Some(byte) = bytes.get(at + 8 * group * band.stride) {
-                    prefetch(byte);
-                }
-            }
-            band
-        };
-        let mut ring = [Band::default(); PREFETCH_AHEAD];
-        for (slot, &hash) in ring.iter_mut().zip(hashes) {
-            *slot = prefetched(hash);
-        }
-        for (i, (answer, &hash)) in found.iter_mut().zip(hashes).enumerate() {
-            let slot = &mut ring[i % PREFETCH_AHEAD];
-            let band = *slot;
-            if let Some(&ahead) = hashes.get(i + PREFETCH_AHEAD) {
-                *slot = prefetched(ahead);
-            }
-            *answer = self.test_band::<R>(bytes, hash, band);
-        }
+        let query = &self.query;
+        query
+            .lookups
+            .test_batch(query, self.payload.bytes(), hashes, found);
     }
 
     pub(super) fn borrow(&self) -> Ribbon<&[u8]> {
@@ -238,36 +146,159 @@ impl<S: Payload> Ribbon<S> {
     }
 }
 
-/// One lookup, compiled with POPCNT by [`Popcnt::run`].
-pub(super) struct Test<'a, S, const R: usize> {
-    pub(super) ribbon: &'a Ribbon<S>,
-    pub(super) bytes: &'a [u8],
-    pub(super) hash: u64,
-}
+impl Query {
+    /// Where the band of `hash` lies in `bytes`.
+    #[inline]
+    fn band(&self, bytes: &[u8], hash: u64) -> Band {
+        let partition = partition_of(hash, self.log_partitions);
+        let (first, end) = offsets(bytes, partition as usize);
+        let slots = end.wrapping_sub(first);
+        let slot = first + start_of(hash, self.log_partitions, slots);
+        let wide = partition < self.wide;
+        let columns = self.columns + u64::from(wide);
+        let start = if wide {
+            self.wide_start
+        } else {
+            self.narrow_start
+        };
+        Band {
+            word: ((slot / 64) * columns) as usize + start,
+            shift: (slot % 64) as u32,
+            columns: columns as usize,
+        }
+    }
 
-impl<S: Payload, const R: usize> Counting for Test<'_, S, R> {
-    type Output = bool;
-
+    /// [`Lookup::test`] with the key's band already found: the three words
+    /// of each of `L` columns that the band spans, ANDed with the
+    /// coefficients moved to the band's place, XORed together; the parity
+    /// of each is that column's bit. Columns past the partition's are
+    /// computed from the words after its own (the layout pads the end) and
+    /// masked off.
+    // Always inlined into the entry points of `kernel`, which compile it
+    // for the CPU's level (with AVX2 the column loop becomes vectors).
     #[allow(clippy::inline_always)]
     #[inline(always)]
-    fn run(self) -> bool {
-        self.ribbon.test::<R>(self.bytes, self.hash)
+    fn test_band<P: Parities, const L: usize>(
+        &self,
+        parities: P,
+        bytes: &[u8],
+        hash: u64,
+        band: Band,
+    ) -> bool {
+        let row = Row::of(hash);
+        let coefficients = band.coefficients(row);
+        // The words of the band's three groups: one range check for all
+        // (the reader validated every index; the payload's words start at
+        // a multiple of 8). A stride is at most `L`, which tells the
+        // compiler that the three groups lie inside the span.
+        let (words, _) = bytes.as_chunks::<8>();
+        let stride = band.columns.min(L);
+        let tail = || self.test_tail::<P, L>(parities, bytes, hash);
+        let Some(span) = words.get(band.word..band.word + 2 * stride + L) else {
+            return tail();
+        };
+        let second = span.split_at(stride).1;
+        let third = second.split_at(stride).1;
+        let (Some(first), Some(second), Some(third)) = (
+            span.first_chunk::<L>(),
+            second.first_chunk::<L>(),
+            third.first_chunk::<L>(),
+        ) else {
+            return tail();
+        };
+        let groups = [first, second, third];
+        band.matches(row, parities.parities::<L>(coefficients, groups))
+    }
+
+    /// [`test_band`](Self::test_band) of a band whose `L` words a group
+    /// would run past the payload's end (`L` is the widest partition's
+    /// columns rounded up to the level's lanes, more than the layout keeps
+    /// after the last group: its columns and one word). The words past the
+    /// end are read as zero: they fall in the columns masked off. Only a
+    /// band at the very end can get here (the last bands start two groups
+    /// before the last, which leaves room), so it is out of line.
+    #[cold]
+    #[inline(never)]
+    fn test_tail<P: Parities, const L: usize>(&self, parities: P, bytes: &[u8], hash: u64) -> bool {
+        let band = self.band(bytes, hash);
+        let row = Row::of(hash);
+        let (words, _) = bytes.as_chunks::<8>();
+        let group = |index: usize| {
+            let mut padded = [[0u8; 8]; L];
+            let start = band.word.saturating_add(index * band.columns);
+            let available = words.get(start..).unwrap_or_default();
+            let kept = available.len().min(L);
+            padded[..kept].copy_from_slice(&available[..kept]);
+            padded
+        };
+        let groups = [group(0), group(1), group(2)];
+        let groups = [&groups[0], &groups[1], &groups[2]];
+        band.matches(row, parities.parities::<L>(band.coefficients(row), groups))
     }
 }
 
-/// A batch of lookups, compiled with POPCNT by [`Popcnt::run`].
-pub(super) struct TestBatch<'a, 'b, S, const R: usize> {
-    pub(super) ribbon: &'a Ribbon<S>,
-    pub(super) hashes: &'a [u64],
-    pub(super) found: &'b mut [bool],
-}
-
-impl<S: Payload, const R: usize> Counting for TestBatch<'_, '_, S, R> {
-    type Output = ();
-
+impl Lookup for Query {
     #[allow(clippy::inline_always)]
     #[inline(always)]
-    fn run(self) {
-        self.ribbon.test_batch::<R>(self.hashes, self.found);
+    fn test<P: Parities, const L: usize>(&self, parities: P, bytes: &[u8], hash: u64) -> bool {
+        self.test_band::<P, L>(parities, bytes, hash, self.band(bytes, hash))
+    }
+
+    /// The band of the key [`PREFETCH_AHEAD`] places ahead is found and
+    /// prefetched, and kept in a ring until that key's turn.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
+    fn test_batch<P: Parities, const L: usize>(
+        &self,
+        parities: P,
+        bytes: &[u8],
+        hashes: &[u64],
+        found: &mut [bool],
+    ) {
+        if bytes.len() < PREFETCH_MIN_BYTES {
+            for (answer, &hash) in found.iter_mut().zip(hashes) {
+                *answer = self.test::<P, L>(parities, bytes, hash);
+            }
+            return;
+        }
+        let prefetched = |hash: u64| {
+            let band = self.band(bytes, hash);
+            // The first byte of each group's words, with one range check.
+            let (at, stride) = (8 * band.word, 8 * band.columns);
+            if let Some(span) = bytes.get(at..).and_then(|rest| rest.get(..=2 * stride)) {
+                for group in 0..3 {
+                    prefetch(&span[group * stride]);
+                }
+            }
+            band
+        };
+        let mut ring = [Band::default(); PREFETCH_AHEAD];
+        for (slot, &hash) in ring.iter_mut().zip(hashes) {
+            *slot = prefetched(hash);
+        }
+        for (i, (answer, &hash)) in found.iter_mut().zip(hashes).enumerate() {
+            let slot = &mut ring[i % PREFETCH_AHEAD];
+            *answer = self.test_band::<P, L>(parities, bytes, hash, *slot);
+            if let Some(&ahead) = hashes.get(i + PREFETCH_AHEAD) {
+                *slot = prefetched(ahead);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+impl Query {
+    /// For the tests: the answers of the inline lookup of `hash`, of the
+    /// out-of-line one of the payload's end on the whole payload, and of
+    /// that on the payload cut right after the last word the key's band
+    /// keeps (the words past it then read as zero).
+    pub(super) fn tail_answers<const L: usize>(&self, bytes: &[u8], hash: u64) -> [bool; 3] {
+        let band = self.band(bytes, hash);
+        let cut = &bytes[..8 * (band.word + 3 * band.columns)];
+        [
+            self.test::<Scalar, L>(Scalar, bytes, hash),
+            self.test_tail::<Scalar, L>(Scalar, bytes, hash),
+            self.test_tail::<Scalar, L>(Scalar, cut, hash),
+        ]
     }
 }

@@ -366,53 +366,84 @@ mod tests {
     use filterlab_core::{Membership, mix64};
 
     use super::RibbonFilter;
-    use super::kernel::Popcnt;
-    use super::lookup::{Ribbon, Test, TestBatch};
+    use super::build::build_with;
+    use super::kernel::Level;
 
-    /// Run under Miri by `.ci/run`, with and without POPCNT enabled: the
-    /// kernel builds (its back-substitution) and answers (one key and
-    /// batched) exactly as the portable code, on a filter with wide and
-    /// narrow partitions.
+    /// Run under Miri by `.ci/run`, with POPCNT and with AVX2 enabled and
+    /// without: every level this CPU runs builds (its back-substitution)
+    /// the same filter as the portable code and answers (one key and
+    /// batched, on a filter large enough to prefetch) as it does, with wide
+    /// and narrow partitions.
     #[test]
-    fn the_popcnt_kernel_answers_as_the_portable_code() {
-        let keys: Vec<u64> = (0..2100).map(mix64).collect();
-        let filter = RibbonFilter::with_fpp(0.4).seed(3).build(&keys).unwrap();
-        assert_eq!(filter.partitions(), (2, 1));
-        let ribbon: &Ribbon<Vec<u8>> = &filter.inner;
-        let bytes = &ribbon.payload[..];
-        let hasher = *filter.hasher();
-        let hashes: Vec<u64> = (0..200)
+    fn every_kernel_builds_and_answers_as_the_portable_code() {
+        // Under Miri two partitions, one of them wide (p = 0.4: one and two
+        // columns, which AVX2 computes four at a time).
+        let (n, fpp) = if cfg!(miri) {
+            (2100, 0.4)
+        } else {
+            (100_000, 0.01)
+        };
+        let keys: Vec<u64> = (0..n).map(mix64).collect();
+        let builder = RibbonFilter::with_fpp(fpp).seed(3);
+        let widths = builder.widths(keys.len() as u64).unwrap();
+        assert!(widths.wide > 0 && widths.wide < widths.partitions());
+        let hashes = || {
+            keys.iter()
+                .map(|key| builder.base.hasher.hash(key))
+                .collect()
+        };
+        let portable = build_with(&builder.base, widths, hashes(), Level::Portable)
+            .unwrap()
+            .0;
+        let queries: Vec<u64> = (0..300)
             .map(|i| mix64(i ^ 0xabc))
             .chain(keys.iter().copied().take(100))
-            .map(|key| hasher.hash(&key))
+            .map(|key| builder.base.hasher.hash(&key))
             .collect();
-        let portable: Vec<bool> = hashes
+        assert!(
+            cfg!(miri) || portable.payload.len() > 1 << 16,
+            "batches prefetch"
+        );
+        let expected: Vec<bool> = queries
             .iter()
-            .map(|&hash| ribbon.test::<2>(bytes, hash))
+            .map(|&hash| portable.contains_hash(hash))
             .collect();
-        assert!(portable[200..].iter().all(|&hit| hit));
-        let mut batched = vec![false; hashes.len()];
-        ribbon.test_batch::<2>(&hashes, &mut batched);
-        assert_eq!(batched, portable);
-        if let Some(popcnt) = Popcnt::detect() {
-            let fast: Vec<bool> = hashes
+        assert!(expected[300..].iter().all(|&hit| hit));
+        let levels = match Level::detect() {
+            Level::Avx2 => &[Level::Portable, Level::Popcnt, Level::Avx2][..],
+            Level::Popcnt => &[Level::Portable, Level::Popcnt][..],
+            Level::Portable => &[Level::Portable][..],
+        };
+        for &level in levels {
+            let (ribbon, _) = build_with(&builder.base, widths, hashes(), level).unwrap();
+            assert!(ribbon.payload == portable.payload, "{level:?}");
+            let filter = RibbonFilter { inner: ribbon };
+            let one: Vec<bool> = queries
                 .iter()
-                .map(|&hash| {
-                    popcnt.run(Test::<'_, _, 2> {
-                        ribbon,
-                        bytes,
-                        hash,
-                    })
-                })
+                .map(|&hash| filter.contains_hash(hash))
                 .collect();
-            assert_eq!(fast, portable);
-            let mut found = vec![false; hashes.len()];
-            popcnt.run(TestBatch::<'_, '_, _, 2> {
-                ribbon,
-                hashes: &hashes,
-                found: &mut found,
-            });
-            assert_eq!(found, portable);
+            assert_eq!(one, expected, "{level:?}");
+            let mut batched = vec![false; queries.len()];
+            filter.contains_hashes(&queries, &mut batched);
+            assert_eq!(batched, expected, "{level:?}");
+        }
+    }
+
+    /// The out-of-line lookup of the payload's end answers as the inline
+    /// one, on the whole payload and on the payload cut right after the
+    /// last word the key's band keeps: every key of the set is still found.
+    #[test]
+    fn the_tail_lookup_answers_as_the_inline_one() {
+        let keys: Vec<u64> = (0..5000).map(mix64).collect();
+        let filter = RibbonFilter::with_fpp(0.01).seed(3).build(&keys).unwrap();
+        let ribbon = &filter.inner;
+        assert_eq!(ribbon.widths.max_columns(), 7);
+        let absent = (0..2000).map(|i| mix64(i ^ 0xabc));
+        for (i, key) in keys.iter().copied().chain(absent).enumerate() {
+            let hash = ribbon.hasher.hash(&key);
+            let [inline, tail, cut] = ribbon.query.tail_answers::<8>(&ribbon.payload, hash);
+            assert!(inline || i >= keys.len(), "key {i} not found");
+            assert_eq!((tail, cut), (inline, inline), "key {i}");
         }
     }
 }

@@ -33,9 +33,9 @@ pub const MAX_CF_EXPANSIONS: i64 = filterlab_cuckoo::MAX_TABLES as i64;
 /// more bits than RedisBloom's at its default error rate (0.989× at 0.01;
 /// 0.6 gives 1.006×, 0.5 1.046×: `cargo run --release -p filterlab-peers
 /// --example first_share`), so the allocator's size classes never put a
-/// reserved filter in a larger block than RedisBloom's (measured: 1.00–1.01×
+/// reserved filter in a larger block than RedisBloom's (measured: 1.00–1.02×
 /// the bytes DEL releases from 10^4 items on). Grown 1000× its arrays take
-/// 20.96 bits per key where RedisBloom's sizing takes 23.10 (22.67 and
+/// 21.01 bits per key where RedisBloom's sizing takes 23.10 (23.72 and
 /// 24.15 measured with the allocator's rounding), under P at every doubling.
 pub const DEFAULT_FIRST_SHARE: f64 = 0.65;
 

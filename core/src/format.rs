@@ -677,22 +677,26 @@ impl<R: Read> FrameReader<R> {
         Ok(words)
     }
 
-    /// Checks that the whole payload was consumed and that the trailing
-    /// checksum matches; returns the inner reader.
+    /// Checks the trailing checksum now, once the whole payload is read,
+    /// so that a filter can validate its payload's layout after the
+    /// checksum has vouched for the bytes: a damaged payload then reports
+    /// [`ErrorKind::ChecksumMismatch`], not whatever layout check it trips
+    /// first. [`finish`](Self::finish) then has no checksum left to read.
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::LengthMismatch`] when payload bytes remain unread,
-    /// [`ErrorKind::ChecksumMismatch`], [`ErrorKind::Truncated`] or [`ErrorKind::Io`].
-    pub fn finish(mut self) -> Result<R, Error> {
+    /// [`ErrorKind::LengthMismatch`] when payload bytes are left unread;
+    /// [`ErrorKind::ChecksumMismatch`], [`ErrorKind::Truncated`] or
+    /// [`ErrorKind::Io`].
+    pub fn verify_checksum(&mut self) -> Result<(), Error> {
         if self.remaining != 0 {
             return Err(Error::new(
                 ErrorKind::LengthMismatch,
                 format!("{} payload bytes left unread", self.remaining),
             ));
         }
-        let Some(checksum) = &self.checksum else {
-            return Ok(self.inner);
+        let Some(checksum) = self.checksum.take() else {
+            return Ok(());
         };
         let mut stored = [0u8; 8];
         read_exact(&mut self.inner, &mut stored)?;
@@ -702,6 +706,18 @@ impl<R: Read> FrameReader<R> {
                 "payload checksum does not match",
             ));
         }
+        Ok(())
+    }
+
+    /// Checks that the whole payload was consumed and that the trailing
+    /// checksum matches; returns the inner reader.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::LengthMismatch`] when payload bytes remain unread,
+    /// [`ErrorKind::ChecksumMismatch`], [`ErrorKind::Truncated`] or [`ErrorKind::Io`].
+    pub fn finish(mut self) -> Result<R, Error> {
+        self.verify_checksum()?;
         Ok(self.inner)
     }
 }

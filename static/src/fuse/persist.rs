@@ -149,6 +149,8 @@ impl<F: Fingerprint, const ARITY: usize> Persist for BinaryFuseFilter<F, ARITY> 
         // The length was checked against the slots, which fit in 2^32.
         let mut payload = zeroed(header.payload_len as usize, "the fingerprint array")?;
         input.read_bytes_into(&mut payload)?;
+        // The checksum first, as the Ribbon filter's reader does.
+        input.verify_checksum()?;
         check_padding::<F, ARITY>(&shape, &payload)?;
         Ok(Self {
             inner: Fuse::from_parts(header, shape, payload),

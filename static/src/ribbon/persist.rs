@@ -201,6 +201,9 @@ impl Persist for RibbonFilter {
         // The length was checked against the slots, which fit in 2^32.
         let mut payload = zeroed(header.payload_len as usize, "the Ribbon filter")?;
         input.read_bytes_into(&mut payload)?;
+        // The checksum first: a damaged payload is reported as damaged,
+        // not as the first layout check it happens to fail.
+        input.verify_checksum()?;
         check_payload(&layout.0, layout.1, layout.2, &payload)?;
         Ok(Self {
             inner: Ribbon::from_parts(header, layout, payload),

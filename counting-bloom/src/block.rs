@@ -260,12 +260,17 @@ mod tests {
             let hash = state;
             let mask = probe_mask::<4>(hash, num_hashes);
             let seed = hash as u32;
-            let found = avx512.contains(&block, seed, num_hashes);
-            assert_eq!(found, scalar::contains::<4>(&block, mask));
-            assert_eq!(
-                found,
-                scalar::contains_probes::<4>(&block, hash, num_hashes)
-            );
+            // Miri cannot run the lookup's byte permute (vpermb); the
+            // lookup's one memory access, the block's load, is the one the
+            // increment and decrement below make.
+            if !cfg!(miri) {
+                let found = avx512.contains(&block, seed, num_hashes);
+                assert_eq!(found, scalar::contains::<4>(&block, mask));
+                assert_eq!(
+                    found,
+                    scalar::contains_probes::<4>(&block, hash, num_hashes)
+                );
+            }
             let (mut vector, mut reference) = (block, block);
             assert_eq!(
                 avx512.increment(&mut vector, seed, num_hashes),

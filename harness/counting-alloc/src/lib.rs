@@ -129,7 +129,7 @@ mod tests {
     fn alone() -> std::sync::MutexGuard<'static, ()> {
         ONE_AT_A_TIME
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     #[test]

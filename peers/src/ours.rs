@@ -170,6 +170,28 @@ impl<F: Filter> FilterlabSubject<F> {
     }
 }
 
+/// The one-key insert loop, the shape of `PeerSubject`'s arm for arm.
+/// Out of line, as each peer's loop is its own function and as a user's
+/// loop over a filter is: inlined into `insert_keys`, the loop reached the
+/// filter at an offset in the subject (a second pointer kept live across
+/// each call) and shared its exit with the batched arm and the hashers'
+/// unswitched copies, so the count of new keys took two register moves per
+/// key. Callgrind, BlockedBloomFilter's one-key insert: 51 → 46
+/// instructions, its kernel's 29 unchanged.
+#[inline(never)]
+fn insert_one_at_a_time<F: Filter>(filter: &mut F, keys: &[u64], refused: &mut Vec<usize>) -> u64 {
+    let hasher = *filter.hasher();
+    let mut new = 0;
+    for (position, key) in keys.iter().enumerate() {
+        match filter.insert_hash(hasher.hash(key)) {
+            Ok(true) => new += 1,
+            Ok(false) => {}
+            Err(_) => refused.push(position),
+        }
+    }
+    new
+}
+
 impl<F: Filter> Subject for FilterlabSubject<F> {
     fn has_batch_api(&self) -> bool {
         true
@@ -177,17 +199,7 @@ impl<F: Filter> Subject for FilterlabSubject<F> {
 
     fn insert_keys(&mut self, keys: &[u64], mode: Mode, refused: &mut Vec<usize>) -> u64 {
         match mode {
-            Mode::OneKey => {
-                let hasher = *self.filter.hasher();
-                let mut new = 0;
-                for (position, key) in keys.iter().enumerate() {
-                    match self.filter.insert_hash(hasher.hash(key)) {
-                        Ok(fresh) => new += u64::from(fresh),
-                        Err(_) => refused.push(position),
-                    }
-                }
-                new
-            }
+            Mode::OneKey => insert_one_at_a_time(&mut self.filter, keys, refused),
             Mode::Batched => keys
                 .chunks(BATCH)
                 .enumerate()

@@ -238,8 +238,10 @@ impl<L: Layout, const BITS: u32> CountingBloom<L, BITS> {
     }
 
     /// Adds one to the counters of a pre-hashed key (`UP`: whether it was
-    /// new), or takes one from them (whether it could: see `take`).
-    #[inline]
+    /// new), or takes one from them (whether it could: see `take`). Always
+    /// inlined, as `add` is.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
     fn step<const UP: bool>(&mut self, hash: u64) -> bool {
         let k = self.num_hashes;
         if L::BLOCKED {
@@ -256,8 +258,13 @@ impl<L: Layout, const BITS: u32> CountingBloom<L, BITS> {
         }
     }
 
-    /// Inserts a pre-hashed key; whether it was new.
-    #[inline]
+    /// Inserts a pre-hashed key; whether it was new. Always inlined into
+    /// its two callers (the one-key insert and the batch), and `step` into
+    /// it: left to the inliner, a user's loop of one-key inserts called
+    /// them, 15 instructions more a key for the blocked layout (callgrind:
+    /// 335 → 350).
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
     fn add(&mut self, hash: u64) -> bool {
         let new = self.step::<true>(hash);
         self.len = self.len.saturating_add(1);
@@ -564,8 +571,10 @@ impl<L: Layout, const BITS: u32> Membership for CountingBloom<L, BITS> {
 }
 
 impl<L: Layout, const BITS: u32> Filter for CountingBloom<L, BITS> {
-    /// Never fails: a full counter saturates instead.
-    #[inline]
+    /// Never fails: a full counter saturates instead. Always inlined, as
+    /// `add` is.
+    #[allow(clippy::inline_always)]
+    #[inline(always)]
     fn insert_hash(&mut self, hash: u64) -> Result<bool, Error> {
         Ok(self.add(hash))
     }

@@ -38,3 +38,29 @@ fn binary_fuse_conformance() {
     .cases(16)
     .check();
 }
+
+/// Batched lookups answer as one-key ones on both sides of the size from
+/// which they prefetch (1 MiB of fingerprints for a binary fuse filter,
+/// 64 KiB for Ribbon), for inserted keys and never-inserted ones alike.
+#[test]
+fn batched_lookups_agree_with_one_key_ones_below_and_above_prefetching() {
+    use filterlab_core::keys::query_key;
+    use filterlab_static::Membership;
+
+    fn agree<M: Membership>(filter: &M, inserted: &[u64]) {
+        let mut queries = inserted.to_vec();
+        queries.extend((0..100_000).map(|i| query_key(9, i)));
+        let one_key: Vec<bool> = queries.iter().map(|key| filter.contains(key)).collect();
+        assert_eq!(filter.contains_many(&queries), one_key);
+    }
+    for count in [50_000, 1_000_000] {
+        let inserted = crate::keys(3, count);
+        let fuse = crate::fuse::<u8, 3>(3, count);
+        assert_eq!(fuse.memory_usage() >= 1 << 20, count == 1_000_000);
+        agree(&fuse, &inserted);
+    }
+    let inserted = crate::keys(4, 100_000);
+    let ribbon = crate::ribbon(0.01, 4, 100_000);
+    assert!(ribbon.memory_usage() >= 1 << 16);
+    agree(&ribbon, &inserted);
+}

@@ -39,9 +39,10 @@ fn binary_fuse_conformance() {
     .check();
 }
 
-/// Batched lookups answer as one-key ones on both sides of the size from
-/// which they prefetch (1 MiB of fingerprints for a binary fuse filter,
-/// 64 KiB for Ribbon), for inserted keys and never-inserted ones alike.
+/// Batched lookups answer as one-key ones, for inserted keys and
+/// never-inserted ones alike: a binary fuse filter on both sides of the
+/// size from which its batch prefetches (1 MiB of fingerprints), a Ribbon
+/// filter above its own (64 KiB).
 #[test]
 fn batched_lookups_agree_with_one_key_ones_below_and_above_prefetching() {
     use filterlab_core::keys::query_key;

@@ -4,7 +4,7 @@
 
 use filterlab_core::{BuildReport, Error, ErrorKind};
 
-use super::band::{Banding, Unsolvable};
+use super::band::{Banding, Input};
 use super::kernel::Level;
 use super::lookup::{Query, Ribbon};
 use super::shape::{BAND, Widths, grown_slots, initial_slots, partition_of};
@@ -21,7 +21,8 @@ const START_BITS: u32 = 12;
 /// Builds the filter of `hashes` (duplicates tolerated) with `widths`.
 ///
 /// Memory: the hashes (reordered in place), the filter's payload, and the
-/// banding of one partition (about 120 KiB).
+/// banding of two partitions at a time and of one being retried (about
+/// 370 KiB).
 pub(super) fn build(
     base: &StaticBase,
     widths: Widths,
@@ -53,48 +54,55 @@ pub(super) fn build_with(
         columns,
         wide_groups: if widths.wide > 0 { u64::MAX } else { 0 },
     };
-    let mut banding = Banding::default();
+    // Partitions are banded two at a time; one that fails is retried alone.
+    let (mut banding, mut retry) = (Banding::default(), Banding::default());
     let (mut first, mut retries, mut distinct_total) = (0u64, 0u32, 0u64);
     let mut offsets = Vec::with_capacity(partitions as usize + 1);
     let mut rest = &mut hashes[..];
-    for partition in 0..partitions {
-        let count = rest
-            .iter()
-            .take_while(|&&hash| partition_of(hash, log_partitions) == partition)
-            .count();
-        let (mine, others) = rest.split_at_mut(count);
-        rest = others;
-        let distinct = dedup(mine, group_bits);
-        let keys = &mine[..distinct];
-        distinct_total += distinct as u64;
-        let columns = widths.columns_of(partition);
-        let last_wide = partition + 1 == widths.wide;
-        // The wide partitions end on a group boundary, where the words
-        // change stride.
-        let fit = |slots: u64| {
-            if last_wide {
-                (first + slots).next_multiple_of(64) - first
+    let mut partition = 0;
+    while partition < partitions {
+        // Not the last wide partition with the one before it: its slots
+        // depend on where it starts (it ends on a group boundary, where
+        // the words change stride), so on the slots the one before took.
+        let pair = partition + 1 < partitions && partition + 2 != widths.wide;
+        let count = if pair { 2 } else { 1 };
+        let mut jobs = Vec::with_capacity(2);
+        for index in partition..partition + count {
+            let (keys, others) =
+                take_partition(std::mem::take(&mut rest), index, log_partitions, group_bits);
+            rest = others;
+            distinct_total += keys.len() as u64;
+            let last_wide = index + 1 == widths.wide;
+            jobs.push(Partition {
+                index,
+                input: Input {
+                    hashes: keys,
+                    slots: fitted(initial_slots(keys.len() as u64), first, last_wide),
+                    columns: widths.columns_of(index),
+                },
+                last_wide,
+            });
+        }
+        let inputs: Vec<Input<'_>> = jobs.iter().map(|job| job.input).collect();
+        let outcomes = banding.band(log_partitions, &inputs);
+        for ((part, mut job), outcome) in jobs.into_iter().enumerate().zip(outcomes) {
+            let (solved_by, part) = if outcome.is_ok() {
+                (&banding, part)
             } else {
-                slots
+                let failures = retry_alone(base, &mut retry, log_partitions, &mut job, first)?;
+                retries = retries.saturating_add(failures);
+                (&retry, 0)
+            };
+            let slots = job.input.slots as u64;
+            offsets.push(first);
+            words.reserve_through((first + slots - 1) / 64)?;
+            level.run(solved_by.solve(part, first, job.input.columns, &mut words));
+            first += slots;
+            if job.last_wide {
+                words.wide_groups = first / 64;
             }
-        };
-        let mut slots = fit(initial_slots(distinct as u64));
-        let mut failures = 0;
-        while let Err(Unsolvable) = banding.band(keys, log_partitions, slots as usize, columns) {
-            failures += 1;
-            if failures > base.max_retries {
-                return Err(base.gave_up("RibbonFilter", &format!("partition {partition}")));
-            }
-            slots = fit(grown_slots(slots, distinct as u64));
         }
-        retries = retries.saturating_add(failures);
-        offsets.push(first);
-        words.reserve_through((first + slots - 1) / 64)?;
-        level.run(banding.solve(first, columns, &mut words));
-        first += slots;
-        if last_wide {
-            words.wide_groups = first / 64;
-        }
+        partition += count;
     }
     offsets.push(first);
     if u32::try_from(first).is_err() {
@@ -122,6 +130,68 @@ pub(super) fn build_with(
     };
     debug_assert!(first >= BAND * partitions);
     Ok((ribbon, BuildReport::new(retries, duplicates)))
+}
+
+/// A partition being built.
+struct Partition<'a> {
+    index: u64,
+    input: Input<'a>,
+    /// The last of the wide partitions: it ends on a group boundary.
+    last_wide: bool,
+}
+
+/// The slots of a partition given `slots` for its keys: the last wide
+/// partition, which starts at slot `first`, ends on a group boundary
+/// (where the words change stride).
+fn fitted(slots: u64, first: u64, last_wide: bool) -> usize {
+    let slots = if last_wide {
+        (first + slots).next_multiple_of(64) - first
+    } else {
+        slots
+    };
+    slots as usize
+}
+
+/// Bands `job`, which could not be solved, alone until it is, each time
+/// with more slots and a new draw of starts; how many times it failed, or
+/// the error once it failed more often than the builder allows.
+fn retry_alone(
+    base: &StaticBase,
+    retry: &mut Banding,
+    log_partitions: u32,
+    job: &mut Partition<'_>,
+    first: u64,
+) -> Result<u32, Error> {
+    let mut failures = 1;
+    loop {
+        if failures > base.max_retries {
+            return Err(base.gave_up("RibbonFilter", &format!("partition {}", job.index)));
+        }
+        let grown = grown_slots(job.input.slots as u64, job.input.hashes.len() as u64);
+        job.input.slots = fitted(grown, first, job.last_wide);
+        if retry.band(log_partitions, &[job.input])[0].is_ok() {
+            return Ok(failures);
+        }
+        failures += 1;
+    }
+}
+
+/// Splits the hashes of `partition` (grouped by their top `group_bits`
+/// bits) off the front of `hashes` and removes their repeats: the distinct
+/// ones, and the hashes after them.
+fn take_partition(
+    hashes: &mut [u64],
+    partition: u64,
+    log_partitions: u32,
+    group_bits: u32,
+) -> (&[u64], &mut [u64]) {
+    let count = hashes
+        .iter()
+        .take_while(|&&hash| partition_of(hash, log_partitions) == partition)
+        .count();
+    let (mine, others) = hashes.split_at_mut(count);
+    let distinct = dedup(mine, group_bits);
+    (&mine[..distinct], others)
 }
 
 /// The payload's buffer, its offsets zeroed, reserved for the slots

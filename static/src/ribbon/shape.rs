@@ -80,9 +80,10 @@ impl Widths {
     }
 }
 
-/// The row a key hash gives: where its band starts, its coefficients and
-/// its fingerprint.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The row a key hash gives: its coefficients from where its band starts,
+/// and its fingerprint (also a row of the system being solved, from the
+/// slot it is stored at).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Row {
     /// Coefficients of slots start..start+64 (bit 0 is always set).
     pub(crate) low: u64,
@@ -108,12 +109,6 @@ impl Row {
             high: (product >> 64) as u64,
             fingerprint: product as u64 >> 32,
         }
-    }
-
-    /// The coefficients as one 128-bit value.
-    #[inline]
-    pub(crate) fn coefficients(&self) -> u128 {
-        u128::from(self.high) << 64 | u128::from(self.low)
     }
 }
 

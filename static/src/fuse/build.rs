@@ -19,8 +19,8 @@ const PREFETCH_AHEAD: usize = 16;
 /// Builds the filter of `hashes` (duplicates tolerated), retrying with a
 /// new seed when the peeling fails.
 ///
-/// Memory: the hashes (grouped by segment in place, through the slots' XOR
-/// array before it is used), and 13 bytes a slot: a count and position
+/// Memory: the hashes (grouped by segment into a second vector, before
+/// the slots' XOR array is allocated), and 13 bytes a slot: a count and position
 /// byte, the XOR of the hashes, and one `u32` array that holds both the
 /// queue of slots to peel, from its start, and the peel order, from its
 /// end (a slot enters the queue at most once, and each peeled key takes the
@@ -42,8 +42,8 @@ pub(super) fn build<F: Fingerprint, const ARITY: usize>(
     base.check_memory(fingerprint_bytes as u64, "the fingerprint array")?;
     let slots = slots as usize;
     let mut counts = zeroed::<u8>(slots, "the slot counts")?;
-    let mut xors = zeroed::<u64>(slots, "the slot hashes")?;
     let mut order = zeroed::<u32>(slots + 1, "the peeling order")?;
+    let mut xors = Vec::new();
     let mut removed = 0;
     for attempt in 0..=base.max_retries {
         if attempt > 0 {
@@ -61,7 +61,13 @@ pub(super) fn build<F: Fingerprint, const ARITY: usize>(
         }
         shape.attempt = attempt;
         let probe = Probe::new(shape);
-        group_by_segment(&mut hashes, shape.group_bits(), &mut xors);
+        // The slots' XORs are allocated after the grouping, which takes
+        // the hashes' space once more and frees the old: the peak stays
+        // that of the hashes and the slots, and both arrays come zeroed
+        // from the allocator (no copy back, no clearing pass of ours).
+        drop(std::mem::take(&mut xors));
+        hashes = group_by_segment(&hashes, shape.group_bits())?;
+        xors = zeroed::<u64>(slots, "the slot hashes")?;
         let Some(repeated) = count::<ARITY>(&probe, &hashes, &mut counts, &mut xors) else {
             continue;
         };
@@ -87,25 +93,24 @@ pub(super) fn build<F: Fingerprint, const ARITY: usize>(
 }
 
 /// Groups `hashes` by their top `bits` bits, about one group a segment, so
-/// that [`count`] walks the array in order: a counting sort through
-/// `scratch` (the slots' XOR array, at least as long, unused until
-/// `count`), copied back; `scratch` is left zeroed for `count`.
-fn group_by_segment(hashes: &mut [u64], bits: u32, scratch: &mut [u64]) {
+/// that [`count`] walks the array in order: a counting sort into a new
+/// vector (the caller's to free the old).
+fn group_by_segment(hashes: &[u64], bits: u32) -> Result<Vec<u64>, Error> {
     let shift = 64 - bits;
     let mut next = vec![0usize; (1 << bits) + 1];
-    for &hash in hashes.iter() {
+    for &hash in hashes {
         next[(hash >> shift) as usize + 1] += 1;
     }
     for group in 1..next.len() {
         next[group] += next[group - 1];
     }
-    for &hash in hashes.iter() {
+    let mut grouped = zeroed::<u64>(hashes.len(), "the grouped hashes")?;
+    for &hash in hashes {
         let at = &mut next[(hash >> shift) as usize];
-        scratch[*at] = hash;
+        grouped[*at] = hash;
         *at += 1;
     }
-    hashes.copy_from_slice(&scratch[..hashes.len()]);
-    scratch.fill(0);
+    Ok(grouped)
 }
 
 /// Counts the keys of every slot (upper six bits of `counts`), XORs their

@@ -25,10 +25,9 @@ pub(crate) struct Banding {
     pending: Vec<Equation>,
     /// Keys per start, then where each start's keys go in `pending`.
     per_start: Vec<u32>,
-    /// The slots and the equations of each partition.
+    /// The slots and the equations of each partition (an unused second
+    /// one has none).
     parts: [Part; 2],
-    /// How many of `parts` are in use (1 or 2).
-    count: usize,
 }
 
 /// Where one partition lies in a [`Banding`].
@@ -234,8 +233,6 @@ impl Banding {
         self.rests.clear();
         self.rests.resize(slots, [0; 2]);
         self.pending.clear();
-        self.parts = Default::default();
-        self.count = inputs.len().min(2);
         let mut first_slot = 0;
         for (index, input) in inputs.iter().enumerate().take(2) {
             let equations = self.pending.len();
@@ -247,7 +244,7 @@ impl Banding {
             self.pending.push(Equation::END);
             first_slot += input.slots;
         }
-        if self.count == 1 {
+        if inputs.len() == 1 {
             // No second partition: its walk starts at the first's END.
             let end = self.pending.len() - 1;
             self.parts[1] = Part {
@@ -329,7 +326,6 @@ impl Banding {
     fn solve_into(&self, part: usize, first: u64, columns: u32, words: &mut Words<'_>) {
         let mut windows = [0u128; 32];
         let windows = &mut windows[..columns as usize];
-        debug_assert!(part < self.count);
         let slots = self.parts[part].slots.clone();
         debug_assert!(slots.len() as u64 >= BAND);
         let rows = self.lows[slots.clone()].iter().zip(&self.rests[slots]);

@@ -59,6 +59,7 @@ pub(super) fn build_with(
     let (mut first, mut retries, mut distinct_total) = (0u64, 0u32, 0u64);
     let mut offsets = Vec::with_capacity(partitions as usize + 1);
     let mut rest = &mut hashes[..];
+    let (mut jobs, mut inputs) = (Vec::with_capacity(2), Vec::with_capacity(2));
     let mut partition = 0;
     while partition < partitions {
         // Not the last wide partition with the one before it: its slots
@@ -66,7 +67,6 @@ pub(super) fn build_with(
         // the words change stride), so on the slots the one before took.
         let pair = partition + 1 < partitions && partition + 2 != widths.wide;
         let count = if pair { 2 } else { 1 };
-        let mut jobs = Vec::with_capacity(2);
         for index in partition..partition + count {
             let (keys, others) =
                 take_partition(std::mem::take(&mut rest), index, log_partitions, group_bits);
@@ -83,9 +83,10 @@ pub(super) fn build_with(
                 last_wide,
             });
         }
-        let inputs: Vec<Input<'_>> = jobs.iter().map(|job| job.input).collect();
+        inputs.clear();
+        inputs.extend(jobs.iter().map(|job: &Partition<'_>| job.input));
         let outcomes = banding.band(log_partitions, &inputs);
-        for ((part, mut job), outcome) in jobs.into_iter().enumerate().zip(outcomes) {
+        for ((part, mut job), outcome) in jobs.drain(..).enumerate().zip(outcomes) {
             let (solved_by, part) = if outcome.is_ok() {
                 (&banding, part)
             } else {

@@ -7,7 +7,11 @@
 //!   which a busy machine disturbs less than wall time) for batched inserts
 //!   and lookups (BF.MADD / BF.MEXISTS, CF.INSERT / CF.MEXISTS, `--batch`
 //!   keys a command) and one key per call (BF.ADD / BF.EXISTS, CF.ADD /
-//!   CF.EXISTS), 16-byte keys;
+//!   CF.EXISTS), 16-byte keys. One-key calls are sent twice: each waiting
+//!   for its reply (`--per-key` keys; the round trip bounds them), and
+//!   `--pipeline` calls written before their replies are read
+//!   (`--pipelined-keys` keys; still one key and one reply a command, but
+//!   the server's work bounds them, not the client's wait);
 //! - **memory**: the bytes DEL releases for a filter reserved at the same
 //!   capacity and error rate and filled to it (`--memory`; at `--keys`, or
 //!   at each capacity of `--memory-at 100,1000,…`);
@@ -87,6 +91,9 @@ impl Module {
 struct Load {
     keys: u64,
     per_key: u64,
+    /// Keys sent one a call in pipelines, and the calls a pipeline holds.
+    pipelined: u64,
+    pipeline: usize,
     batch: usize,
     fpp: f64,
 }
@@ -110,6 +117,8 @@ fn settings() -> Result<Settings, String> {
         load: Load {
             keys: 300_000,
             per_key: 20_000,
+            pipelined: 200_000,
+            pipeline: 100,
             batch: 1000,
             fpp: 0.01,
         },
@@ -129,6 +138,8 @@ fn settings() -> Result<Settings, String> {
             "--module" => settings.modules.push(Module::parse(&value()?)?),
             "--keys" => settings.load.keys = number(value()?)? as u64,
             "--per-key" => settings.load.per_key = number(value()?)? as u64,
+            "--pipelined-keys" => settings.load.pipelined = number(value()?)? as u64,
+            "--pipeline" => settings.load.pipeline = (number(value()?)? as usize).max(1),
             "--batch" => settings.load.batch = number(value()?)? as usize,
             "--rounds" => settings.rounds = number(value()?)? as usize,
             "--fpp" => settings.load.fpp = number(value()?)?,
@@ -220,15 +231,19 @@ enum Step {
     BatchedAbsent,
     OneKeyInsert,
     OneKeyPresent,
+    PipelinedInsert,
+    PipelinedPresent,
 }
 
 impl Step {
-    const ALL: [Self; 5] = [
+    const ALL: [Self; 7] = [
         Self::BatchedInsert,
         Self::BatchedPresent,
         Self::BatchedAbsent,
         Self::OneKeyInsert,
         Self::OneKeyPresent,
+        Self::PipelinedInsert,
+        Self::PipelinedPresent,
     ];
 
     fn describe(self, family: Family) -> String {
@@ -242,7 +257,13 @@ impl Step {
             Self::BatchedAbsent => format!("{mexists}, absent keys"),
             Self::OneKeyInsert => format!("{add}, one key a call"),
             Self::OneKeyPresent => format!("{exists}, one key a call"),
+            Self::PipelinedInsert => format!("{add}, one key a call, pipelined"),
+            Self::PipelinedPresent => format!("{exists}, one key a call, pipelined"),
         }
+    }
+
+    fn pipelined(self) -> bool {
+        matches!(self, Self::PipelinedInsert | Self::PipelinedPresent)
     }
 
     fn batched(self) -> bool {
@@ -273,11 +294,11 @@ impl Family {
 
     /// Sends `step`'s commands for `keys` to filter `name`; how many
     /// answers were 1 (new, or present).
-    fn run(self, con: &mut Connection, step: Step, name: &str, keys: Keys, batch: usize) -> u64 {
+    fn run(self, con: &mut Connection, step: Step, name: &str, keys: Keys, load: Load) -> u64 {
         let ones = |answers: Vec<i64>| answers.iter().filter(|&&answer| answer == 1).count() as u64;
         let mut total = 0;
         if step.batched() {
-            keys.chunks(batch, |chunk| {
+            keys.chunks(load.batch, |chunk| {
                 let mut cmd = match (self, step) {
                     (Self::Bloom, Step::BatchedInsert) => redis::cmd("BF.MADD").arg(name).clone(),
                     (Self::Cuckoo, Step::BatchedInsert) => {
@@ -289,19 +310,20 @@ impl Family {
                 total += ones(cmd.arg(chunk).query(con).expect("a batched command"));
             });
         } else {
-            let command = match (self, step) {
-                (Self::Bloom, Step::OneKeyInsert) => "BF.ADD",
-                (Self::Cuckoo, Step::OneKeyInsert) => "CF.ADD",
-                (Self::Bloom, _) => "BF.EXISTS",
-                (Self::Cuckoo, _) => "CF.EXISTS",
+            let insert = matches!(step, Step::OneKeyInsert | Step::PipelinedInsert);
+            let command = match (self, insert) {
+                (Self::Bloom, true) => "BF.ADD",
+                (Self::Cuckoo, true) => "CF.ADD",
+                (Self::Bloom, false) => "BF.EXISTS",
+                (Self::Cuckoo, false) => "CF.EXISTS",
             };
-            keys.chunks(1, |chunk| {
-                let answer: i64 = redis::cmd(command)
-                    .arg(name)
-                    .arg(chunk[0])
-                    .query(con)
-                    .expect("a command");
-                total += u64::from(answer == 1);
+            let calls = if step.pipelined() { load.pipeline } else { 1 };
+            keys.chunks(calls, |chunk| {
+                let mut pipe = redis::pipe();
+                for key in chunk {
+                    pipe.cmd(command).arg(name).arg(*key);
+                }
+                total += ones(pipe.query(con).expect("one-key commands"));
             });
         }
         total
@@ -333,6 +355,9 @@ fn workload(step: Step, load: Load) -> (Keys, &'static str) {
         Step::BatchedInsert | Step::BatchedPresent => (inserted, "batched"),
         Step::BatchedAbsent => (Keys::new(ABSENT, 0, load.keys), "batched"),
         Step::OneKeyInsert | Step::OneKeyPresent => (inserted.prefix(load.per_key), "one-key"),
+        Step::PipelinedInsert | Step::PipelinedPresent => {
+            (inserted.prefix(load.pipelined), "pipelined")
+        }
     }
 }
 
@@ -344,7 +369,7 @@ fn run_steps(
     mut measure: impl FnMut(Step, &mut dyn FnMut() -> u64),
 ) {
     let _: () = redis::cmd("FLUSHALL").query(con).expect("FLUSHALL");
-    for name in ["batched", "one-key"] {
+    for name in ["batched", "one-key", "pipelined"] {
         let _: () = family
             .reserve(name, load.fpp, load.keys)
             .query(con)
@@ -352,7 +377,7 @@ fn run_steps(
     }
     for step in Step::ALL {
         let (keys, name) = workload(step, load);
-        let mut body = || family.run(con, step, name, keys, load.batch);
+        let mut body = || family.run(con, step, name, keys, load);
         measure(step, &mut body);
     }
 }
@@ -386,7 +411,10 @@ fn speed(settings: &Settings) -> String {
                     let ones = body();
                     let seconds = start.elapsed().as_secs_f64();
                     let cpu_seconds = cpu_seconds(server) - cpu;
-                    if matches!(step, Step::BatchedPresent | Step::OneKeyPresent) {
+                    if matches!(
+                        step,
+                        Step::BatchedPresent | Step::OneKeyPresent | Step::PipelinedPresent
+                    ) {
                         assert_eq!(
                             ones, keys,
                             "{}: a false negative",
@@ -412,10 +440,12 @@ fn speed(settings: &Settings) -> String {
     let load = settings.load;
     let _ = writeln!(
         out,
-        "### Speed: {} keys batched ({} a command), {} one key a call, p = {}, {} rounds\n",
+        "### Speed: {} keys batched ({} a command), {} one key a call, {} one key a call pipelined ({} calls a pipeline), p = {}, {} rounds\n",
         load.keys,
         load.batch,
         load.per_key.min(load.keys),
+        load.pipelined.min(load.keys),
+        load.pipeline,
         load.fpp,
         settings.rounds
     );
@@ -471,11 +501,12 @@ fn instructions(settings: &Settings, count: u64) -> String {
     let load = Load {
         keys: count,
         per_key: (count / 10).max(1),
+        pipelined: (count / 10).max(1),
         ..settings.load
     };
     let mut out = format!(
-        "### Server instructions per key under callgrind: {count} keys batched, {} one key a call\n\n| step |",
-        load.per_key
+        "### Server instructions per key under callgrind: {count} keys batched, {} one key a call (waiting, and {} a pipeline)\n\n| step |",
+        load.per_key, load.pipeline
     );
     let mut counts: BTreeMap<(Family, Step), Vec<f64>> = BTreeMap::new();
     let modules = &settings.modules;
@@ -589,13 +620,7 @@ fn memory(settings: &Settings) -> String {
                     reserve.arg(extra);
                 }
                 let _: () = reserve.query(&mut con).expect("RESERVE");
-                family.run(
-                    &mut con,
-                    Step::BatchedInsert,
-                    "m",
-                    inserted,
-                    settings.load.batch,
-                );
+                family.run(&mut con, Step::BatchedInsert, "m", inserted, settings.load);
                 let bytes = released(&mut con, "m");
                 rows.entry((capacity, label)).or_default().push(bytes);
             }
@@ -654,21 +679,10 @@ fn growth(settings: &Settings) -> String {
             let mut target = start;
             while count < settings.growth_to {
                 let fresh = Keys::new(INSERTED, count, target);
-                family.run(
-                    &mut con,
-                    Step::BatchedInsert,
-                    "g",
-                    fresh,
-                    settings.load.batch,
-                );
+                family.run(&mut con, Step::BatchedInsert, "g", fresh, settings.load);
                 count = target;
-                let positives = family.run(
-                    &mut con,
-                    Step::BatchedAbsent,
-                    "g",
-                    queries,
-                    settings.load.batch,
-                );
+                let positives =
+                    family.run(&mut con, Step::BatchedAbsent, "g", queries, settings.load);
                 table
                     .entry(count)
                     .or_default()

@@ -12,6 +12,10 @@ const SMALL: usize = 32;
 /// Bits of the hash a radix level splits on.
 const DIGIT_BITS: u32 = 8;
 
+/// Up to this many bits are split in one level (a Ribbon filter of 10^6
+/// keys groups by 9: one pass of 512 buckets, not 256 then 2).
+const MAX_DIGIT_BITS: u32 = 10;
+
 /// Reorders `hashes` in place so that their top `bits` bits are
 /// non-decreasing: an in-place most-significant-digit radix partition (8
 /// bits a level, American flag permutation), with no memory beyond a few
@@ -40,18 +44,22 @@ fn radix_level(slice: &mut [u64], done: u32, bits: u32) {
         }
         return;
     }
-    let width = DIGIT_BITS.min(bits - done);
+    let width = if bits - done <= MAX_DIGIT_BITS {
+        bits - done
+    } else {
+        DIGIT_BITS
+    };
     let shift = 64 - done - width;
     let mask = (1u64 << width) - 1;
     let digit = |hash: u64| ((hash >> shift) & mask) as usize;
     let buckets = 1usize << width;
 
-    let mut counts = [0usize; 1 << DIGIT_BITS];
+    let mut counts = [0usize; 1 << MAX_DIGIT_BITS];
     for &hash in slice.iter() {
         counts[digit(hash)] += 1;
     }
-    let mut heads = [0usize; 1 << DIGIT_BITS];
-    let mut ends = [0usize; 1 << DIGIT_BITS];
+    let mut heads = [0usize; 1 << MAX_DIGIT_BITS];
+    let mut ends = [0usize; 1 << MAX_DIGIT_BITS];
     let mut start = 0;
     for bucket in 0..buckets {
         heads[bucket] = start;

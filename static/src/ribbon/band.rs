@@ -390,6 +390,8 @@ mod tests {
                 (0.0015, 0.0015),
                 (0.0025, 0.0025),
                 (0.005, 0.005),
+                // The rule of `shape`: 1/150 spare, then 1/667 a retry.
+                (1.0 / 150.0, 0.0015),
             ] {
                 let (mut slots_sum, mut attempts) = (0u64, 0u64);
                 let mut banding_time = std::time::Duration::ZERO;

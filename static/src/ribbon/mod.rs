@@ -349,11 +349,11 @@ impl BuildFromKeys for RibbonBuilder {
         self.base.hasher
     }
 
-    /// Groups the hashes by partition and start in place, then bands and
-    /// solves the partitions one after the other, each in cache; a
-    /// partition that cannot be solved is retried with more slots (its
-    /// starts, and so its system, are new), at most `max_retries` times.
-    /// Memory: the hashes, the filter, and about 80 KiB.
+    /// Groups the hashes by partition in place, then groups, bands and
+    /// solves the partitions two at a time, each in cache; a partition
+    /// that cannot be solved is retried with more slots (its starts, and
+    /// so its system, are new), at most `max_retries` times. Memory: the
+    /// hashes, the filter, and about 400 KiB.
     fn build_from_hashes(&self, hashes: Vec<u64>) -> Result<Built<RibbonFilter>, Error> {
         let widths = self.widths(hashes.len() as u64)?;
         let (inner, report) = build::build(&self.base, widths, hashes)?;

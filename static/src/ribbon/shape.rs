@@ -22,7 +22,10 @@ const SMASH: u64 = BAND / 4;
 pub(crate) const PARTITION_KEYS: u64 = 2048;
 
 /// Spare slots a partition starts with: keys · (1 + 1/[`SPARE_DIVISOR`]) + [`SPARE_SLOTS`].
-const SPARE_DIVISOR: u64 = 667;
+/// 1/150, not the 1/667 that suffices for most partitions: fewer fail at
+/// their first size and each banding walks shorter, a build 12% faster
+/// for 0.5% more bits (the crate README has the measurements).
+const SPARE_DIVISOR: u64 = 150;
 const SPARE_SLOTS: u64 = 2;
 
 /// Slots a retry adds to a partition that could not be solved:

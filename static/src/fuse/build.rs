@@ -19,8 +19,11 @@ use crate::storage::{padded, zeroed};
 /// keys.)
 const PREFETCH_AHEAD: usize = 32;
 
-/// Builds the filter of `hashes` (duplicates tolerated), retrying with a
-/// new seed when the peeling fails.
+/// Builds the filter of `hashes`, retrying with a new seed when the
+/// peeling fails. Repeated hashes are held once; when the repeats found
+/// would make the arrays larger than the distinct keys need, they are
+/// removed and the arrays sized anew, so the filter is the one the
+/// distinct keys make (a sort, paid only then).
 ///
 /// Memory: the hashes (grouped by segment into a second vector, before
 /// the slots' XOR array is allocated), and 13 bytes a slot: a count and position
@@ -33,66 +36,122 @@ pub(super) fn build<F: Fingerprint, const ARITY: usize>(
     base: &StaticBase,
     mut hashes: Vec<u64>,
 ) -> Result<(Fuse<F, ARITY, Vec<u8>>, BuildReport), Error> {
-    let mut shape = Shape::for_items(hashes.len() as u64, ARITY);
-    let slots = shape.array_len(ARITY);
-    if u32::try_from(slots).is_err() {
-        return Err(Error::new(
-            ErrorKind::TooLarge,
-            format!("{slots} slots: a binary fuse filter holds at most 2^32 slots"),
-        ));
-    }
-    let fingerprint_bytes = padded(addressable(slots, "the fingerprint array")? * F::BYTES);
-    base.check_memory(fingerprint_bytes as u64, "the fingerprint array")?;
-    let slots = slots as usize;
-    let mut counts = zeroed::<u8>(slots, "the slot counts")?;
-    let mut order = zeroed::<u32>(slots + 1, "the peeling order")?;
+    let mut layout = Layout::new::<F, ARITY>(base, hashes.len())?;
+    let mut counts = zeroed::<u8>(layout.slots, "the slot counts")?;
+    let mut order = zeroed::<u32>(layout.slots + 1, "the peeling order")?;
     let mut xors = Vec::new();
     let mut removed = 0;
-    for attempt in 0..=base.max_retries {
-        if attempt > 0 {
-            reseed(&mut hashes, attempt - 1, attempt);
-            if removed == 0 {
-                // Duplicates the cheap check of `count` missed make every
-                // attempt fail: after the first failure they are removed
-                // for good (a sort, paid only then).
-                let before = hashes.len();
-                hashes.sort_unstable();
-                hashes.dedup();
-                removed = before - hashes.len();
-            }
-            counts.fill(0);
-        }
-        shape.attempt = attempt;
-        let probe = Probe::new(shape);
+    let mut attempt = 0;
+    loop {
+        layout.shape.attempt = attempt;
+        let probe = Probe::new(layout.shape);
         // The slots' XORs are allocated after the grouping, which takes
         // the hashes' space once more and frees the old: the peak stays
         // that of the hashes and the slots, and both arrays come zeroed
         // from the allocator (no copy back, no clearing pass of ours).
         drop(std::mem::take(&mut xors));
-        hashes = group_by_segment(&hashes, shape.group_bits())?;
-        xors = zeroed::<u64>(slots, "the slot hashes")?;
-        let Some(repeated) = count::<ARITY>(&probe, &hashes, &mut counts, &mut xors) else {
-            continue;
-        };
-        let distinct = hashes.len() - repeated;
-        if peel::<ARITY>(&probe, &mut counts, &mut xors, &mut order) != distinct {
-            continue;
+        hashes = group_by_segment(&hashes, layout.shape.group_bits())?;
+        xors = zeroed::<u64>(layout.slots, "the slot hashes")?;
+        if let Some(repeated) = count::<ARITY>(&probe, &hashes, &mut counts, &mut xors) {
+            let distinct = hashes.len() - repeated;
+            if repeated > 0 && removed == 0 && layout.larger_than::<F, ARITY>(base, distinct)? {
+                // Sized for repeats: removed, and the same attempt again
+                // on arrays sized for the distinct keys (the filter is the
+                // one built from them).
+                removed = remove_repeats(&mut hashes);
+                layout = Layout::new::<F, ARITY>(base, hashes.len())?;
+                counts = zeroed::<u8>(layout.slots, "the slot counts")?;
+                order = zeroed::<u32>(layout.slots + 1, "the peeling order")?;
+                continue;
+            }
+            if peel::<ARITY>(&probe, &mut counts, &mut xors, &mut order) == distinct {
+                drop(hashes);
+                let mut payload = zeroed::<u8>(layout.fingerprint_bytes, "the fingerprint array")?;
+                let peeled = &order[layout.slots + 1 - distinct..];
+                assign::<F, ARITY>(&probe, &xors, peeled, &mut payload);
+                let fuse = Fuse {
+                    hasher: base.hasher,
+                    shape: layout.shape,
+                    probe,
+                    len: distinct as u64,
+                    payload,
+                    _fingerprint: PhantomData,
+                };
+                let report = BuildReport::new(attempt, (removed + repeated) as u64);
+                return Ok((fuse, report));
+            }
         }
-        drop(hashes);
-        let mut payload = zeroed::<u8>(fingerprint_bytes, "the fingerprint array")?;
-        assign::<F, ARITY>(&probe, &xors, &order[slots + 1 - distinct..], &mut payload);
-        let fuse = Fuse {
-            hasher: base.hasher,
-            shape,
-            probe,
-            len: distinct as u64,
-            payload,
-            _fingerprint: PhantomData,
-        };
-        let report = BuildReport::new(attempt, (removed + repeated) as u64);
-        return Ok((fuse, report));
+        if attempt >= base.max_retries {
+            return Err(base.gave_up("BinaryFuseFilter", "peeling"));
+        }
+        attempt += 1;
+        reseed(&mut hashes, attempt - 1, attempt);
+        if removed == 0 {
+            // Repeats the cheap check of `count` missed make every attempt
+            // fail: after the first failure they are removed for good (a
+            // sort, paid only then), and the arrays sized anew if that
+            // makes them smaller.
+            removed = remove_repeats(&mut hashes);
+            if layout.larger_than::<F, ARITY>(base, hashes.len())? {
+                layout = Layout::new::<F, ARITY>(base, hashes.len())?;
+                counts = zeroed::<u8>(layout.slots, "the slot counts")?;
+                order = zeroed::<u32>(layout.slots + 1, "the peeling order")?;
+                continue;
+            }
+        }
+        counts.fill(0);
     }
-    Err(base.gave_up("BinaryFuseFilter", "peeling"))
+}
+
+/// The arrays of a build: the shape, its slots and the fingerprints' bytes.
+struct Layout {
+    shape: Shape,
+    slots: usize,
+    fingerprint_bytes: usize,
+}
+
+impl Layout {
+    /// The arrays for `items` distinct keys, refused past 2^32 slots or
+    /// the memory limit.
+    fn new<F: Fingerprint, const ARITY: usize>(
+        base: &StaticBase,
+        items: usize,
+    ) -> Result<Self, Error> {
+        let shape = Shape::for_items(items as u64, ARITY);
+        let slots = shape.array_len(ARITY);
+        if u32::try_from(slots).is_err() {
+            return Err(Error::new(
+                ErrorKind::TooLarge,
+                format!("{slots} slots: a binary fuse filter holds at most 2^32 slots"),
+            ));
+        }
+        let fingerprint_bytes = padded(addressable(slots, "the fingerprint array")? * F::BYTES);
+        base.check_memory(fingerprint_bytes as u64, "the fingerprint array")?;
+        Ok(Self {
+            shape,
+            slots: slots as usize,
+            fingerprint_bytes,
+        })
+    }
+
+    /// Whether `items` distinct keys take fewer slots than this layout has.
+    fn larger_than<F: Fingerprint, const ARITY: usize>(
+        &self,
+        base: &StaticBase,
+        items: usize,
+    ) -> Result<bool, Error> {
+        Ok(Self::new::<F, ARITY>(base, items)?.slots < self.slots)
+    }
+}
+
+/// Sorts `hashes` and removes the repeats; how many there were.
+#[cold]
+#[inline(never)]
+fn remove_repeats(hashes: &mut Vec<u64>) -> usize {
+    let before = hashes.len();
+    hashes.sort_unstable();
+    hashes.dedup();
+    before - hashes.len()
 }
 
 /// Groups `hashes` by their top `bits` bits, about one group a segment, so

@@ -40,7 +40,8 @@ pub(super) fn build<F: Fingerprint, const ARITY: usize>(
     let mut counts = zeroed::<u8>(layout.slots, "the slot counts")?;
     let mut order = zeroed::<u32>(layout.slots + 1, "the peeling order")?;
     let mut xors = Vec::new();
-    let mut removed = 0;
+    // Repeats removed (a sort, done at most once).
+    let (mut removed, mut deduped) = (0, false);
     let mut attempt = 0;
     loop {
         layout.shape.attempt = attempt;
@@ -54,11 +55,11 @@ pub(super) fn build<F: Fingerprint, const ARITY: usize>(
         xors = zeroed::<u64>(layout.slots, "the slot hashes")?;
         if let Some(repeated) = count::<ARITY>(&probe, &hashes, &mut counts, &mut xors) {
             let distinct = hashes.len() - repeated;
-            if repeated > 0 && removed == 0 && layout.larger_than::<F, ARITY>(base, distinct)? {
+            if repeated > 0 && !deduped && layout.larger_than::<F, ARITY>(base, distinct)? {
                 // Sized for repeats: removed, and the same attempt again
                 // on arrays sized for the distinct keys (the filter is the
                 // one built from them).
-                removed = remove_repeats(&mut hashes);
+                (removed, deduped) = (remove_repeats(&mut hashes), true);
                 layout = Layout::new::<F, ARITY>(base, hashes.len())?;
                 counts = zeroed::<u8>(layout.slots, "the slot counts")?;
                 order = zeroed::<u32>(layout.slots + 1, "the peeling order")?;
@@ -86,12 +87,12 @@ pub(super) fn build<F: Fingerprint, const ARITY: usize>(
         }
         attempt += 1;
         reseed(&mut hashes, attempt - 1, attempt);
-        if removed == 0 {
+        if !deduped {
             // Repeats the cheap check of `count` missed make every attempt
             // fail: after the first failure they are removed for good (a
             // sort, paid only then), and the arrays sized anew if that
             // makes them smaller.
-            removed = remove_repeats(&mut hashes);
+            (removed, deduped) = (remove_repeats(&mut hashes), true);
             if layout.larger_than::<F, ARITY>(base, hashes.len())? {
                 layout = Layout::new::<F, ARITY>(base, hashes.len())?;
                 counts = zeroed::<u8>(layout.slots, "the slot counts")?;

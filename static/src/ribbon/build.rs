@@ -216,8 +216,10 @@ impl Grouping {
         let (mine, others) = hashes.split_at_mut(count);
         if mine.len() > MAX_BUFFERED {
             // Only many repeats of a few keys make a partition this large:
-            // sorted in place, the buffer stays small.
-            let distinct = dedup(mine, log_partitions);
+            // sorted in place, the buffer stays small. (`dedup` groups by
+            // at least one bit; so many hashes make several partitions
+            // anyway.)
+            let distinct = dedup(mine, log_partitions.max(1));
             return (&mine[..distinct], others);
         }
         let group = |hash: u64| ((hash << log_partitions) >> (64 - START_BITS)) as usize;

@@ -18,8 +18,8 @@ const MAX_DIGIT_BITS: u32 = 10;
 
 /// Reorders `hashes` in place so that their top `bits` bits are
 /// non-decreasing: an in-place most-significant-digit radix partition (8
-/// bits a level, American flag permutation), with no memory beyond a few
-/// counters per level. Anything reduced from the top bits by a
+/// bits a level, or the last up to 10 in one; American flag permutation),
+/// with no memory beyond a few counters per level. Anything reduced from the top bits by a
 /// multiply-shift (a partition, a segment, a position) is then
 /// non-decreasing too.
 pub(crate) fn group_by_top_bits(hashes: &mut [u64], bits: u32) {

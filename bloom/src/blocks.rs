@@ -91,6 +91,15 @@ word_block!(SplitBlock, SPLIT_WORDS);
 /// Bytes read per chunk when loading a filter.
 const READ_CHUNK_BYTES: usize = 64 * 1024;
 
+/// Arrays up to this size first ask the allocator for exactly their bytes,
+/// and keep them when they come aligned, as allocators with size classes
+/// (jemalloc, the Redis server's) give a 64-byte multiple: a small
+/// filter's slack of 63 bytes would otherwise move it into the next class
+/// (a 3-block array took 256 bytes in the server instead of 192). Above
+/// it the slack is under 0.4%, and a refused attempt would briefly hold
+/// the array twice.
+const EXACT_FIRST_BYTES: usize = 16 << 10;
+
 /// An owned, aligned array of blocks that starts out zeroed without being
 /// written: it is carved out of a `calloc`-style zeroed allocation, whose
 /// pages the OS provides lazily. (`alloc_zeroed` with a 64-byte alignment
@@ -114,8 +123,20 @@ impl<B: WordBlock> ZeroedBlocks<B> {
     /// `len` zeroed blocks; `None` when the size overflows or the allocator
     /// refuses.
     fn new(len: usize) -> Option<Self> {
+        let exact = len.checked_mul(size_of::<B>())?;
+        if exact <= EXACT_FIRST_BYTES
+            && let Some(blocks) = Self::carve(len, exact, 0)
+        {
+            return Some(blocks);
+        }
         let slack = align_of::<B>() - 1;
-        let size = len.checked_mul(size_of::<B>())?.checked_add(slack)?;
+        Self::carve(len, exact.checked_add(slack)?, slack)
+    }
+
+    /// `len` zeroed blocks carved out of a zeroed allocation of `size`
+    /// bytes, at most `slack` bytes past its start; `None` when the
+    /// allocator refuses or its block starts too far from a boundary.
+    fn carve(len: usize, size: usize, slack: usize) -> Option<Self> {
         // Byte-aligned so that the allocator can use its zeroing `calloc`.
         let layout = Layout::from_size_align(size.max(1), 1).ok()?;
         // SAFETY: the layout has a non-zero size.
@@ -127,8 +148,9 @@ impl<B: WordBlock> ZeroedBlocks<B> {
             unsafe { dealloc(base.as_ptr(), layout) };
             return None;
         }
-        // SAFETY: `skip <= slack`, so `base + skip` and the `len` blocks
-        // after it lie inside the allocation of `len * size + slack` bytes.
+        // SAFETY: `skip <= slack` and `size` is `len` blocks and `slack`
+        // bytes, so `base + skip` and the `len` blocks after it lie inside
+        // the allocation.
         let blocks = unsafe { base.add(skip) }.cast::<B>();
         Some(Self {
             base,
@@ -347,6 +369,32 @@ mod tests {
         std::thread::scope(|scope| {
             scope.spawn(|| assert_eq!(blocks[3].0, [0; 8]));
         });
+    }
+
+    /// An allocation of exactly the blocks' bytes is kept only when it came
+    /// aligned (which the system allocator may or may not do); either way
+    /// the blocks are aligned and zeroed.
+    #[test]
+    fn an_exact_allocation_is_kept_only_aligned() {
+        let held: Vec<ZeroedBlocks<Block>> = (0..64)
+            .filter_map(|_| ZeroedBlocks::<Block>::carve(3, 3 * 64, 0))
+            .collect();
+        for blocks in &held {
+            assert_eq!(blocks.as_ptr() as usize % 64, 0);
+            assert_eq!(blocks.layout.size(), 3 * 64);
+            assert!(blocks.iter().all(|block| block.0 == [0; 8]));
+        }
+        // Past 16 KiB (257 blocks) the slack is always asked for.
+        for len in [1, 3, 256, 257] {
+            let blocks = ZeroedBlocks::<Block>::new(len).unwrap();
+            let exact = len * 64;
+            if blocks.layout.size() == exact {
+                assert!(exact <= EXACT_FIRST_BYTES);
+                assert_eq!(blocks.base, blocks.blocks.cast::<u8>());
+            } else {
+                assert_eq!(blocks.layout.size(), exact + 63, "{len} blocks");
+            }
+        }
     }
 
     /// `count` blocks of `B`: aligned to the block's size, zeroed, each

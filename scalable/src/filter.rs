@@ -44,8 +44,13 @@ use crate::layer::{DefaultLayer, Layer};
 pub struct ScalableBloomFilter<L: Layer = DefaultLayer> {
     pub(crate) config: ScalableConfig,
     /// Oldest first; never empty. Their counts are the filter's count
-    /// (layers fill by count), so it is not kept a second time.
-    pub(crate) layers: Vec<L>,
+    /// (layers fill by count), so it is not kept a second time. A boxed
+    /// slice, not a `Vec`: a filter adds a layer rarely, and then holds
+    /// exactly its layers (a `Vec` would keep room for up to twice as
+    /// many records), and its handle is 8 bytes smaller, which a Redis
+    /// key holding a small filter sees (its value fits the allocator's
+    /// 128-byte class, not 160).
+    pub(crate) layers: Box<[L]>,
 }
 
 impl ScalableBloomFilter {
@@ -94,7 +99,7 @@ impl<L: Layer> ScalableBloomFilter<L> {
         )?;
         Ok(Self {
             config,
-            layers: vec![first],
+            layers: Box::new([first]),
         })
     }
 
@@ -158,8 +163,13 @@ impl<L: Layer> ScalableBloomFilter<L> {
                 config.max_memory
             )));
         }
-        self.layers.push(layer);
-        Ok(())
+        let mut layers = std::mem::take(&mut self.layers).into_vec();
+        let reserved = layers.try_reserve_exact(1);
+        if reserved.is_ok() {
+            layers.push(layer);
+        }
+        self.layers = layers.into_boxed_slice();
+        reserved.map_err(|err| full(format!("cannot add layer {index}: {err}")))
     }
 
     /// The layers, oldest first.
@@ -389,7 +399,9 @@ impl<L: Layer> Filter for ScalableBloomFilter<L> {
 
     /// Back to one empty first layer.
     fn clear(&mut self) {
-        self.layers.truncate(1);
+        let mut layers = std::mem::take(&mut self.layers).into_vec();
+        layers.truncate(1);
+        self.layers = layers.into_boxed_slice();
         self.layers[0].clear();
     }
 }

@@ -205,7 +205,10 @@ impl<L: Layer> Persist for ScalableBloomFilter<L> {
                 config.max_memory
             )));
         }
-        Ok(Self { config, layers })
+        Ok(Self {
+            config,
+            layers: layers.into_boxed_slice(),
+        })
     }
 }
 
